@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The one place that hides Kokkos version differences (3.4 vs 4.x/5.x).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+/// Full unrolling of the short loops over lattice directions (nvcc, hipcc, clang and GCC).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+#define KOLIBRI_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define KOLIBRI_UNROLL _Pragma("GCC unroll 32")
+#else
+#define KOLIBRI_UNROLL
+#endif
+
+namespace kolibri {
+
+/// \brief Math functions that moved from Kokkos::Experimental (3.x) to Kokkos (4.x).
+namespace math {
+#if KOKKOS_VERSION >= 40000
+using Kokkos::fabs;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::sqrt;
+#endif
+
+/// \brief True for finite values; NaN and +-inf give false (x - x is NaN for both).
+template <class T>
+KOKKOS_INLINE_FUNCTION bool is_finite(T x) {
+  return (x - x) == T(0);
+}
+}  // namespace math
+
+/// Default execution and memory space of this build (CUDA, HIP, OpenMP or Serial).
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+
+/// Cell index type: 64-bit, since Q * cells exceeds 2^31 on large GPUs.
+using Index = std::int64_t;
+
+/// Cell flags, one byte per cell.
+using Flag = std::uint8_t;
+
+}  // namespace kolibri

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Field output (HDF5 + XDMF for ParaView), probe CSVs and the JSON run summary. Every
+/// file is written under a temporary name and renamed when complete, so a killed run never
+/// leaves a half-written file behind.
+#pragma once
+
+#include <kolibri/solver/Solver.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief Raised when a file cannot be written; the message names the file and the reason.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief Write `content` to `path` through `path.tmp` + rename.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// \brief Fields of one output time in HDF5: /density (nz,ny,nx), /velocity (nz,ny,nx,3), /solid.
+void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step);
+
+/// \brief Read back /density and /velocity (for tests and tools).
+MacroFields read_fields_hdf5(const std::string& path);
+
+/// \brief The XDMF time series over the written HDF5 files (file name relative to the XDMF).
+std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,
+                        int ny, int nz);
+
+/// \brief Minimal JSON writer for flat summaries: keys in insertion order.
+class JsonObject {
+ public:
+  JsonObject& add(const std::string& key, const std::string& value);
+  JsonObject& add(const std::string& key, const char* value) { return add(key, std::string(value)); }
+  JsonObject& add(const std::string& key, double value);
+  JsonObject& add(const std::string& key, std::int64_t value);
+  JsonObject& add(const std::string& key, int value) { return add(key, std::int64_t(value)); }
+  JsonObject& add(const std::string& key, bool value);
+  JsonObject& add_raw(const std::string& key, const std::string& json);
+  std::string str(int indent = 2) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> m_items;
+};
+
+std::string json_escape(const std::string& s);
+
+}  // namespace kolibri

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The time loop of `kolibri run`: stepping in chunks, progress display, probes, field
+/// output, blow-up detection and the JSON run summary.
+#pragma once
+
+#include <kolibri/solver/Case.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace kolibri {
+
+/// Exit codes of `kolibri` (documented in docs/user-guide.md).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 1,      ///< bad command line
+  kExitDeck = 2,       ///< invalid deck
+  kExitDiverged = 3,   ///< NaN / blow-up detected
+  kExitIo = 4,         ///< output could not be written
+};
+
+/// \brief Result of a run, as written to summary.json.
+struct RunResult {
+  int exit_code = kExitOk;
+  std::int64_t steps = 0;
+  double wall_seconds = 0.0;
+  double mlups = 0.0;
+  double mass_drift = 0.0;  ///< relative change of the fluid mass over the run
+  double max_speed = 0.0;
+  std::string message;
+};
+
+/// \brief Run the case to completion. Progress goes to `log` (stdout in the app).
+RunResult run_case(const Case& c, std::ostream& log);
+
+/// \brief Backend facts for `kolibri info` and summaries.
+struct BackendInfo {
+  std::string kokkos_version;
+  std::string execution_space;
+  std::string device;    ///< GPU name, or the host's CPU model
+  std::string vendor;    ///< NVIDIA, AMD or host
+  std::string compiler;
+  int concurrency = 1;
+};
+BackendInfo backend_info();
+
+}  // namespace kolibri

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Plain data describing a run: what the input deck holds after validation. No TOML and
+/// no Kokkos here, so tests and other codes can build a case in C++ directly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
+enum class CollisionKind { Bgk, Trt, Regularized };
+enum class Precision { FP64, FP32 };
+
+/// Boundary condition of one face of the box.
+enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet };
+
+/// \brief One face: type, wall or inlet velocity (lattice units), outlet density.
+struct FaceBC {
+  FaceType type = FaceType::Periodic;
+  std::array<double, 3> velocity{0.0, 0.0, 0.0};
+  double density = 1.0;
+};
+
+/// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
+using FaceSet = std::array<FaceBC, 6>;
+
+/// \brief A solid primitive in cell coordinates (cell centres at integer + 0.5... see Geometry.cpp).
+struct Obstacle {
+  enum class Shape { Box, Sphere, Cylinder } shape = Shape::Box;
+  std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< box corners (cells, inclusive range)
+  std::array<double, 3> center{0, 0, 0};             ///< sphere / cylinder centre
+  double radius = 0.0;                               ///< sphere / cylinder radius (cells)
+  int axis = 2;                                      ///< cylinder axis: 0 x, 1 y, 2 z
+};
+
+/// \brief Initial condition.
+struct InitialCondition {
+  enum class Kind { Uniform, TaylorGreen } kind = Kind::Uniform;
+  double density = 1.0;
+  std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or TGV amplitude in [0]
+};
+
+/// \brief What the solver needs: lattice, operator, precision, box, viscosity, forcing, faces.
+struct SolverConfig {
+  LatticeKind lattice = LatticeKind::D2Q9;
+  CollisionKind collision = CollisionKind::Bgk;
+  Precision precision = Precision::FP64;
+  int nx = 1, ny = 1, nz = 1;
+  double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
+  double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
+  std::array<double, 3> force{0, 0, 0};  ///< body force per unit volume (lattice units)
+  FaceSet faces{};
+  std::vector<Obstacle> obstacles;
+  InitialCondition initial;
+
+  std::int64_t cells() const { return std::int64_t(nx) * ny * nz; }
+  double viscosity() const { return (tau - 0.5) / 3.0; }
+};
+
+/// \brief A point probe (time series) or an axis-aligned line probe (profiles at output times).
+struct Probe {
+  std::string name;
+  enum class Kind { Point, Line } kind = Kind::Point;
+  std::array<int, 3> position{0, 0, 0};  ///< point, or the line's start cell
+  int axis = 0;                          ///< line direction
+  int every = 0;                         ///< 0: the run's log cadence
+};
+
+/// \brief Run control and output.
+struct RunConfig {
+  std::string name = "kolibri";
+  std::string output_dir = "output";
+  std::int64_t steps = 1000;
+  std::int64_t output_every = 0;  ///< fields every N steps (0: only at the end)
+  std::int64_t log_every = 0;     ///< progress lines every N steps (0: automatic, by time)
+  double log_seconds = 10.0;      ///< batch progress cadence when log_every is 0
+  std::string progress = "auto";  ///< auto | bar | lines | none
+  bool write_fields = true;
+};
+
+/// \brief The whole case: solver set-up, derived physics and run control.
+struct Case {
+  std::string source;  ///< deck path (for messages and the summary)
+  SolverConfig solver;
+  RunConfig run;
+  std::vector<Probe> probes;
+  double reynolds = 0.0;   ///< derived or given; 0 when not defined
+  double u_char = 0.0;     ///< characteristic lattice velocity
+  double l_char = 0.0;     ///< characteristic length in cells
+};
+
+const char* to_string(LatticeKind);
+const char* to_string(CollisionKind);
+const char* to_string(Precision);
+const char* to_string(FaceType);
+
+}  // namespace kolibri

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The compiled solver for one (lattice, collision, precision): owns the device Views and
+/// launches the fused kernel. Explicitly instantiated in src/solver/Solver*.cpp.
+#pragma once
+
+#include <kolibri/grid/Flags.hpp>
+#include <kolibri/solver/Solver.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+#include <utility>
+
+namespace kolibri {
+
+/// \brief Operator parameters from the configuration.
+template <class C>
+struct CollisionFactory;
+template <class L, class R>
+struct CollisionFactory<Bgk<L, R>> {
+  static Bgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
+};
+template <class L, class R>
+struct CollisionFactory<Trt<L, R>> {
+  static Trt<L, R> make(const SolverConfig& c) {
+    const double lp = c.tau - 0.5;                  // 1/omega+ - 1/2
+    const double tau_minus = c.trt_magic / lp + 0.5;  // Lambda = lp * (1/omega- - 1/2)
+    return {R(1.0 / c.tau), R(1.0 / tau_minus)};
+  }
+};
+template <class L, class R>
+struct CollisionFactory<RegularizedBgk<L, R>> {
+  static RegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
+};
+
+template <class L, class R, class C>
+class SolverImpl final : public Solver {
+ public:
+  using Kernel = StreamCollide<L, R, C>;
+
+  explicit SolverImpl(const SolverConfig& cfg) : Solver(cfg) {
+    const Index n = cfg.cells();
+    m_idx = SoA{n};
+    m_f[0] = Kokkos::View<R*, MemSpace>("kolibri::f_a", n * L::Q);
+    m_f[1] = Kokkos::View<R*, MemSpace>("kolibri::f_b", n * L::Q);
+    const auto host_flags = build_flags<L>(cfg);
+    m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
+    auto hf = Kokkos::create_mirror_view(m_flags);
+    m_fluid_cells = 0;
+    for (Index i = 0; i < n; ++i) {
+      hf(i) = host_flags[static_cast<std::size_t>(i)];
+      m_fluid_cells += hf(i) != kSolid;
+    }
+    Kokkos::deep_copy(m_flags, hf);
+    for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
+    std::vector<double> rho;
+    std::vector<std::array<double, 3>> u;
+    initial_fields(cfg, rho, u);
+    initialize(rho, u);
+  }
+
+  void step(std::int64_t nsteps) override {
+    Kernel k{};
+    k.flags = m_flags;
+    k.idx = m_idx;
+    k.nx = m_cfg.nx, k.ny = m_cfg.ny, k.nz = m_cfg.nz;
+    for (int q = 0; q < L::Q; ++q)
+      k.offset[q] = L::c(q, 0) + Index(m_cfg.nx) * (L::c(q, 1) + Index(m_cfg.ny) * L::c(q, 2));
+    k.collide = CollisionFactory<C>::make(m_cfg);
+    k.faces = DeviceFaces<R>::from(m_cfg.faces);
+    for (int d = 0; d < 3; ++d) k.force[d] = m_force[d];
+    const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> policy(0, m_cfg.cells());
+    for (std::int64_t s = 0; s < nsteps; ++s) {
+      k.src = m_f[m_cur];
+      k.dst = m_f[1 - m_cur];
+      Kokkos::parallel_for(StreamCollideTag::label, policy, k);
+      m_cur = 1 - m_cur;
+    }
+    Kokkos::fence();
+    m_steps += nsteps;
+  }
+
+  void initialize(const std::vector<double>& rho,
+                  const std::vector<std::array<double, 3>>& u) override {
+    const Index n = m_cfg.cells();
+    Kokkos::View<double*, MemSpace> d_rho("kolibri::rho_init", n);
+    Kokkos::View<double* [3], MemSpace> d_u("kolibri::u_init", n);
+    auto h_rho = Kokkos::create_mirror_view(d_rho);
+    auto h_u = Kokkos::create_mirror_view(d_u);
+    for (Index i = 0; i < n; ++i) {
+      h_rho(i) = rho[static_cast<std::size_t>(i)];
+      for (int d = 0; d < 3; ++d) h_u(i, d) = u[static_cast<std::size_t>(i)][d];
+    }
+    Kokkos::deep_copy(d_rho, h_rho);
+    Kokkos::deep_copy(d_u, h_u);
+    InitEquilibrium<L, R> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}};
+    Kokkos::parallel_for("kolibri::init_equilibrium",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
+    Kokkos::fence();
+  }
+
+  MacroFields macroscopic() const override { return gather({}); }
+
+  MacroFields sample(const std::vector<std::int64_t>& cells) const override {
+    return cells.empty() ? MacroFields{} : gather(cells);
+  }
+
+  Diagnostics diagnostics() const override {
+    const Index n = m_cfg.cells();
+    const Kokkos::View<const R*, MemSpace> f = m_f[m_cur];
+    const auto flags = m_flags;
+    const auto idx = m_idx;
+    const R force[3] = {m_force[0], m_force[1], m_force[2]};
+    Diagnostics d;
+    using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
+    Kokkos::parallel_reduce(
+        "kolibri::diag_mass", Policy(0, n),
+        KOKKOS_LAMBDA(const Index i, double& m) {
+          if (flags(i) == kSolid) return;
+          for (int q = 0; q < L::Q; ++q) m += double(f(idx(i, q)));
+        },
+        d.mass);
+    Kokkos::parallel_reduce(
+        "kolibri::diag_max_speed", Policy(0, n),
+        KOKKOS_LAMBDA(const Index i, double& m) {
+          if (flags(i) == kSolid) return;
+          double r, u[3];
+          cell_moments<L, R>(f, idx, i, force, r, u);
+          const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+          if (s > m) m = s;
+        },
+        Kokkos::Max<double>(d.max_speed));
+    Index bad = n;
+    Kokkos::parallel_reduce(
+        "kolibri::diag_first_bad", Policy(0, n),
+        KOKKOS_LAMBDA(const Index i, Index& b) {
+          if (flags(i) == kSolid) return;
+          double r, u[3];
+          cell_moments<L, R>(f, idx, i, force, r, u);
+          const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
+                          math::is_finite(u[2]);
+          if (!ok && i < b) b = i;
+        },
+        Kokkos::Min<Index>(bad));
+    d.first_bad = bad < n ? bad : -1;
+    return d;
+  }
+
+  std::vector<double> populations() const override {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
+    std::vector<double> out(h.extent(0));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
+    return out;
+  }
+
+  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(R) + sizeof(Flag); }
+  double bytes_per_cell() const override { return 2.0 * L::Q * sizeof(R) + sizeof(Flag); }
+
+ private:
+  MacroFields gather(const std::vector<std::int64_t>& list) const {
+    const Index count = list.empty() ? m_cfg.cells() : Index(list.size());
+    Kokkos::View<Index*, MemSpace> cells("kolibri::sample_cells", list.size());
+    auto h_cells = Kokkos::create_mirror_view(cells);
+    for (std::size_t i = 0; i < list.size(); ++i) h_cells(i) = list[i];
+    Kokkos::deep_copy(cells, h_cells);
+    Kokkos::View<double*, MemSpace> rho("kolibri::rho", count);
+    Kokkos::View<double* [3], MemSpace> u("kolibri::u", count);
+    Macroscopic<L, R> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
+                        {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density};
+    Kokkos::parallel_for("kolibri::macroscopic",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, count), m);
+    auto h_rho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);
+    auto h_u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, u);
+    auto h_flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_flags);
+    MacroFields out;
+    if (list.empty()) out.nx = m_cfg.nx, out.ny = m_cfg.ny, out.nz = m_cfg.nz;
+    else out.nx = int(count), out.ny = out.nz = 1;
+    const auto sz = static_cast<std::size_t>(count);
+    out.rho.resize(sz), out.u.resize(sz), out.solid.resize(sz);
+    for (std::size_t i = 0; i < sz; ++i) {
+      out.rho[i] = h_rho(i);
+      out.u[i] = {h_u(i, 0), h_u(i, 1), h_u(i, 2)};
+      out.solid[i] = h_flags(list.empty() ? Index(i) : list[i]) == kSolid;
+    }
+    return out;
+  }
+
+  SoA m_idx{};
+  Kokkos::View<R*, MemSpace> m_f[2];
+  int m_cur = 0;
+  Kokkos::View<Flag*, MemSpace> m_flags;
+  R m_force[3]{};
+};
+
+}  // namespace kolibri

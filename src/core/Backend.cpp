@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one file that asks backend-specific questions (device name and vendor).
+#include <kolibri/core/Kokkos.hpp>
+#include <kolibri/run/Runner.hpp>
+
+#include <fstream>
+#include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+namespace kolibri {
+
+namespace {
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+}  // namespace
+
+BackendInfo backend_info() {
+  BackendInfo b;
+  const int v = KOKKOS_VERSION;
+  b.kokkos_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+                     std::to_string(v % 100);
+  b.execution_space = ExecSpace::name();
+  b.concurrency = ExecSpace().concurrency();
+  b.device = cpu_model();
+  b.vendor = "host";
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+    b.device = prop.name;
+    b.vendor = "NVIDIA";
+  }
+#elif defined(KOKKOS_ENABLE_HIP)
+  int dev = 0;
+  hipDeviceProp_t prop{};
+  if (hipGetDevice(&dev) == hipSuccess && hipGetDeviceProperties(&prop, dev) == hipSuccess) {
+    b.device = prop.name;
+    b.vendor = "AMD";
+  }
+#endif
+#if defined(__clang__)
+  b.compiler = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  b.compiler = std::string("gcc ") + __VERSION__;
+#endif
+#if defined(__NVCC__)
+  b.compiler += " + nvcc " + std::to_string(__CUDACC_VER_MAJOR__) + "." + std::to_string(__CUDACC_VER_MINOR__);
+#endif
+  return b;
+}
+
+}  // namespace kolibri

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/io/Deck.hpp>
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace kolibri {
+namespace {
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+
+/// Reads one table of the deck, remembers which keys were used and reports the rest as unknown.
+class Section {
+ public:
+  Section(const std::string& file, std::string path, const toml::table* t)
+      : m_file(file), m_path(std::move(path)), m_table(t) {}
+
+  bool has(const std::string& key) const { return m_table && m_table->get(key); }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    std::ostringstream os;
+    os << m_file;
+    const toml::node* n = m_table ? m_table->get(key) : nullptr;
+    if (n && n->source().begin.line > 0) os << ':' << n->source().begin.line;
+    else if (m_table && m_table->source().begin.line > 0) os << ':' << m_table->source().begin.line;
+    os << ": key '" << full(key) << "': " << what;
+    throw DeckError(os.str());
+  }
+
+  std::string full(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
+
+  const toml::node* node(const std::string& key) {
+    m_used.insert(key);
+    return m_table ? m_table->get(key) : nullptr;
+  }
+
+  std::optional<std::int64_t> integer(const std::string& key) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    if (!n->is_integer()) fail(key, "expected an integer, got " + type_name(*n));
+    return n->value<std::int64_t>();
+  }
+  std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t lo, std::int64_t hi) {
+    const auto v = integer(key);
+    if (!v) return def;
+    if (*v < lo || *v > hi)
+      fail(key, "value " + std::to_string(*v) + " out of range: expected an integer in [" +
+                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return *v;
+  }
+
+  std::optional<double> number(const std::string& key) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    if (!n->is_number()) fail(key, "expected a number, got " + type_name(*n));
+    const double v = *n->value<double>();
+    if (!std::isfinite(v)) fail(key, "expected a finite number");
+    return v;
+  }
+  double number(const std::string& key, double def) { return number(key).value_or(def); }
+
+  std::optional<std::string> string(const std::string& key) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    if (!n->is_string()) fail(key, "expected a string, got " + type_name(*n));
+    return *n->value<std::string>();
+  }
+  std::string choice(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& allowed) {
+    const auto v = string(key);
+    if (!v) return def;
+    std::string low = *v;
+    std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const auto& a : allowed) {
+      std::string al = a;
+      std::transform(al.begin(), al.end(), al.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (low == al) return a;
+    }
+    fail(key, "'" + *v + "' is not one of " + join(allowed));
+  }
+
+  std::optional<bool> boolean(const std::string& key) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    if (!n->is_boolean()) fail(key, "expected true or false, got " + type_name(*n));
+    return *n->value<bool>();
+  }
+
+  template <class T>
+  std::optional<std::array<T, 3>> vec3(const std::string& key, int dims) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    const toml::array* a = n->as_array();
+    const std::string want = "an array of " + std::to_string(dims) + " " +
+                             (std::is_integral_v<T> ? "integers" : "numbers") +
+                             (dims == 2 ? " [x, y] (or 3 with z = 0)" : " [x, y, z]");
+    if (!a) fail(key, "expected " + want + ", got " + type_name(*n));
+    if (!(a->size() == std::size_t(dims) || (dims == 2 && a->size() == 3)))
+      fail(key, "expected " + want + ", got " + std::to_string(a->size()) + " values");
+    std::array<T, 3> out{};
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      if constexpr (std::is_integral_v<T>) {
+        if (!e.is_integer()) fail(key, "expected " + want + "; element " + std::to_string(i) + " is " + type_name(e));
+        out[i] = static_cast<T>(*e.value<std::int64_t>());
+      } else {
+        if (!e.is_number()) fail(key, "expected " + want + "; element " + std::to_string(i) + " is " + type_name(e));
+        out[i] = *e.value<double>();
+      }
+    }
+    return out;
+  }
+
+  /// Every key of the table must have been read.
+  void finish(const std::vector<std::string>& known) const {
+    if (!m_table) return;
+    for (const auto& [k, v] : *m_table) {
+      const std::string key(k.str());
+      if (!m_used.count(key)) fail(key, "unknown key (expected one of " + join(known) + ")");
+    }
+  }
+
+  static std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    return s;
+  }
+
+  const toml::table* table() const { return m_table; }
+  const std::string& file() const { return m_file; }
+
+ private:
+  std::string m_file, m_path;
+  const toml::table* m_table;
+  std::set<std::string> m_used;
+};
+
+const toml::table* subtable(Section& parent, const std::string& key) {
+  const toml::node* n = parent.node(key);
+  if (!n) return nullptr;
+  if (!n->is_table()) parent.fail(key, "expected a table [" + parent.full(key) + "], got " + type_name(*n));
+  return n->as_table();
+}
+
+/// Apply one "a.b.c=value" override to the parsed tree.
+void apply_override(toml::table& root, const std::string& text, const std::string& file) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw DeckError(file + ": --set '" + text + "': expected key=value, e.g. --set run.steps=100");
+  const std::string key = text.substr(0, eq), raw = text.substr(eq + 1);
+  toml::table* t = &root;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = key.find('.', start)) != std::string::npos; start = dot + 1) {
+    const std::string part = key.substr(start, dot - start);
+    toml::node* n = t->get(part);
+    if (!n) {
+      t->insert(part, toml::table{});
+      n = t->get(part);
+    }
+    if (!n->is_table())
+      throw DeckError(file + ": --set '" + text + "': '" + key.substr(0, dot) +
+                      "' is not a table (arrays of tables such as [[probe]] cannot be overridden)");
+    t = n->as_table();
+  }
+  const std::string leaf = key.substr(start);
+  try {
+    auto parsed = toml::parse("v = " + raw);
+    t->insert_or_assign(leaf, std::move(*parsed.get("v")));
+  } catch (const toml::parse_error&) {
+    t->insert_or_assign(leaf, raw);  // a bare word: a string
+  }
+}
+
+FaceBC read_face(Section& boundary, const std::string& key, int dims) {
+  FaceBC bc;
+  const toml::node* n = boundary.node(key);
+  if (!n) return bc;
+  const std::vector<std::string> types = {"periodic", "wall", "moving_wall", "velocity_inlet",
+                                          "pressure_outlet"};
+  std::string type;
+  Section s(boundary.file(), boundary.full(key), n->as_table());
+  if (n->is_string()) {
+    type = *n->value<std::string>();
+  } else if (n->is_table()) {
+    const auto t = s.string("type");
+    if (!t) s.fail("type", "missing: every boundary table needs type = one of " + Section::join(types));
+    type = *t;
+  } else {
+    boundary.fail(key, "expected a string or a table { type = ... }, got " + type_name(*n));
+  }
+  const auto it = std::find(types.begin(), types.end(), type);
+  if (it == types.end()) boundary.fail(key, "'" + type + "' is not one of " + Section::join(types));
+  bc.type = static_cast<FaceType>(it - types.begin());
+  if (n->is_table()) {
+    if (auto v = s.vec3<double>("velocity", dims)) {
+      if (bc.type != FaceType::MovingWall && bc.type != FaceType::VelocityInlet)
+        s.fail("velocity", "only moving_wall and velocity_inlet faces take a velocity");
+      bc.velocity = *v;
+    } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
+      s.fail("velocity", "missing: a " + type + " face needs velocity = [ux, uy" +
+                             std::string(dims == 3 ? ", uz]" : "]"));
+    }
+    if (auto r = s.number("density")) {
+      if (*r <= 0) s.fail("density", "expected a positive density");
+      bc.density = *r;
+    }
+    s.finish({"type", "velocity", "density"});
+  } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
+    boundary.fail(key, "a " + type + " face needs a velocity: write " + key + " = { type = \"" +
+                           type + "\", velocity = [...] }");
+  }
+  return bc;
+}
+
+int axis_of(Section& s, const std::string& key, int def) {
+  const std::string a = s.choice(key, def == 0 ? "x" : def == 1 ? "y" : "z", {"x", "y", "z"});
+  return a[0] - 'x';
+}
+
+}  // namespace
+
+Case parse_deck(const std::string& text, const std::string& file,
+                const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << file << ':' << e.source().begin.line << ':' << e.source().begin.column
+       << ": TOML syntax error: " << e.description();
+    throw DeckError(os.str());
+  }
+  for (const auto& o : overrides) apply_override(root, o, file);
+
+  Case c;
+  c.source = file;
+  SolverConfig& sc = c.solver;
+  Section top(file, "", &root);
+
+  // [model]
+  Section model(file, "model", subtable(top, "model"));
+  const std::string lat = model.choice("lattice", "D2Q9", {"D2Q9", "D3Q19", "D3Q27"});
+  sc.lattice = lat == "D2Q9" ? LatticeKind::D2Q9 : lat == "D3Q19" ? LatticeKind::D3Q19 : LatticeKind::D3Q27;
+  const std::string col = model.choice("collision", "bgk", {"bgk", "trt", "regularized"});
+  sc.collision = col == "bgk" ? CollisionKind::Bgk : col == "trt" ? CollisionKind::Trt : CollisionKind::Regularized;
+  sc.precision = model.choice("precision", "fp64", {"fp64", "fp32"}) == "fp32" ? Precision::FP32 : Precision::FP64;
+  sc.trt_magic = model.number("trt_magic", 3.0 / 16.0);
+  if (sc.trt_magic <= 0) model.fail("trt_magic", "expected a positive number (3/16 puts walls exactly halfway)");
+  model.finish({"lattice", "collision", "precision", "trt_magic"});
+  const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
+
+  // [domain]
+  Section domain(file, "domain", subtable(top, "domain"));
+  if (!domain.table()) top.fail("domain", "missing: the deck needs [domain] with nx, ny (and nz in 3D)");
+  const std::int64_t max_n = 1 << 20;
+  if (!domain.has("nx")) domain.fail("nx", "missing: expected the number of cells along x");
+  if (!domain.has("ny")) domain.fail("ny", "missing: expected the number of cells along y");
+  sc.nx = int(domain.integer("nx", 1, 1, max_n));
+  sc.ny = int(domain.integer("ny", 1, 1, max_n));
+  sc.nz = int(domain.integer("nz", 1, 1, max_n));
+  if (dims == 2 && sc.nz != 1) domain.fail("nz", "must be 1 for the 2D lattice D2Q9 (got " + std::to_string(sc.nz) + ")");
+  domain.finish({"nx", "ny", "nz"});
+
+  // [boundary]
+  Section boundary(file, "boundary", subtable(top, "boundary"));
+  const char* face_names[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
+  for (int f = 0; f < 6; ++f) {
+    if (dims == 2 && f >= 4 && boundary.has(face_names[f]))
+      boundary.fail(face_names[f], "a 2D deck has no z faces");
+    sc.faces[f] = read_face(boundary, face_names[f], dims);
+  }
+  for (int a = 0; a < 3; ++a) {
+    const bool p0 = sc.faces[2 * a].type == FaceType::Periodic, p1 = sc.faces[2 * a + 1].type == FaceType::Periodic;
+    if (p0 != p1)
+      boundary.fail(face_names[p0 ? 2 * a + 1 : 2 * a],
+                    std::string("periodic faces come in pairs: ") + face_names[2 * a] + " is " +
+                        to_string(sc.faces[2 * a].type) + " but " + face_names[2 * a + 1] + " is " +
+                        to_string(sc.faces[2 * a + 1].type));
+  }
+  boundary.finish({"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"});
+
+  // [initial]
+  Section initial(file, "initial", subtable(top, "initial"));
+  sc.initial.kind = initial.choice("type", "uniform", {"uniform", "taylor_green"}) == "taylor_green"
+                        ? InitialCondition::Kind::TaylorGreen : InitialCondition::Kind::Uniform;
+  sc.initial.density = initial.number("density", 1.0);
+  if (sc.initial.density <= 0) initial.fail("density", "expected a positive density");
+  if (sc.initial.kind == InitialCondition::Kind::TaylorGreen) {
+    if (initial.has("velocity")) initial.fail("velocity", "a taylor_green start takes amplitude = U, not velocity");
+    sc.initial.velocity = {initial.number("amplitude", 0.05), 0.0, 0.0};
+  } else {
+    if (initial.has("amplitude")) initial.fail("amplitude", "only type = \"taylor_green\" takes an amplitude");
+    sc.initial.velocity = initial.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+  }
+  initial.finish({"type", "density", "velocity", "amplitude"});
+
+  // [physics]
+  Section physics(file, "physics", subtable(top, "physics"));
+  const auto tau = physics.number("tau"), nu = physics.number("viscosity"), re = physics.number("reynolds");
+  const int given = int(tau.has_value()) + int(nu.has_value()) + int(re.has_value());
+  if (given != 1)
+    physics.fail(given == 0 ? "tau" : (re ? "reynolds" : "viscosity"),
+                 given == 0 ? "missing: give exactly one of tau, viscosity or reynolds"
+                            : "give exactly one of tau, viscosity or reynolds (" + std::to_string(given) + " given)");
+  double umax_bc = 0.0;
+  for (const auto& f : sc.faces) umax_bc = std::max(umax_bc, std::hypot(f.velocity[0], f.velocity[1], f.velocity[2]));
+  const double u0 = std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
+  c.u_char = physics.number("velocity", std::max(umax_bc, u0));
+  c.l_char = physics.number("length", double(sc.ny));
+  if (c.l_char <= 0) physics.fail("length", "expected a positive length in cells");
+  if (tau) {
+    sc.tau = *tau;
+  } else if (nu) {
+    if (*nu <= 0) physics.fail("viscosity", "expected a positive lattice viscosity");
+    sc.tau = 3.0 * *nu + 0.5;
+  } else {
+    if (*re <= 0) physics.fail("reynolds", "expected a positive Reynolds number");
+    if (c.u_char <= 0)
+      physics.fail("reynolds", "needs a velocity scale: set physics.velocity (lattice units) or a moving wall / inlet velocity");
+    sc.tau = 3.0 * c.u_char * c.l_char / *re + 0.5;
+  }
+  const double viscosity = (sc.tau - 0.5) / 3.0;
+  c.reynolds = viscosity > 0 ? c.u_char * c.l_char / viscosity : 0.0;
+  if (auto F = physics.vec3<double>("force", dims)) sc.force = *F;
+  const bool check = physics.boolean("check_stability").value_or(true);
+  const std::string which = tau ? "tau" : nu ? "viscosity" : "reynolds";
+  if (sc.tau <= 0.5)
+    physics.fail(which, "gives tau = " + std::to_string(sc.tau) + ": tau must be > 0.5 (positive viscosity)");
+  if (check && sc.tau < 0.5005)
+    physics.fail(which, "gives tau = " + std::to_string(sc.tau) +
+                            ", too close to 1/2 to be stable: expected tau >= 0.5005 (refine the grid, "
+                            "lower the velocity, or set physics.check_stability = false)");
+  if (check && sc.tau > 5.0)
+    physics.fail(which, "gives tau = " + std::to_string(sc.tau) + ": expected tau <= 5 (accuracy degrades; "
+                        "raise the velocity or set physics.check_stability = false)");
+  const double umax = std::max({umax_bc, u0, c.u_char});
+  const double mach = umax * std::sqrt(3.0);
+  if (check && mach >= 0.5)
+    physics.fail(physics.has("velocity") ? "velocity" : "reynolds",
+                 "lattice velocity " + std::to_string(umax) + " gives Mach " + std::to_string(mach) +
+                     ": expected Mach < 0.5 (|u| < 0.288); lower the velocity and refine the grid, or set physics.check_stability = false");
+  physics.finish({"tau", "viscosity", "reynolds", "velocity", "length", "force", "check_stability"});
+
+  // [[obstacle]]
+  if (const toml::node* on = top.node("obstacle")) {
+    const toml::array* arr = on->as_array();
+    if (!arr || !arr->is_array_of_tables()) top.fail("obstacle", "expected [[obstacle]] tables");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      Section s(file, "obstacle[" + std::to_string(i) + "]", arr->get(i)->as_table());
+      Obstacle o;
+      const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
+      if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
+      if (shape == "box") {
+        o.shape = Obstacle::Shape::Box;
+        auto lo = s.vec3<double>("min", dims), hi = s.vec3<double>("max", dims);
+        if (!lo) s.fail("min", "missing: a box needs min = [...] and max = [...] in cells");
+        if (!hi) s.fail("max", "missing: a box needs min = [...] and max = [...] in cells");
+        o.min = *lo, o.max = *hi;
+        if (dims == 2) o.min[2] = 0.0, o.max[2] = 1.0;
+        for (int d = 0; d < 3; ++d)
+          if (o.max[d] <= o.min[d]) s.fail("max", "expected max > min on every axis");
+      } else {
+        o.shape = shape == "sphere" ? Obstacle::Shape::Sphere : Obstacle::Shape::Cylinder;
+        auto ctr = s.vec3<double>("center", dims);
+        if (!ctr) s.fail("center", "missing: expected center = [x, y" + std::string(dims == 3 ? ", z]" : "]"));
+        o.center = *ctr;
+        if (dims == 2) o.center[2] = 0.5;
+        const auto r = s.number("radius");
+        if (!r || *r <= 0) s.fail("radius", "expected a positive radius in cells");
+        o.radius = *r;
+        if (shape == "cylinder") o.axis = axis_of(s, "axis", 2);
+        if (dims == 2 && o.shape == Obstacle::Shape::Cylinder && o.axis != 2)
+          s.fail("axis", "a 2D cylinder is a disc: its axis is z");
+      }
+      s.finish({"type", "min", "max", "center", "radius", "axis"});
+      sc.obstacles.push_back(o);
+    }
+  }
+
+  // [run]
+  Section run(file, "run", subtable(top, "run"));
+  RunConfig& rc = c.run;
+  rc.name = run.string("name").value_or([&] {
+    auto slash = file.find_last_of('/');
+    std::string stem = file.substr(slash == std::string::npos ? 0 : slash + 1);
+    auto dot = stem.rfind(".toml");
+    return dot == std::string::npos ? stem : stem.substr(0, dot);
+  }());
+  rc.output_dir = run.string("output_dir").value_or("output/" + rc.name);
+  rc.steps = run.integer("steps", 1000, 0, std::int64_t(1) << 40);
+  rc.output_every = run.integer("output_every", 0, 0, std::int64_t(1) << 40);
+  rc.log_every = run.integer("log_every", 0, 0, std::int64_t(1) << 40);
+  rc.log_seconds = run.number("log_seconds", 10.0);
+  if (rc.log_seconds <= 0) run.fail("log_seconds", "expected a positive number of seconds");
+  rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
+  rc.write_fields = run.boolean("write_fields").value_or(true);
+  run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress", "write_fields"});
+
+  // [[probe]]
+  if (const toml::node* pn = top.node("probe")) {
+    const toml::array* arr = pn->as_array();
+    if (!arr || !arr->is_array_of_tables()) top.fail("probe", "expected [[probe]] tables");
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      Section s(file, "probe[" + std::to_string(i) + "]", arr->get(i)->as_table());
+      Probe p;
+      p.name = s.string("name").value_or("probe" + std::to_string(i));
+      if (!names.insert(p.name).second) s.fail("name", "duplicate probe name '" + p.name + "'");
+      p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
+      const char* where = p.kind == Probe::Kind::Line ? "start" : "position";
+      const auto pos = s.vec3<int>(where, dims);
+      if (!pos) s.fail(where, "missing: expected a cell index [x, y" + std::string(dims == 3 ? ", z]" : "]"));
+      p.position = *pos;
+      const int n[3] = {sc.nx, sc.ny, sc.nz};
+      for (int d = 0; d < 3; ++d)
+        if (p.position[d] < 0 || p.position[d] >= n[d])
+          s.fail(where, "cell " + std::to_string(p.position[d]) + " on axis " + char('x' + d) +
+                            " is outside the domain [0, " + std::to_string(n[d] - 1) + "]");
+      if (p.kind == Probe::Kind::Line) p.axis = axis_of(s, "axis", 0);
+      else if (s.has("axis")) s.fail("axis", "only line probes take an axis");
+      p.every = int(s.integer("every", 0, 0, 1 << 30));
+      s.finish({"name", "type", "position", "start", "axis", "every"});
+      c.probes.push_back(p);
+    }
+  }
+
+  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "probe"});
+  return c;
+}
+
+Case load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DeckError(path + ": cannot open the deck (no such file or no permission)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_deck(ss.str(), path, overrides);
+}
+
+std::vector<std::string> deck_warnings(const Case& c) {
+  std::vector<std::string> w;
+  const double mach = c.u_char * std::sqrt(3.0);
+  if (mach > 0.3)
+    w.push_back("Mach number " + std::to_string(mach) + " > 0.3: compressibility errors of order Ma^2 are visible");
+  if (c.solver.tau < 0.51 && c.solver.collision == CollisionKind::Bgk)
+    w.push_back("tau = " + std::to_string(c.solver.tau) + " < 0.51 with BGK: consider trt or regularized");
+  return w;
+}
+
+}  // namespace kolibri

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/io/Output.hpp>
+
+#include <hdf5.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace kolibri {
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw OutputError(path + ": cannot write (" + std::strerror(errno) + ")");
+    out << content;
+    out.flush();
+    if (!out) throw OutputError(path + ": write failed (" + std::strerror(errno) + ")");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(errno) + ")");
+}
+
+namespace {
+struct H5Handle {  // closes an HDF5 id on scope exit
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~H5Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims,
+                   const void* data, const std::string& path) {
+  H5Handle space{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
+  H5Handle set{H5Dcreate2(file, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  if (set.id < 0 || H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw OutputError(path + ": HDF5 could not write dataset " + name);
+}
+}  // namespace
+
+void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step) {
+  const std::string tmp = path + ".tmp";
+  {
+    H5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+    if (file.id < 0) throw OutputError(path + ": HDF5 cannot create the file");
+    const std::vector<hsize_t> dims = {hsize_t(f.nz), hsize_t(f.ny), hsize_t(f.nx)};
+    write_dataset(file.id, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
+    write_dataset(file.id, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(), path);
+    write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
+    const long long s = step;
+    write_dataset(file.id, "step", H5T_NATIVE_LLONG, {1}, &s, path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(errno) + ")");
+}
+
+MacroFields read_fields_hdf5(const std::string& path) {
+  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file");
+  H5Handle set{H5Dopen2(file.id, "density", H5P_DEFAULT), H5Dclose};
+  if (set.id < 0) throw OutputError(path + ": no dataset 'density'");
+  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  hsize_t dims[3] = {0, 0, 0};
+  if (H5Sget_simple_extent_ndims(space.id) != 3) throw OutputError(path + ": 'density' is not 3D");
+  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  MacroFields f;
+  f.nz = int(dims[0]), f.ny = int(dims[1]), f.nx = int(dims[2]);
+  const std::size_t n = std::size_t(dims[0] * dims[1] * dims[2]);
+  f.rho.resize(n), f.u.resize(n), f.solid.resize(n);
+  H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.rho.data());
+  H5Handle vel{H5Dopen2(file.id, "velocity", H5P_DEFAULT), H5Dclose};
+  if (vel.id < 0) throw OutputError(path + ": no dataset 'velocity'");
+  H5Dread(vel.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.u.data());
+  return f;
+}
+
+std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,
+                        int ny, int nz) {
+  std::ostringstream x;
+  const std::string cells = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
+  const std::string points = std::to_string(nz + 1) + " " + std::to_string(ny + 1) + " " + std::to_string(nx + 1);
+  x << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+    << "  <Grid Name=\"kolibri\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const auto& [step, file] : outputs) {
+    x << "   <Grid Name=\"step_" << step << "\" GridType=\"Uniform\">\n"
+      << "    <Time Value=\"" << step << "\"/>\n"
+      << "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << points << "\"/>\n"
+      << "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
+      << "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n"
+      << "    </Geometry>\n"
+      << "    <Attribute Name=\"density\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+      << "     <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
+      << file << ":/density</DataItem>\n    </Attribute>\n"
+      << "    <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Cell\">\n"
+      << "     <DataItem Dimensions=\"" << cells << " 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
+      << file << ":/velocity</DataItem>\n    </Attribute>\n"
+      << "    <Attribute Name=\"solid\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+      << "     <DataItem Dimensions=\"" << cells << "\" NumberType=\"UChar\" Precision=\"1\" Format=\"HDF\">"
+      << file << ":/solid</DataItem>\n    </Attribute>\n"
+      << "   </Grid>\n";
+  }
+  x << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  return x.str();
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += c;
+        }
+    }
+  }
+  return o + "\"";
+}
+
+JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
+  return add_raw(key, json_escape(value));
+}
+JsonObject& JsonObject::add(const std::string& key, double value) {
+  if (!std::isfinite(value)) return add_raw(key, "null");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  return add_raw(key, buf);
+}
+JsonObject& JsonObject::add(const std::string& key, std::int64_t value) {
+  return add_raw(key, std::to_string(value));
+}
+JsonObject& JsonObject::add(const std::string& key, bool value) {
+  return add_raw(key, value ? "true" : "false");
+}
+JsonObject& JsonObject::add_raw(const std::string& key, const std::string& json) {
+  m_items.emplace_back(key, json);
+  return *this;
+}
+std::string JsonObject::str(int indent) const {
+  const std::string pad(std::size_t(indent), ' ');
+  std::string s = "{\n";
+  for (std::size_t i = 0; i < m_items.size(); ++i)
+    s += pad + json_escape(m_items[i].first) + ": " + m_items[i].second + (i + 1 < m_items.size() ? ",\n" : "\n");
+  return s + "}";
+}
+
+}  // namespace kolibri

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Input decks: good decks parse to the expected case; every class of mistake gives an error that
+// names the file, the key and what was expected.
+#include <kolibri/io/Deck.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace {
+using namespace kolibri;
+
+const std::string base = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 32
+ny = 16
+[physics]
+reynolds = 100.0
+[boundary]
+x_min = "wall"
+x_max = "wall"
+y_min = "wall"
+y_max = { type = "moving_wall", velocity = [0.1, 0.0] }
+[run]
+steps = 10
+)";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_deck(text, "case.toml", overrides);
+  } catch (const DeckError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Deck, ParsesAndDerivesTau) {
+  const Case c = parse_deck(base, "case.toml");
+  EXPECT_EQ(c.solver.lattice, LatticeKind::D2Q9);
+  EXPECT_EQ(c.solver.nx, 32);
+  EXPECT_EQ(c.solver.faces[3].type, FaceType::MovingWall);
+  EXPECT_DOUBLE_EQ(c.solver.faces[3].velocity[0], 0.1);
+  // Re = U L / nu with L = ny = 16 by default: nu = 0.016, tau = 3 nu + 1/2
+  EXPECT_NEAR(c.solver.tau, 0.5 + 3 * 0.1 * 16 / 100.0, 1e-15);
+  EXPECT_EQ(c.run.name, "case");
+  EXPECT_EQ(c.run.output_dir, "output/case");
+}
+
+TEST(Deck, OverridesReplaceAndAddKeys) {
+  const Case c = parse_deck(base, "case.toml",
+                            {"run.steps=42", "model.precision=fp32", "domain.nx=64", "physics.length=32"});
+  EXPECT_EQ(c.run.steps, 42);
+  EXPECT_EQ(c.solver.precision, Precision::FP32);
+  EXPECT_EQ(c.solver.nx, 64);
+  EXPECT_NEAR(c.solver.tau, 0.5 + 3 * 0.1 * 32 / 100.0, 1e-15);
+}
+
+struct BadCase {
+  const char* what;
+  std::vector<std::string> overrides;
+  std::vector<std::string> expect;  // substrings of the message
+};
+
+void PrintTo(const BadCase& b, std::ostream* os) { *os << b.what; }
+
+class BadDeck : public ::testing::TestWithParam<BadCase> {};
+TEST_P(BadDeck, GivesAClearError) {
+  const auto& b = GetParam();
+  const std::string msg = error_of(base, b.overrides);
+  EXPECT_NE(msg.find("case.toml"), std::string::npos) << msg;
+  for (const auto& e : b.expect) EXPECT_NE(msg.find(e), std::string::npos) << "want '" << e << "' in: " << msg;
+}
+INSTANTIATE_TEST_SUITE_P(
+    Mistakes, BadDeck,
+    ::testing::Values(
+        BadCase{"unknown_key", {"physics.reynols=5"}, {"physics.reynols", "unknown key", "reynolds"}},
+        BadCase{"unknown_section", {"solver.x=1"}, {"'solver'", "unknown key"}},
+        BadCase{"wrong_type", {"domain.nx=\"128\""}, {"domain.nx", "expected an integer, got a string"}},
+        BadCase{"float_for_int", {"domain.nx=12.5"}, {"domain.nx", "expected an integer"}},
+        BadCase{"out_of_range", {"domain.ny=0"}, {"domain.ny", "out of range"}},
+        BadCase{"bad_choice", {"model.lattice=D3Q15"}, {"model.lattice", "'D3Q15' is not one of", "D3Q19"}},
+        BadCase{"tau_near_half", {"physics.reynolds=100000"}, {"physics.reynolds", "too close to 1/2"}},
+        BadCase{"tau_below_half", {"physics.reynolds=-1"}, {"physics.reynolds", "positive"}},
+        BadCase{"two_viscosities", {"physics.tau=0.6"}, {"exactly one of tau, viscosity or reynolds"}},
+        BadCase{"mach", {"boundary.y_max={type=\"moving_wall\", velocity=[0.4, 0.0]}"}, {"Mach", "0.5"}},
+        BadCase{"wall_without_velocity", {"boundary.y_max=\"moving_wall\""}, {"boundary.y_max", "needs a velocity"}},
+        BadCase{"unpaired_periodic", {"boundary.x_min=\"periodic\""}, {"periodic faces come in pairs"}},
+        BadCase{"bad_face_type", {"boundary.x_min=\"slip\""}, {"boundary.x_min", "'slip' is not one of"}},
+        BadCase{"nz_in_2d", {"domain.nz=4"}, {"domain.nz", "must be 1"}},
+        BadCase{"vector_length", {"physics.force=[1.0]"}, {"physics.force", "expected an array of 2 numbers"}},
+        BadCase{"bad_override", {"nonsense"}, {"expected key=value"}}),
+    [](const auto& i) { return std::string(i.param.what); });
+
+TEST(Deck, SyntaxErrorNamesLineAndColumn) {
+  const std::string msg = error_of("[domain]\nnx = 32\nny = = 4\n");
+  EXPECT_NE(msg.find("case.toml:3:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("TOML syntax error"), std::string::npos) << msg;
+}
+
+TEST(Deck, MissingFile) {
+  try {
+    load_deck("/nonexistent/deck.toml");
+    FAIL() << "no error";
+  } catch (const DeckError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/deck.toml: cannot open"), std::string::npos);
+  }
+}
+
+TEST(Deck, ErrorsCarryTheLineOfTheKey) {
+  const std::string msg = error_of(base + "[[probe]]\nname = \"p\"\nposition = [40, 3]\n");
+  EXPECT_NE(msg.find("case.toml:18"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("outside the domain"), std::string::npos) << msg;
+}
+
+TEST(Deck, ShippedDecksAreValid) {
+  for (const auto& e : std::filesystem::directory_iterator(KOLIBRI_SOURCE_DIR "/inputs")) {
+    if (e.path().extension() != ".toml") continue;
+    EXPECT_NO_THROW(load_deck(e.path().string())) << e.path();
+  }
+}
+}  // namespace

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Output files: HDF5 round trip, XDMF series, JSON, and the run loop end to end.
+#include <kolibri/io/Deck.hpp>
+#include <kolibri/io/Output.hpp>
+#include <kolibri/run/Runner.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+using namespace kolibri;
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Output, Hdf5RoundTrip) {
+  MacroFields f;
+  f.nx = 3, f.ny = 2, f.nz = 2;
+  for (int i = 0; i < 12; ++i) {
+    f.rho.push_back(1.0 + i);
+    f.u.push_back({0.1 * i, -0.1 * i, 0.01 * i});
+    f.solid.push_back(i % 2);
+  }
+  const std::string path = "roundtrip.h5";
+  write_fields_hdf5(path, f, 7);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  const auto g = read_fields_hdf5(path);
+  EXPECT_EQ(g.nx, 3);
+  EXPECT_EQ(g.ny, 2);
+  EXPECT_EQ(g.nz, 2);
+  EXPECT_EQ(g.rho, f.rho);
+  EXPECT_EQ(g.u, f.u);
+}
+
+TEST(Output, XdmfListsEveryStep) {
+  const std::string x = xdmf_series({{0, "a_0.h5"}, {10, "a_10.h5"}}, 4, 3, 1);
+  EXPECT_NE(x.find("Dimensions=\"2 4 5\""), std::string::npos);
+  EXPECT_NE(x.find("a_10.h5:/velocity"), std::string::npos);
+  EXPECT_NE(x.find("<Time Value=\"10\"/>"), std::string::npos);
+}
+
+TEST(Output, JsonEscapes) {
+  JsonObject j;
+  j.add("a", "x\"y").add("b", 1.5).add("c", std::int64_t(3)).add("d", true);
+  EXPECT_EQ(j.str(0), "{\n\"a\": \"x\\\"y\",\n\"b\": 1.5,\n\"c\": 3,\n\"d\": true\n}");
+}
+
+const std::string small_cavity = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 16
+ny = 16
+[physics]
+reynolds = 20.0
+[boundary]
+x_min = "wall"
+x_max = "wall"
+y_min = "wall"
+y_max = { type = "moving_wall", velocity = [0.1, 0.0] }
+[run]
+name = "cav"
+steps = 40
+output_every = 20
+progress = "none"
+[[probe]]
+name = "u_vertical_centreline"
+type = "line"
+start = [8, 0]
+axis = "y"
+[[probe]]
+name = "centre"
+position = [8, 8]
+)";
+
+TEST(Run, CavityWritesFieldsProbesAndSummary) {
+  const std::string dir = "run_cavity";
+  fs::remove_all(dir);
+  const Case c = parse_deck(small_cavity, "small.toml", {"run.output_dir=\"" + dir + "\""});
+  std::ostringstream log;
+  const RunResult r = run_case(c, log);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.steps, 40);
+  for (const char* f : {"cav_00000000.h5", "cav_00000020.h5", "cav_00000040.h5", "cav.xdmf",
+                        "summary.json", "probe_centre.csv", "line_u_vertical_centreline.csv"})
+    EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+  const std::string summary = slurp(dir + "/summary.json");
+  EXPECT_NE(summary.find("\"status\": \"completed\""), std::string::npos);
+  EXPECT_NE(summary.find("\"mlups\""), std::string::npos);
+  const auto f = read_fields_hdf5(dir + "/cav_00000040.h5");
+  EXPECT_EQ(f.nx, 16);
+  EXPECT_GT(f.u[f.index(8, 15, 0)][0], 0.01);  // the lid drags the top row along +x
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_NE(e.path().extension(), ".tmp");
+}
+
+TEST(Run, BlowUpStopsWithPlaceAndTime) {
+  const std::string dir = "run_blowup";
+  fs::remove_all(dir);
+  // A lid at Mach 0.5 on a tiny grid at tau near 1/2 with BGK: diverges within a few hundred steps.
+  const Case c = parse_deck(small_cavity, "small.toml",
+                            {"domain.nx=24", "domain.ny=24", "physics.reynolds=50000",
+                             "physics.check_stability=false",
+                             "boundary.y_max={type=\"moving_wall\", velocity=[0.4, 0.0]}",
+                             "run.steps=20000", "run.output_every=0", "run.output_dir=\"" + dir + "\""});
+  std::ostringstream log;
+  const RunResult r = run_case(c, log);
+  EXPECT_EQ(r.exit_code, kExitDiverged);
+  EXPECT_LT(r.steps, 20000);
+  EXPECT_NE(r.message.find("diverged by step"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("cell ("), std::string::npos) << r.message;
+  EXPECT_NE(slurp(dir + "/summary.json").find("\"status\": \"diverged\""), std::string::npos);
+}
+}  // namespace

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Couette flow (moving wall) and the decaying Taylor-Green vortex (viscosity from the decay rate).
+#include <kolibri/solver/Solver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "Helpers.hpp"
+
+namespace {
+using namespace kolibri;
+
+class Couette : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind>> {};
+TEST_P(Couette, LinearProfileIsExact) {
+  // Halfway bounce-back reproduces a linear profile exactly: u = U (y + 1/2) / H.
+  const auto [lat, col] = GetParam();
+  const int H = 16;
+  const double U = 0.05;
+  auto c = test::plates(lat, H, 0.8, col);
+  c.faces[3].type = FaceType::MovingWall;
+  c.faces[3].velocity = {U, 0, 0};
+  auto s = make_solver(c);
+  s->step(std::int64_t(4.5 * H * H / c.viscosity()));  // slowest mode decays by e^-44
+  const auto f = s->macroscopic();
+  for (int y = 0; y < H; ++y) {
+    EXPECT_NEAR(f.u[f.index(0, y, 0)][0], U * (y + 0.5) / H, 1e-10 * U) << "y " << y;
+    EXPECT_NEAR(f.u[f.index(0, y, 0)][1], 0.0, 1e-12);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(
+    Operators, Couette,
+    ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized)),
+    [](const auto& i) {
+      return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param));
+    });
+
+/// Viscosity measured from the kinetic-energy decay of a Taylor-Green vortex:
+/// E(t) = E0 exp(-2 nu k^2 t), k^2 = kx^2 + ky^2.
+double tgv_viscosity(LatticeKind lat, CollisionKind col, int N, double tau) {
+  SolverConfig c = test::periodic_box(lat, N, N, lat == LatticeKind::D2Q9 ? 1 : 2, tau);
+  c.collision = col;
+  c.initial.kind = InitialCondition::Kind::TaylorGreen;
+  c.initial.velocity = {0.01, 0, 0};
+  auto s = make_solver(c);
+  auto energy = [&] {
+    const auto f = s->macroscopic();
+    double e = 0;
+    for (const auto& u : f.u) e += u[0] * u[0] + u[1] * u[1];
+    return e;
+  };
+  const double k2 = 2.0 * std::pow(2 * M_PI / N, 2);
+  const auto t_decay = std::int64_t(0.5 / (c.viscosity() * k2));  // E drops by e^-1 over t_decay
+  s->step(t_decay / 4);  // let the initial acoustic transient pass
+  const double e0 = energy();
+  s->step(t_decay);
+  const double e1 = energy();
+  return -std::log(e1 / e0) / (2.0 * k2 * double(t_decay));
+}
+
+class TaylorGreen : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind>> {};
+TEST_P(TaylorGreen, DecayRateGivesTheViscosity) {
+  const auto [lat, col] = GetParam();
+  const double tau = 0.65, nu = (tau - 0.5) / 3.0;
+  const double e16 = std::fabs(tgv_viscosity(lat, col, 16, tau) / nu - 1.0);
+  const double e32 = std::fabs(tgv_viscosity(lat, col, 32, tau) / nu - 1.0);
+  RecordProperty("rel_error_32", std::to_string(e32));
+  EXPECT_LT(e32, 5e-3);  // nu to half a percent at 32 cells per wavelength
+  EXPECT_GT(test::order(e16, e32, 16, 32), 1.8);  // and the error falls at second order
+}
+INSTANTIATE_TEST_SUITE_P(
+    Operators, TaylorGreen,
+    ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized)),
+    [](const auto& i) {
+      return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param));
+    });
+}  // namespace
