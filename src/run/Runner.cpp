@@ -239,7 +239,7 @@ RunResult run_case(const Case& c, std::ostream& log) {
       .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
       .add("precision", to_string(sc.precision)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
       .add("fluid_cells", solver->fluid_cells()).add("tau", sc.tau).add("viscosity", sc.viscosity())
-      .add("reynolds", c.reynolds).add("steps", res.steps).add("wall_time_s", res.wall_seconds)
+      .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps).add("wall_time_s", res.wall_seconds)
       .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
       .add("max_speed", res.max_speed).add("backend", bi.execution_space).add("device", bi.device)
       .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);

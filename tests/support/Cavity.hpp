@@ -55,15 +55,16 @@ inline CavityResult cavity_vs_ghia(const SolverConfig& c, std::int64_t steps, bo
     r.u_line.push_back(0.5 * (f.u[f.index(N / 2 - 1, i, 0)][0] + f.u[f.index(N / 2, i, 0)][0]) / U);
     r.v_line.push_back(0.5 * (f.u[f.index(i, N / 2 - 1, 0)][1] + f.u[f.index(i, N / 2, 0)][1]) / U);
   }
+  const Ghia& g = Ghia::get();
   double ss = 0;
-  for (std::size_t k = 1; k + 1 < ghia::y.size(); ++k) {  // interior points (walls are exact)
-    const double du = sample(r.u_line, ghia::y[k], 0.0, 1.0) - (re100 ? ghia::u_re100[k] : ghia::u_re1000[k]);
-    const double dv = sample(r.v_line, ghia::x[k], 0.0, 0.0) - (re100 ? ghia::v_re100[k] : ghia::v_re1000[k]);
+  for (std::size_t k = 1; k + 1 < g.y.size(); ++k) {  // interior points (walls are exact)
+    const double du = sample(r.u_line, g.y[k], 0.0, 1.0) - (re100 ? g.u_re100[k] : g.u_re1000[k]);
+    const double dv = sample(r.v_line, g.x[k], 0.0, 0.0) - (re100 ? g.v_re100[k] : g.v_re1000[k]);
     r.max_dev_u = std::max(r.max_dev_u, std::fabs(du));
     r.max_dev_v = std::max(r.max_dev_v, std::fabs(dv));
     ss += du * du + dv * dv;
   }
-  r.rms_dev = std::sqrt(ss / (2.0 * (ghia::y.size() - 2)));
+  r.rms_dev = std::sqrt(ss / (2.0 * double(g.y.size() - 2)));
   return r;
 }
 

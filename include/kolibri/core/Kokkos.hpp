@@ -7,10 +7,12 @@
 
 #include <cstdint>
 
-/// Full unrolling of the short loops over lattice directions (nvcc, hipcc, clang and GCC).
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+/// Full unrolling of the short loops over lattice directions: device passes of nvcc and hipcc,
+/// clang, and GCC on the host. nvcc's host pass gets nothing (it would hand the pragma to g++).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || \
+    (defined(__clang__) && !defined(__CUDACC__))
 #define KOLIBRI_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
+#elif defined(__GNUC__) && !defined(__CUDACC__)
 #define KOLIBRI_UNROLL _Pragma("GCC unroll 32")
 #else
 #define KOLIBRI_UNROLL
