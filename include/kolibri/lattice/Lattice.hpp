@@ -11,6 +11,23 @@
 
 namespace kolibri {
 
+namespace Impl {
+/// Velocity components packed two bits per direction (c + 1 in {0, 1, 2}) into one 64-bit
+/// constant per axis: `c(q, d)` becomes a shift and a mask, with no table in memory. (A local
+/// array indexed at run time would be rebuilt on the stack wherever a loop is not unrolled, and
+/// device code cannot read namespace-scope host arrays.)
+template <int Q>
+KOKKOS_INLINE_FUNCTION constexpr std::uint64_t pack_axis(const int (&v)[Q][3], int d) {
+  static_assert(Q <= 32, "two bits per direction in 64 bits");
+  std::uint64_t m = 0;
+  for (int q = 0; q < Q; ++q) m |= std::uint64_t(v[q][d] + 1) << (2 * q);
+  return m;
+}
+KOKKOS_INLINE_FUNCTION constexpr int unpack(std::uint64_t m, int q) {
+  return int((m >> (2 * q)) & 3u) - 1;
+}
+}  // namespace Impl
+
 /// \brief Shared part of every velocity set: opposite direction and |c|^2.
 template <class Derived>
 struct LatticeBase {
@@ -28,10 +45,11 @@ struct D2Q9 : LatticeBase<D2Q9> {
   static constexpr int D = 2, Q = 9;
   static constexpr const char* name = "D2Q9";
   KOKKOS_INLINE_FUNCTION static constexpr int c(int q, int d) {
-    // A local table: device code cannot read namespace-scope host arrays.
     constexpr int v[9][3] = {{0, 0, 0}, {1, 0, 0},   {-1, 0, 0}, {0, 1, 0}, {0, -1, 0},
                              {1, 1, 0}, {-1, -1, 0}, {1, -1, 0}, {-1, 1, 0}};
-    return v[q][d];
+    constexpr std::uint64_t mx = Impl::pack_axis(v, 0), my = Impl::pack_axis(v, 1),
+                            mz = Impl::pack_axis(v, 2);
+    return Impl::unpack(d == 0 ? mx : (d == 1 ? my : mz), q);
   }
   KOKKOS_INLINE_FUNCTION static constexpr double w(int q) {
     return q == 0 ? 4.0 / 9.0 : (q < 5 ? 1.0 / 9.0 : 1.0 / 36.0);
@@ -42,12 +60,13 @@ struct D3Q19 : LatticeBase<D3Q19> {
   static constexpr int D = 3, Q = 19;
   static constexpr const char* name = "D3Q19";
   KOKKOS_INLINE_FUNCTION static constexpr int c(int q, int d) {
-    // A local table: device code cannot read namespace-scope host arrays.
     constexpr int v[19][3] = {{0, 0, 0},  {1, 0, 0},   {-1, 0, 0},  {0, 1, 0},   {0, -1, 0},
                               {0, 0, 1},  {0, 0, -1},  {1, 1, 0},   {-1, -1, 0}, {1, -1, 0},
                               {-1, 1, 0}, {1, 0, 1},   {-1, 0, -1}, {1, 0, -1},  {-1, 0, 1},
                               {0, 1, 1},  {0, -1, -1}, {0, 1, -1},  {0, -1, 1}};
-    return v[q][d];
+    constexpr std::uint64_t mx = Impl::pack_axis(v, 0), my = Impl::pack_axis(v, 1),
+                            mz = Impl::pack_axis(v, 2);
+    return Impl::unpack(d == 0 ? mx : (d == 1 ? my : mz), q);
   }
   KOKKOS_INLINE_FUNCTION static constexpr double w(int q) {
     return q == 0 ? 1.0 / 3.0 : (q < 7 ? 1.0 / 18.0 : 1.0 / 36.0);
@@ -58,13 +77,14 @@ struct D3Q27 : LatticeBase<D3Q27> {
   static constexpr int D = 3, Q = 27;
   static constexpr const char* name = "D3Q27";
   KOKKOS_INLINE_FUNCTION static constexpr int c(int q, int d) {
-    // A local table: device code cannot read namespace-scope host arrays.
     constexpr int v[27][3] = {
         {0, 0, 0},  {1, 0, 0},   {-1, 0, 0},  {0, 1, 0},   {0, -1, 0}, {0, 0, 1},   {0, 0, -1},
         {1, 1, 0},  {-1, -1, 0}, {1, -1, 0},  {-1, 1, 0},  {1, 0, 1},  {-1, 0, -1}, {1, 0, -1},
         {-1, 0, 1}, {0, 1, 1},   {0, -1, -1}, {0, 1, -1},  {0, -1, 1}, {1, 1, 1},   {-1, -1, -1},
         {1, 1, -1}, {-1, -1, 1}, {1, -1, 1},  {-1, 1, -1}, {-1, 1, 1}, {1, -1, -1}};
-    return v[q][d];
+    constexpr std::uint64_t mx = Impl::pack_axis(v, 0), my = Impl::pack_axis(v, 1),
+                            mz = Impl::pack_axis(v, 2);
+    return Impl::unpack(d == 0 ? mx : (d == 1 ? my : mz), q);
   }
   KOKKOS_INLINE_FUNCTION static constexpr double w(int q) {
     return q == 0 ? 8.0 / 27.0 : (q < 7 ? 2.0 / 27.0 : (q < 19 ? 1.0 / 54.0 : 1.0 / 216.0));
