@@ -27,7 +27,9 @@ cmake --preset host
 cmake --build --preset host
 
 if [ "${KOLIBRI_SKIP_DEMO:-0}" = 1 ]; then exit 0; fi
+# Debian's python3 has numpy, h5py and matplotlib; a python3 earlier on PATH may not.
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
 echo "== run the default case: inputs/cavity2d.toml"
 ./build/bin/kolibri run inputs/cavity2d.toml --output-dir output/cavity2d
-python3 scripts/plot_cavity.py output/cavity2d --out output/cavity2d/cavity2d.png
+"$PY" scripts/plot_cavity.py output/cavity2d --out output/cavity2d/cavity2d.png
 echo "== done: fields in output/cavity2d/ (open cavity2d.xdmf in ParaView), picture output/cavity2d/cavity2d.png"

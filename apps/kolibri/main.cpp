@@ -3,6 +3,7 @@
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
+#include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 
 #include <CLI/CLI.hpp>
@@ -43,6 +44,41 @@ struct RunArgs {
   std::string progress, output_dir;
   bool check_only = false;
 };
+
+struct BenchArgs {
+  std::vector<std::string> lattices, collisions, precisions, sizes;
+  kolibri::BenchOptions options;
+};
+
+int do_bench(void* p) {
+  auto& a = *static_cast<BenchArgs*>(p);
+  auto& o = a.options;
+  using namespace kolibri;
+  try {
+    if (!a.lattices.empty()) {
+      o.lattices.clear();
+      for (const auto& l : a.lattices)
+        o.lattices.push_back(l == "D2Q9" ? LatticeKind::D2Q9 : l == "D3Q19" ? LatticeKind::D3Q19 : LatticeKind::D3Q27);
+    }
+    if (!a.collisions.empty()) {
+      o.collisions.clear();
+      for (const auto& c : a.collisions)
+        o.collisions.push_back(c == "bgk" ? CollisionKind::Bgk : c == "trt" ? CollisionKind::Trt : CollisionKind::Regularized);
+    }
+    if (!a.precisions.empty()) {
+      o.precisions.clear();
+      for (const auto& q : a.precisions) o.precisions.push_back(q == "fp32" ? Precision::FP32 : Precision::FP64);
+    }
+    if (!a.sizes.empty()) {
+      o.sizes.clear();
+      for (const auto& n : a.sizes) o.sizes.push_back(n == "max" ? 0 : std::stoi(n));
+    }
+    return run_bench(o, std::cout);
+  } catch (const OutputError& e) {
+    std::cerr << "kolibri: error: " << e.what() << "\n";
+    return kExitIo;
+  }
+}
 
 int do_info(void*) {
   const auto b = kolibri::backend_info();
@@ -101,12 +137,34 @@ int main(int argc, char** argv) {
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");
   app.add_subcommand("info", "Print the Kokkos backend and device");
+  BenchArgs ba;
+  auto* bench = app.add_subcommand("bench", "Measure MLUPS and bandwidth on standard periodic boxes");
+  bench->add_option("--lattice", ba.lattices, "Lattices (default D3Q19,D3Q27)")
+      ->delimiter(',')->check(CLI::IsMember({"D2Q9", "D3Q19", "D3Q27"}));
+  bench->add_option("--collision", ba.collisions, "Operators (default bgk,trt,regularized)")
+      ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized"}));
+  bench->add_option("--precision", ba.precisions, "Precisions (default fp32,fp64)")
+      ->delimiter(',')->check(CLI::IsMember({"fp32", "fp64"}));
+  bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
+      ->delimiter(',');
+  bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");
+  bench->add_option("--memory-fraction", ba.options.memory_fraction, "Share of free memory for size max (0.85)");
+  bench->add_option("--json", ba.options.json, "JSON output file (default perf/results/bench_<device>_<date>.json)");
+  bench->add_option("--label", ba.options.label, "Free text stored in the JSON (e.g. a git revision)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kolibri::kExitUsage;
   }
   if (app.got_subcommand("info")) return with_runtime(argc, argv, do_info, nullptr);
+  if (app.got_subcommand("bench")) {
+    for (const auto& n : ba.sizes)
+      if (n != "max" && (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 4)) {
+        std::cerr << "kolibri: error: --size '" << n << "': expected a cube edge >= 4 or 'max'\n";
+        return kolibri::kExitUsage;
+      }
+    return with_runtime(argc, argv, do_bench, &ba);
+  }
   ra.check_only = app.got_subcommand("check");
   return with_runtime(argc, argv, do_run, &ra);
 }

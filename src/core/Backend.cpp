@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one file that asks backend-specific questions (device name and vendor).
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 
 #include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -60,6 +63,17 @@ BackendInfo backend_info() {
   b.compiler += " + nvcc " + std::to_string(__CUDACC_VER_MAJOR__) + "." + std::to_string(__CUDACC_VER_MINOR__);
 #endif
   return b;
+}
+
+std::size_t device_free_memory() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess) return free;
+#elif defined(KOKKOS_ENABLE_HIP)
+  std::size_t free = 0, total = 0;
+  if (hipMemGetInfo(&free, &total) == hipSuccess) return free;
+#endif
+  return std::size_t(sysconf(_SC_AVPHYS_PAGES)) * std::size_t(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace kolibri

@@ -52,10 +52,36 @@ class SolverImpl final : public Solver {
     }
     Kokkos::deep_copy(m_flags, hf);
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
-    std::vector<double> rho;
-    std::vector<std::array<double, 3>> u;
-    initial_fields(cfg, rho, u);
-    initialize(rho, u);
+    if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
+      initialize_uniform(cfg.initial.density, cfg.initial.velocity);
+    } else {
+      std::vector<double> rho;
+      std::vector<std::array<double, 3>> u;
+      initial_fields(cfg, rho, u);
+      initialize(rho, u);
+    }
+  }
+
+  /// Equilibrium of one density and velocity everywhere, built on the device (no per-cell
+  /// temporaries, so the largest boxes fit).
+  void initialize_uniform(double rho0, const std::array<double, 3>& u0) {
+    const auto f = m_f[m_cur];
+    const auto idx = m_idx;
+    const R r = R(rho0);
+    R v[3];
+    for (int d = 0; d < 3; ++d) v[d] = R(u0[d]) + R(0.5) * m_force[d] / r;
+    const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    R feq[L::Q];
+    for (int q = 0; q < L::Q; ++q) feq[q] = equilibrium<L>(q, r, v, usq);
+    Kokkos::Array<R, L::Q> values;
+    for (int q = 0; q < L::Q; ++q) values[q] = feq[q];
+    Kokkos::parallel_for(
+        "kolibri::init_uniform",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
+        KOKKOS_LAMBDA(const Index n) {
+          for (int q = 0; q < L::Q; ++q) f(idx(n, q)) = values[q];
+        });
+    Kokkos::fence();
   }
 
   void step(std::int64_t nsteps) override {
@@ -63,8 +89,6 @@ class SolverImpl final : public Solver {
     k.flags = m_flags;
     k.idx = m_idx;
     k.nx = m_cfg.nx, k.ny = m_cfg.ny, k.nz = m_cfg.nz;
-    for (int q = 0; q < L::Q; ++q)
-      k.offset[q] = L::c(q, 0) + Index(m_cfg.nx) * (L::c(q, 1) + Index(m_cfg.ny) * L::c(q, 2));
     k.collide = CollisionFactory<C>::make(m_cfg);
     k.faces = DeviceFaces<R>::from(m_cfg.faces);
     for (int d = 0; d < 3; ++d) k.force[d] = m_force[d];

@@ -66,7 +66,6 @@ struct StreamCollide {
   Kokkos::View<const Flag*, MemSpace> flags;
   SoA idx;
   int nx, ny, nz;
-  Kokkos::Array<Index, L::Q> offset;  ///< linear offset of c_q; upwind neighbour is n - offset
   C collide;
   DeviceFaces<R> faces;
   R force[3];
@@ -75,9 +74,17 @@ struct StreamCollide {
     const Flag flag = flags(n);
     if (flag == kSolid) return;
     R f[L::Q];
-    if (flag == kFluid) {  // interior: every upwind neighbour is fluid and inside the box
+    if (flag == kFluid) {  // every upwind neighbour is fluid, inside the box or across a periodic face
+      // 32-bit coordinates (cells < 2^32) and wrapped neighbour rows: x -/0/+, y and z offsets.
+      using U = std::uint32_t;
+      const U ux = U(nx), uy = U(ny), uz = U(nz), c = U(n);
+      const U x = c % ux, t = c / ux, y = t % uy, z = t / uy;
+      const U xs[3] = {x == ux - 1 ? 0u : x + 1, x, x == 0 ? ux - 1 : x - 1};  // x - c_x, c_x = -1/0/+1
+      const U ys[3] = {(y == uy - 1 ? 0u : y + 1) * ux, y * ux, (y == 0 ? uy - 1 : y - 1) * ux};
+      const U zs[3] = {(z == uz - 1 ? 0u : z + 1) * ux * uy, z * ux * uy, (z == 0 ? uz - 1 : z - 1) * ux * uy};
       KOLIBRI_UNROLL
-      for (int q = 0; q < L::Q; ++q) f[q] = src(idx(n - offset[q], q));
+      for (int q = 0; q < L::Q; ++q)
+        f[q] = src(idx(Index(xs[L::c(q, 0) + 1] + ys[L::c(q, 1) + 1] + zs[L::c(q, 2) + 1]), q));
     } else {
       pull_boundary(n, f);
     }

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief `kolibri bench`: standard periodic-box cases, the device copy bandwidth measured in the
+/// same run, and for each case MLUPS, bytes per update, achieved GB/s, the fraction of the copy
+/// bandwidth and device bytes per cell. Prints a table and writes JSON.
+#pragma once
+
+#include <kolibri/solver/Case.hpp>
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+struct BenchOptions {
+  std::vector<LatticeKind> lattices{LatticeKind::D3Q19, LatticeKind::D3Q27};
+  std::vector<CollisionKind> collisions{CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized};
+  std::vector<Precision> precisions{Precision::FP32, Precision::FP64};
+  std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
+  double min_seconds = 1.0;             ///< time each case for at least this long
+  double memory_fraction = 0.85;        ///< of the free device memory, for size 0
+  std::string json;                     ///< output file ("" = perf/results/bench_<device>_<date>.json)
+  std::string label;                    ///< free text stored in the JSON (e.g. the git revision)
+};
+
+/// \brief One measured case.
+struct BenchResult {
+  LatticeKind lattice;
+  CollisionKind collision;
+  Precision precision;
+  int n = 0;
+  std::int64_t steps = 0;
+  double seconds = 0, mlups = 0, bytes_per_update = 0, gbs = 0, fraction = 0, bytes_per_cell = 0;
+};
+
+/// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.
+double measure_copy_bandwidth(std::size_t bytes);
+
+/// \brief Free memory of the default device (host: available RAM), in bytes.
+std::size_t device_free_memory();
+
+/// \brief Run the benchmark; returns the exit code.
+int run_bench(const BenchOptions& o, std::ostream& out);
+
+}  // namespace kolibri

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Compare `kolibri bench` JSON files (any devices, vendors, backends) in one table and one plot.
+
+    /usr/bin/python3 perf/compare.py perf/results/bench_*.json [--png perf/results/compare.png]
+                                    [--extra perf/results/fluidx3d_*.json]
+
+--extra takes JSON files of other codes with the same case fields ({"code": ..., "device": ...,
+"cases": [{"lattice", "collision", "precision", "storage", "n", "mlups"}]}).
+"""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        d = json.load(f)
+    code = d.get("code", "kolibri")
+    for c in d["cases"]:
+        yield {
+            "code": code,
+            "device": d["device"],
+            "backend": d.get("backend", ""),
+            "copy": d.get("copy_bandwidth_gbs"),
+            "lattice": c["lattice"],
+            "collision": c.get("collision", "bgk"),
+            "precision": c["precision"],
+            "storage": c.get("storage", c["precision"]),
+            "streaming": c.get("streaming", ""),
+            "n": c["n"],
+            "mlups": c["mlups"],
+            "bpu": c.get("bytes_per_update"),
+            "frac": c.get("fraction_of_copy"),
+            "bpc": c.get("bytes_per_cell"),
+        }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--extra", nargs="*", default=[])
+    ap.add_argument("--png", help="bar chart of MLUPS per case and device")
+    a = ap.parse_args()
+    rows = [r for f in a.files + a.extra for r in load(f)]
+    if not rows:
+        sys.exit("compare.py: no cases")
+    hdr = "| code | device | lattice | collision | arith/storage | streaming | n | MLUPS | B/update | of copy | B/cell |"
+    print(hdr)
+    print("|" + "---|" * (hdr.count("|") - 1))
+    fmt = lambda v, f: ("" if v is None else f.format(v))  # noqa: E731
+    for r in sorted(rows, key=lambda r: (r["lattice"], r["precision"], r["collision"], r["n"], r["code"], r["device"])):
+        print(f"| {r['code']} | {r['device']} | {r['lattice']} | {r['collision']} | {r['precision']}/{r['storage']} | "
+              f"{r['streaming']} | {r['n']} | {r['mlups']:.0f} | {fmt(r['bpu'], '{:.0f}')} | "
+              f"{fmt(r['frac'] and 100 * r['frac'], '{:.1f}%')} | {fmt(r['bpc'], '{:.0f}')} |")
+    if a.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        keys = sorted({(r["lattice"], r["collision"], r["precision"], r["storage"], r["n"]) for r in rows})
+        series = sorted({(r["code"], r["device"]) for r in rows})
+        width = 0.8 / len(series)
+        fig, ax = plt.subplots(figsize=(max(8, 0.5 * len(keys) * len(series)), 4.5))
+        for i, s in enumerate(series):
+            vals = []
+            for k in keys:
+                m = [r["mlups"] for r in rows if (r["code"], r["device"]) == s and
+                     (r["lattice"], r["collision"], r["precision"], r["storage"], r["n"]) == k]
+                vals.append(max(m) if m else 0)
+            ax.bar([j + i * width for j in range(len(keys))], vals, width, label=f"{s[0]} on {s[1]}")
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])
+        ax.set_xticklabels([f"{k[0]} {k[1]}\n{k[2]}/{k[3]} {k[4]}³" for k in keys], fontsize=7, rotation=60, ha="right")
+        ax.set_ylabel("MLUPS")
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(a.png, dpi=110)
+        print(f"wrote {a.png}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
