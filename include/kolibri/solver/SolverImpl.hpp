@@ -8,6 +8,8 @@
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace kolibri {
@@ -39,6 +41,8 @@ class SolverImpl final : public Solver {
 
   explicit SolverImpl(const SolverConfig& cfg) : Solver(cfg) {
     const Index n = cfg.cells();
+    if (n >= (Index(1) << 32))
+      throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
     m_idx = SoA{n};
     m_f[0] = Kokkos::View<R*, MemSpace>("kolibri::f_a", n * L::Q);
     m_f[1] = Kokkos::View<R*, MemSpace>("kolibri::f_b", n * L::Q);
@@ -46,11 +50,17 @@ class SolverImpl final : public Solver {
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
     m_fluid_cells = 0;
+    std::vector<std::uint32_t> boundary;
     for (Index i = 0; i < n; ++i) {
       hf(i) = host_flags[static_cast<std::size_t>(i)];
       m_fluid_cells += hf(i) != kSolid;
+      if (hf(i) == kBoundaryFluid) boundary.push_back(std::uint32_t(i));
     }
     Kokkos::deep_copy(m_flags, hf);
+    m_boundary = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::boundary_cells", boundary.size());
+    auto hb = Kokkos::create_mirror_view(m_boundary);
+    for (std::size_t i = 0; i < boundary.size(); ++i) hb(i) = boundary[i];
+    Kokkos::deep_copy(m_boundary, hb);
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       initialize_uniform(cfg.initial.density, cfg.initial.velocity);
@@ -87,16 +97,20 @@ class SolverImpl final : public Solver {
   void step(std::int64_t nsteps) override {
     Kernel k{};
     k.flags = m_flags;
+    k.boundary_cells = m_boundary;
     k.idx = m_idx;
     k.nx = m_cfg.nx, k.ny = m_cfg.ny, k.nz = m_cfg.nz;
     k.collide = CollisionFactory<C>::make(m_cfg);
     k.faces = DeviceFaces<R>::from(m_cfg.faces);
     for (int d = 0; d < 3; ++d) k.force[d] = m_force[d];
-    const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> policy(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Kokkos::IndexType<Index>> interior(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, BoundaryTag, Kokkos::IndexType<Index>> boundary(
+        0, Index(m_boundary.extent(0)));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.src = m_f[m_cur];
       k.dst = m_f[1 - m_cur];
-      Kokkos::parallel_for(StreamCollideTag::label, policy, k);
+      Kokkos::parallel_for(InteriorTag::label, interior, k);
+      if (m_boundary.extent(0) > 0) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
       m_cur = 1 - m_cur;
     }
     Kokkos::fence();
@@ -212,6 +226,7 @@ class SolverImpl final : public Solver {
   Kokkos::View<R*, MemSpace> m_f[2];
   int m_cur = 0;
   Kokkos::View<Flag*, MemSpace> m_flags;
+  Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
   R m_force[3]{};
 };
 
