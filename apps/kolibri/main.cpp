@@ -46,7 +46,7 @@ struct RunArgs {
 };
 
 struct BenchArgs {
-  std::vector<std::string> lattices, collisions, precisions, sizes;
+  std::vector<std::string> lattices, collisions, precisions, streamings, sizes;
   kolibri::BenchOptions options;
 };
 
@@ -68,6 +68,11 @@ int do_bench(void* p) {
     if (!a.precisions.empty()) {
       o.precisions.clear();
       for (const auto& q : a.precisions) o.precisions.push_back(q == "fp32" ? Precision::FP32 : Precision::FP64);
+    }
+    if (!a.streamings.empty()) {
+      o.streamings.clear();
+      for (const auto& q : a.streamings)
+        o.streamings.push_back(q == "in_place" ? Streaming::InPlace : Streaming::TwoArray);
     }
     if (!a.sizes.empty()) {
       o.sizes.clear();
@@ -145,6 +150,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized"}));
   bench->add_option("--precision", ba.precisions, "Precisions (default fp32,fp64)")
       ->delimiter(',')->check(CLI::IsMember({"fp32", "fp64"}));
+  bench->add_option("--streaming", ba.streamings, "Population storage (default in_place,two_array)")
+      ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array"}));
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");

@@ -18,9 +18,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double bytes_per_cell(LatticeKind l, Precision p) {
+double bytes_per_cell(LatticeKind l, Precision p, Streaming s) {
   const int q = l == LatticeKind::D2Q9 ? 9 : l == LatticeKind::D3Q19 ? 19 : 27;
-  return 2.0 * q * (p == Precision::FP32 ? 4 : 8) + 1.0;  // two population arrays + flags
+  return (s == Streaming::InPlace ? 1.0 : 2.0) * q * (p == Precision::FP32 ? 4 : 8) +
+         1.0;  // + flags
 }
 
 std::string slug(std::string s) {
@@ -33,8 +34,10 @@ std::string slug(std::string s) {
 
 double measure_copy_bandwidth(std::size_t bytes) {
   const std::size_t n = bytes / sizeof(float);
-  Kokkos::View<float*, MemSpace> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolibri::bench_copy_a"), n);
-  Kokkos::View<float*, MemSpace> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolibri::bench_copy_b"), n);
+  Kokkos::View<float*, MemSpace> a(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolibri::bench_copy_a"), n);
+  Kokkos::View<float*, MemSpace> b(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolibri::bench_copy_b"), n);
   Kokkos::deep_copy(a, 1.0f);
   Kokkos::deep_copy(b, a);  // warm-up
   Kokkos::fence();
@@ -56,66 +59,75 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   const std::size_t copy_bytes = std::min<std::size_t>(std::size_t(1) << 30, free0 / 8);
   const double copy_gbs = measure_copy_bandwidth(copy_bytes);
   char line[256];
-  out << "kolibri bench: " << bi.device << " (" << bi.vendor << ", " << bi.execution_space << "), Kokkos "
-      << bi.kokkos_version << "\n";
-  std::snprintf(line, sizeof line, "device copy bandwidth (read + write): %.1f GB/s over 2 x %.0f MiB; free memory %.1f GiB\n",
-                copy_gbs, double(copy_bytes) / (1 << 20), double(free0) / (1 << 30));
+  out << "kolibri bench: " << bi.device << " (" << bi.vendor << ", " << bi.execution_space
+      << "), Kokkos " << bi.kokkos_version << "\n";
+  std::snprintf(
+      line, sizeof line,
+      "device copy bandwidth (read + write): %.1f GB/s over 2 x %.0f MiB; free memory %.1f GiB\n",
+      copy_gbs, double(copy_bytes) / (1 << 20), double(free0) / (1 << 30));
   out << line;
-  std::snprintf(line, sizeof line, "%-6s %-12s %-5s %6s %12s %10s %9s %8s %8s\n", "lattice", "collision", "prec",
-                "n", "MLUPS", "B/update", "GB/s", "of copy", "B/cell");
+  std::snprintf(line, sizeof line, "%-6s %-12s %-5s %-10s %6s %12s %10s %9s %8s %8s\n", "lattice",
+                "collision", "prec", "streaming", "n", "MLUPS", "B/update", "GB/s", "of copy",
+                "B/cell");
   out << line << std::flush;
 
   std::vector<BenchResult> results;
   for (const auto lat : o.lattices)
     for (const auto prec : o.precisions)
       for (const auto col : o.collisions)
-        for (const int size : o.sizes) {
-          int n = size;
-          if (n <= 0) {
-            const double cells = o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec);
-            n = int(std::floor(std::cbrt(cells)));
-            n -= n % 8;
+        for (const auto str : o.streamings)
+          for (const int size : o.sizes) {
+            int n = size;
+            if (n <= 0) {
+              const double cells =
+                  o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str);
+              n = int(std::floor(std::cbrt(cells)));
+              n -= n % 8;
+            }
+            if (double(n) * n * n * bytes_per_cell(lat, prec, str) >
+                0.95 * double(device_free_memory())) {
+              out << "skip " << to_string(lat) << " " << to_string(prec) << " n=" << n
+                  << ": does not fit\n";
+              continue;
+            }
+            SolverConfig c;
+            c.lattice = lat, c.collision = col, c.precision = prec, c.streaming = str;
+            c.nx = c.ny = c.nz = n;
+            if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
+            c.tau = 0.6;
+            c.initial.velocity = {0.05, 0.02,
+                                  lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
+            auto s = make_solver(c);
+            s->step(5);  // warm-up
+            std::int64_t steps = 0;
+            double secs = 0.0;
+            std::int64_t batch = 5;
+            while (secs < o.min_seconds) {
+              const auto t0 = Clock::now();
+              s->step(batch);  // fences at the end
+              secs += std::chrono::duration<double>(Clock::now() - t0).count();
+              steps += batch;
+              batch = std::min<std::int64_t>(batch * 2, 1000);
+            }
+            const auto d = s->diagnostics();
+            if (d.first_bad >= 0) {
+              out << "error: " << to_string(lat) << " " << to_string(col) << " " << to_string(prec)
+                  << " n=" << n << " produced non-finite values\n";
+              return kExitDiverged;
+            }
+            BenchResult r{lat, col, prec, str, n, steps, secs};
+            r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
+            r.bytes_per_update = s->bytes_per_update();
+            r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
+            r.fraction = r.gbs / copy_gbs;
+            r.bytes_per_cell = s->bytes_per_cell();
+            results.push_back(r);
+            std::snprintf(line, sizeof line,
+                          "%-6s %-12s %-5s %-10s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
+                          to_string(lat), to_string(col), to_string(prec), to_string(str), n,
+                          r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
+            out << line << std::flush;
           }
-          if (double(n) * n * n * bytes_per_cell(lat, prec) > 0.95 * double(device_free_memory())) {
-            out << "skip " << to_string(lat) << " " << to_string(prec) << " n=" << n << ": does not fit\n";
-            continue;
-          }
-          SolverConfig c;
-          c.lattice = lat, c.collision = col, c.precision = prec;
-          c.nx = c.ny = c.nz = n;
-          if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
-          c.tau = 0.6;
-          c.initial.velocity = {0.05, 0.02, lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
-          auto s = make_solver(c);
-          s->step(5);  // warm-up
-          std::int64_t steps = 0;
-          double secs = 0.0;
-          std::int64_t batch = 5;
-          while (secs < o.min_seconds) {
-            const auto t0 = Clock::now();
-            s->step(batch);  // fences at the end
-            secs += std::chrono::duration<double>(Clock::now() - t0).count();
-            steps += batch;
-            batch = std::min<std::int64_t>(batch * 2, 1000);
-          }
-          const auto d = s->diagnostics();
-          if (d.first_bad >= 0) {
-            out << "error: " << to_string(lat) << " " << to_string(col) << " " << to_string(prec)
-                << " n=" << n << " produced non-finite values\n";
-            return kExitDiverged;
-          }
-          BenchResult r{lat, col, prec, n, steps, secs};
-          r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
-          r.bytes_per_update = s->bytes_per_update();
-          r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
-          r.fraction = r.gbs / copy_gbs;
-          r.bytes_per_cell = s->bytes_per_cell();
-          results.push_back(r);
-          std::snprintf(line, sizeof line, "%-6s %-12s %-5s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
-                        to_string(lat), to_string(col), to_string(prec), n, r.mlups, r.bytes_per_update,
-                        r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
-          out << line << std::flush;
-        }
 
   // JSON: metadata + one object per case.
   const std::time_t now = std::time(nullptr);
@@ -131,12 +143,20 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     JsonObject j;
-    j.add("lattice", to_string(r.lattice)).add("collision", to_string(r.collision))
-        .add("precision", to_string(r.precision)).add("storage", to_string(r.precision)).add("n", r.n)
-        .add("cells", std::int64_t(r.n) * r.n * r.n).add("steps", r.steps).add("seconds", r.seconds)
-        .add("mlups", r.mlups).add("bytes_per_update", r.bytes_per_update).add("achieved_gbs", r.gbs)
-        .add("fraction_of_copy", r.fraction).add("bytes_per_cell", r.bytes_per_cell)
-        .add("streaming", "two-array pull");
+    j.add("lattice", to_string(r.lattice))
+        .add("collision", to_string(r.collision))
+        .add("precision", to_string(r.precision))
+        .add("storage", to_string(r.precision))
+        .add("n", r.n)
+        .add("cells", std::int64_t(r.n) * r.n * r.n)
+        .add("steps", r.steps)
+        .add("seconds", r.seconds)
+        .add("mlups", r.mlups)
+        .add("bytes_per_update", r.bytes_per_update)
+        .add("achieved_gbs", r.gbs)
+        .add("fraction_of_copy", r.fraction)
+        .add("bytes_per_cell", r.bytes_per_cell)
+        .add("streaming", r.streaming == Streaming::InPlace ? "in-place (AA)" : "two-array pull");
     std::string js = j.str(0);
     for (char& ch : js)
       if (ch == '\n') ch = ' ';
@@ -144,10 +164,18 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   }
   cases += "\n  ]";
   JsonObject top;
-  top.add("tool", "kolibri bench").add("kolibri_version", "0.1.0").add("date", date).add("label", o.label)
-      .add("device", bi.device).add("vendor", bi.vendor).add("backend", bi.execution_space)
-      .add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler)
-      .add("copy_bandwidth_gbs", copy_gbs).add("free_memory_bytes", std::int64_t(free0)).add_raw("cases", cases);
+  top.add("tool", "kolibri bench")
+      .add("kolibri_version", "0.1.0")
+      .add("date", date)
+      .add("label", o.label)
+      .add("device", bi.device)
+      .add("vendor", bi.vendor)
+      .add("backend", bi.execution_space)
+      .add("kokkos_version", bi.kokkos_version)
+      .add("compiler", bi.compiler)
+      .add("copy_bandwidth_gbs", copy_gbs)
+      .add("free_memory_bytes", std::int64_t(free0))
+      .add_raw("cases", cases);
   write_file_atomic(path, top.str() + "\n");
   out << "wrote " << path << "\n";
   return kExitOk;

@@ -26,6 +26,7 @@ const char* to_string(CollisionKind k) {
   return "?";
 }
 const char* to_string(Precision p) { return p == Precision::FP32 ? "fp32" : "fp64"; }
+const char* to_string(Streaming s) { return s == Streaming::InPlace ? "in_place" : "two_array"; }
 const char* to_string(FaceType t) {
   switch (t) {
     case FaceType::Periodic: return "periodic";

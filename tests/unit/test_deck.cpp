@@ -50,7 +50,9 @@ TEST(Deck, ParsesAndDerivesTau) {
 
 TEST(Deck, OverridesReplaceAndAddKeys) {
   const Case c = parse_deck(base, "case.toml",
-                            {"run.steps=42", "model.precision=fp32", "domain.nx=64", "physics.length=32"});
+                            {"run.steps=42", "model.precision=fp32", "domain.nx=64", "physics.length=32",
+                             "model.streaming=in_place"});
+  EXPECT_EQ(c.solver.streaming, Streaming::InPlace);
   EXPECT_EQ(c.run.steps, 42);
   EXPECT_EQ(c.solver.precision, Precision::FP32);
   EXPECT_EQ(c.solver.nx, 64);

@@ -18,6 +18,7 @@ struct BenchOptions {
   std::vector<LatticeKind> lattices{LatticeKind::D3Q19, LatticeKind::D3Q27};
   std::vector<CollisionKind> collisions{CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized};
   std::vector<Precision> precisions{Precision::FP32, Precision::FP64};
+  std::vector<Streaming> streamings{Streaming::InPlace, Streaming::TwoArray};
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   double min_seconds = 1.0;             ///< time each case for at least this long
   double memory_fraction = 0.85;        ///< of the free device memory, for size 0
@@ -30,6 +31,7 @@ struct BenchResult {
   LatticeKind lattice;
   CollisionKind collision;
   Precision precision;
+  Streaming streaming;
   int n = 0;
   std::int64_t steps = 0;
   double seconds = 0, mlups = 0, bytes_per_update = 0, gbs = 0, fraction = 0, bytes_per_cell = 0;

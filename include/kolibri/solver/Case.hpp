@@ -15,6 +15,9 @@ namespace kolibri {
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
 enum class CollisionKind { Bgk, Trt, Regularized };
 enum class Precision { FP64, FP32 };
+/// Population storage: two arrays (pull from one, write the other) or one array streamed in
+/// place (AA pattern: half the memory, identical results).
+enum class Streaming { TwoArray, InPlace };
 
 /// Boundary condition of one face of the box.
 enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet };
@@ -50,6 +53,7 @@ struct SolverConfig {
   LatticeKind lattice = LatticeKind::D2Q9;
   CollisionKind collision = CollisionKind::Bgk;
   Precision precision = Precision::FP64;
+  Streaming streaming = Streaming::TwoArray;
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
@@ -97,6 +101,7 @@ struct Case {
 const char* to_string(LatticeKind);
 const char* to_string(CollisionKind);
 const char* to_string(Precision);
+const char* to_string(Streaming);
 const char* to_string(FaceType);
 
 }  // namespace kolibri

@@ -37,15 +37,14 @@ struct CollisionFactory<RegularizedBgk<L, R>> {
 template <class L, class R, class C>
 class SolverImpl final : public Solver {
  public:
-  using Kernel = StreamCollide<L, R, C>;
-
   explicit SolverImpl(const SolverConfig& cfg) : Solver(cfg) {
     const Index n = cfg.cells();
     if (n >= (Index(1) << 32))
       throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
     m_idx = SoA{n};
+    m_in_place = cfg.streaming == Streaming::InPlace;
     m_f[0] = Kokkos::View<R*, MemSpace>("kolibri::f_a", n * L::Q);
-    m_f[1] = Kokkos::View<R*, MemSpace>("kolibri::f_b", n * L::Q);
+    if (!m_in_place) m_f[1] = Kokkos::View<R*, MemSpace>("kolibri::f_b", n * L::Q);
     const auto host_flags = build_flags<L>(cfg);
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
@@ -77,6 +76,8 @@ class SolverImpl final : public Solver {
   void initialize_uniform(double rho0, const std::array<double, 3>& u0) {
     const auto f = m_f[m_cur];
     const auto idx = m_idx;
+    const bool opp = m_in_place;  // post-collision population q in slot opposite(q)
+    m_arriving = false;
     const R r = R(rho0);
     R v[3];
     for (int d = 0; d < 3; ++d) v[d] = R(u0[d]) + R(0.5) * m_force[d] / r;
@@ -89,29 +90,43 @@ class SolverImpl final : public Solver {
         "kolibri::init_uniform",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
         KOKKOS_LAMBDA(const Index n) {
-          for (int q = 0; q < L::Q; ++q) f(idx(n, q)) = values[q];
+          for (int q = 0; q < L::Q; ++q) f(idx(n, opp ? L::opposite(q) : q)) = values[q];
         });
     Kokkos::fence();
   }
 
   void step(std::int64_t nsteps) override {
-    Kernel k{};
-    k.flags = m_flags;
-    k.boundary_cells = m_boundary;
-    k.idx = m_idx;
-    k.nx = m_cfg.nx, k.ny = m_cfg.ny, k.nz = m_cfg.nz;
-    k.collide = CollisionFactory<C>::make(m_cfg);
-    k.faces = DeviceFaces<R>::from(m_cfg.faces);
-    for (int d = 0; d < 3; ++d) k.force[d] = m_force[d];
-    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Kokkos::IndexType<Index>> interior(0, m_cfg.cells());
-    const Kokkos::RangePolicy<ExecSpace, BoundaryTag, Kokkos::IndexType<Index>> boundary(
-        0, Index(m_boundary.extent(0)));
-    for (std::int64_t s = 0; s < nsteps; ++s) {
-      k.src = m_f[m_cur];
-      k.dst = m_f[1 - m_cur];
-      Kokkos::parallel_for(InteriorTag::label, interior, k);
-      if (m_boundary.extent(0) > 0) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
-      m_cur = 1 - m_cur;
+    using Range = Kokkos::IndexType<Index>;
+    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range> boundary(0, Index(m_boundary.extent(0)));
+    const bool any_boundary = m_boundary.extent(0) > 0;
+    if (m_in_place) {
+      bool outlets = false;
+      for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
+      if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
+        m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
+      const InPlaceStep<L, R, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
+      const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
+      const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
+      for (std::int64_t s = 0; s < nsteps; ++s) {
+        if (m_arriving) {
+          Kokkos::parallel_for(LocalTag::label, local, k);
+        } else {
+          if (outlets) Kokkos::parallel_for(OutletVelocityTag::label, outlet, k);
+          Kokkos::parallel_for(InteriorTag::label, interior, k);
+          if (any_boundary) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
+        }
+        m_arriving = !m_arriving;
+      }
+    } else {
+      StreamCollide<L, R, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
+      for (std::int64_t s = 0; s < nsteps; ++s) {
+        k.src = m_f[m_cur];
+        k.dst = m_f[1 - m_cur];
+        Kokkos::parallel_for(InteriorTag::label, interior, k);
+        if (any_boundary) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
+        m_cur = 1 - m_cur;
+      }
     }
     Kokkos::fence();
     m_steps += nsteps;
@@ -130,7 +145,8 @@ class SolverImpl final : public Solver {
     }
     Kokkos::deep_copy(d_rho, h_rho);
     Kokkos::deep_copy(d_u, h_u);
-    InitEquilibrium<L, R> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}};
+    m_arriving = false;
+    InitEquilibrium<L, R> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
     Kokkos::parallel_for("kolibri::init_equilibrium",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
     Kokkos::fence();
@@ -148,6 +164,7 @@ class SolverImpl final : public Solver {
     const auto flags = m_flags;
     const auto idx = m_idx;
     const R force[3] = {m_force[0], m_force[1], m_force[2]};
+    const StateLayout layout = state_layout();
     Diagnostics d;
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
     Kokkos::parallel_reduce(
@@ -162,7 +179,7 @@ class SolverImpl final : public Solver {
         KOKKOS_LAMBDA(const Index i, double& m) {
           if (flags(i) == kSolid) return;
           double r, u[3];
-          cell_moments<L, R>(f, idx, i, force, r, u);
+          cell_moments<L, R>(f, idx, i, force, r, u, layout);
           const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
           if (s > m) m = s;
         },
@@ -173,7 +190,7 @@ class SolverImpl final : public Solver {
         KOKKOS_LAMBDA(const Index i, Index& b) {
           if (flags(i) == kSolid) return;
           double r, u[3];
-          cell_moments<L, R>(f, idx, i, force, r, u);
+          cell_moments<L, R>(f, idx, i, force, r, u, layout);
           const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
                           math::is_finite(u[2]);
           if (!ok && i < b) b = i;
@@ -183,17 +200,36 @@ class SolverImpl final : public Solver {
     return d;
   }
 
+  /// Post-collision populations, q-major (population q of cell n at q * cells + n), whatever the
+  /// storage scheme. In place after a streaming step the state holds arriving (pre-collision)
+  /// populations instead; those are returned as stored.
   std::vector<double> populations() const override {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
+    const std::size_t n = std::size_t(m_cfg.cells());
+    const bool opp = state_layout().opposite_slots;
     std::vector<double> out(h.extent(0));
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(h(i));
+    for (int q = 0; q < L::Q; ++q) {
+      const std::size_t from = std::size_t(opp ? L::opposite(q) : q) * n, to = std::size_t(q) * n;
+      for (std::size_t i = 0; i < n; ++i) out[to + i] = double(h(from + i));
+    }
     return out;
   }
 
   double bytes_per_update() const override { return 2.0 * L::Q * sizeof(R) + sizeof(Flag); }
-  double bytes_per_cell() const override { return 2.0 * L::Q * sizeof(R) + sizeof(Flag); }
+  double bytes_per_cell() const override {
+    return (m_in_place ? 1.0 : 2.0) * L::Q * sizeof(R) + sizeof(Flag);
+  }
 
  private:
+  Boundary<L, R> rules() const {
+    return {m_flags, m_cfg.nx, m_cfg.ny, m_cfg.nz, DeviceFaces<R>::from(m_cfg.faces),
+            {m_force[0], m_force[1], m_force[2]}};
+  }
+  StateLayout state_layout() const {
+    if (!m_in_place) return {};
+    return m_arriving ? StateLayout{false, +1.0} : StateLayout{true, -1.0};
+  }
+
   MacroFields gather(const std::vector<std::int64_t>& list) const {
     const Index count = list.empty() ? m_cfg.cells() : Index(list.size());
     Kokkos::View<Index*, MemSpace> cells("kolibri::sample_cells", list.size());
@@ -203,7 +239,7 @@ class SolverImpl final : public Solver {
     Kokkos::View<double*, MemSpace> rho("kolibri::rho", count);
     Kokkos::View<double* [3], MemSpace> u("kolibri::u", count);
     Macroscopic<L, R> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
-                        {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density};
+                        {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density, state_layout()};
     Kokkos::parallel_for("kolibri::macroscopic",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, count), m);
     auto h_rho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);
@@ -225,6 +261,9 @@ class SolverImpl final : public Solver {
   SoA m_idx{};
   Kokkos::View<R*, MemSpace> m_f[2];
   int m_cur = 0;
+  bool m_in_place = false;   ///< one array streamed in place (AA pattern)
+  bool m_arriving = false;   ///< in place: the array holds arriving (pre-collision) populations
+  Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< in place with outlets: boundary-cell velocities
   Kokkos::View<Flag*, MemSpace> m_flags;
   Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
   R m_force[3]{};

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The fused pull stream + boundary + collide kernel on a dense box (two population
-/// arrays, SoA through an index policy) and the small kernels beside it (initialisation,
-/// macroscopic fields, diagnostics).
+/// \brief The stream + boundary + collide kernels on a dense box, for two population arrays (pull)
+/// and for one array streamed in place (AA pattern), SoA through an index policy, and the small
+/// kernels beside them (initialisation, macroscopic fields).
 #pragma once
 
 #include <kolibri/collision/Collision.hpp>
@@ -52,7 +52,138 @@ KOKKOS_INLINE_FUNCTION int face_priority(int type) {
   }
 }
 
-/// Interior cells: every upwind neighbour is fluid (periodic wrap resolved by index arithmetic).
+/// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the box,
+/// the faces and the body force.
+template <class L, class R>
+struct Boundary {
+  Kokkos::View<const Flag*, MemSpace> flags;
+  int nx, ny, nz;
+  DeviceFaces<R> faces;
+  R force[3];
+
+  /// The cell reached from (x, y, z) by sign * c_q, with periodic wrap; -1 when the move leaves the
+  /// box through a non-periodic face, with `face` set (walls win at edges and corners).
+  KOKKOS_INLINE_FUNCTION Index neighbour(int x, int y, int z, int q, int sign, int& face) const {
+    int s[3] = {x + sign * L::c(q, 0), y + sign * L::c(q, 1), z + sign * L::c(q, 2)};
+    const int size[3] = {nx, ny, nz};
+    face = -1;
+    for (int d = 0; d < 3; ++d) {
+      const int crossed = s[d] < 0 ? 2 * d : (s[d] >= size[d] ? 2 * d + 1 : -1);
+      if (crossed < 0) continue;
+      if (faces.periodic(d)) s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
+      else if (face < 0 || face_priority(faces.type[crossed]) < face_priority(faces.type[face])) face = crossed;
+    }
+    return face >= 0 ? Index(-1) : s[0] + Index(nx) * (s[1] + Index(ny) * s[2]);
+  }
+
+  /// The population arriving at a cell in direction q from a face (`face` >= 0) or a solid cell
+  /// (`face` < 0), given the cell's own post-collision population in the opposite direction
+  /// (`back`) and its velocity `u` (used by pressure outlets only). Halfway bounce-back for walls;
+  /// moving walls and velocity inlets add 2 w rho (c.u_w)/cs^2; outlets anti-bounce-back.
+  KOKKOS_INLINE_FUNCTION R reflect(int q, int face, R back, const R (&u)[3]) const {
+    if (face < 0) return back;
+    const R w = R(L::w(q));
+    switch (static_cast<FaceType>(faces.type[face])) {
+      case FaceType::MovingWall:
+      case FaceType::VelocityInlet: {
+        const R* uw = faces.velocity[face];
+        const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
+        return back + R(6) * w * faces.density[face] * cu;
+      }
+      case FaceType::PressureOutlet: {
+        const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
+        const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+        return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
+      }
+      default: return back;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
+    return face >= 0 && faces.type[face] == static_cast<int>(FaceType::PressureOutlet);
+  }
+
+  /// Gather with boundaries: f[q] is the post-collision population q of the upwind cell,
+  /// `dep(m, j)`, or the reflected one. The outlet velocity is the cell's own post-collision one,
+  /// u = (sum c f* - F/2) / rho: from `dep` or, when given, from `u_known`.
+  template <class Departing>
+  KOKKOS_INLINE_FUNCTION void pull(const Index n, R (&f)[L::Q], const Departing& dep,
+                                   const R* u_known = nullptr) const {
+    const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
+    bool have_u = u_known != nullptr;
+    R u[3] = {have_u ? u_known[0] : R(0), have_u ? u_known[1] : R(0), have_u ? u_known[2] : R(0)};
+    for (int q = 0; q < L::Q; ++q) {
+      int face;
+      const Index m = neighbour(x, y, z, q, -1, face);
+      if (m >= 0 && flags(m) != kSolid) {
+        f[q] = dep(m, q);
+        continue;
+      }
+      if (is_outlet(face) && !have_u) {
+        R fs[L::Q];
+        for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
+        velocity(fs, u);
+        have_u = true;
+      }
+      f[q] = reflect(q, face, dep(n, L::opposite(q)), u);
+    }
+  }
+
+  /// Velocity from post-collision populations, u = (sum c f* - F/2) / rho: the one formula both
+  /// streaming schemes use for outlets, so they agree bit for bit.
+  KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
+    R rho = R(0), j[3] = {R(0), R(0), R(0)};
+    for (int k = 0; k < L::Q; ++k) {
+      rho += fs[k];
+      for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
+    }
+    for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
+  }
+
+  /// Scatter with boundaries (in-place scheme): the post-collision fs[q] goes to the downwind
+  /// cell as its arriving population q, `arrive(m, q, value)`, or is reflected back into this
+  /// cell as arriving population opposite(q).
+  template <class Arriving>
+  KOKKOS_INLINE_FUNCTION void push(const Index n, const R (&fs)[L::Q], const Arriving& arrive) const {
+    const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
+    R u[3] = {R(0), R(0), R(0)};
+    bool have_u = false;
+    for (int q = 0; q < L::Q; ++q) {
+      int face;
+      const Index m = neighbour(x, y, z, q, +1, face);
+      if (m >= 0 && flags(m) != kSolid) {
+        arrive(m, q, fs[q]);
+        continue;
+      }
+      if (is_outlet(face) && !have_u) {
+        velocity(fs, u);
+        have_u = true;
+      }
+      arrive(n, L::opposite(q), reflect(L::opposite(q), face, fs[q], u));
+    }
+  }
+};
+
+/// Wrapped neighbour rows of a cell, 32-bit (cells < 2^32): the upwind neighbour of direction q
+/// is xs[c_x + 1] + ys[c_y + 1] + zs[c_z + 1] (index 0 is the +1 neighbour, 2 the -1 one).
+struct Rows {
+  std::uint32_t xs[3], ys[3], zs[3];
+  KOKKOS_INLINE_FUNCTION Rows(Index n, int nx, int ny, int nz) {
+    using U = std::uint32_t;
+    const U ux = U(nx), uy = U(ny), uz = U(nz), c = U(n);
+    const U x = c % ux, t = c / ux, y = t % uy, z = t / uy;
+    xs[0] = x == ux - 1 ? 0u : x + 1, xs[1] = x, xs[2] = x == 0 ? ux - 1 : x - 1;
+    ys[0] = (y == uy - 1 ? 0u : y + 1) * ux, ys[1] = y * ux, ys[2] = (y == 0 ? uy - 1 : y - 1) * ux;
+    const U plane = ux * uy;
+    zs[0] = (z == uz - 1 ? 0u : z + 1) * plane, zs[1] = z * plane, zs[2] = (z == 0 ? uz - 1 : z - 1) * plane;
+  }
+  /// Upwind neighbour of direction q (the cell at x - c_q).
+  template <class L>
+  KOKKOS_INLINE_FUNCTION Index upwind(int q) const {
+    return Index(xs[L::c(q, 0) + 1] + ys[L::c(q, 1) + 1] + zs[L::c(q, 2) + 1]);
+  }
+};
+
+/// Interior cells: every neighbour is fluid (periodic wrap resolved by index arithmetic).
 struct InteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_interior";
 };
@@ -60,9 +191,17 @@ struct InteriorTag {
 struct BoundaryTag {
   static constexpr const char* label = "kolibri::stream_collide_boundary";
 };
+/// In-place scheme, local step: every fluid cell collides its own populations.
+struct LocalTag {
+  static constexpr const char* label = "kolibri::in_place_local";
+};
+/// In-place scheme, before a streaming step with pressure outlets: the boundary cells' velocity.
+struct OutletVelocityTag {
+  static constexpr const char* label = "kolibri::in_place_outlet_velocity";
+};
 
-/// \brief One time step: pull populations from the upwind neighbours of `src` (post-collision
-/// values of the previous step), resolve boundaries, collide, write to `dst`.
+/// \brief Two-array pull step: gather the upwind neighbours' post-collision populations from
+/// `src`, resolve boundaries, collide, write to `dst`.
 ///
 /// Two launches per step over disjoint cells: InteriorTag over all cells (fluid cells with only
 /// fluid neighbours; everything else returns at once) and BoundaryTag over the list of boundary
@@ -74,28 +213,24 @@ template <class L, class R, class C>
 struct StreamCollide {
   Kokkos::View<const R*, MemSpace> src;
   Kokkos::View<R*, MemSpace> dst;
-  Kokkos::View<const Flag*, MemSpace> flags;
   Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
   SoA idx;
-  int nx, ny, nz;
   C collide;
-  DeviceFaces<R> faces;
-  R force[3];
+  Boundary<L, R> bc;
+
+  struct Departing {  // post-collision population j of cell m: slot j of src
+    Kokkos::View<const R*, MemSpace> src;
+    SoA idx;
+    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return src(idx(m, j)); }
+  };
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    if (flags(n) != kFluid) return;
-    // 32-bit coordinates (cells < 2^32) and wrapped neighbour rows: x -/0/+, y and z offsets.
-    using U = std::uint32_t;
-    const U ux = U(nx), uy = U(ny), uz = U(nz), c = U(n);
-    const U x = c % ux, t = c / ux, y = t % uy, z = t / uy;
-    const U xs[3] = {x == ux - 1 ? 0u : x + 1, x, x == 0 ? ux - 1 : x - 1};  // x - c_x for c_x = -1, 0, +1
-    const U ys[3] = {(y == uy - 1 ? 0u : y + 1) * ux, y * ux, (y == 0 ? uy - 1 : y - 1) * ux};
-    const U zs[3] = {(z == uz - 1 ? 0u : z + 1) * ux * uy, z * ux * uy, (z == 0 ? uz - 1 : z - 1) * ux * uy};
+    if (bc.flags(n) != kFluid) return;
+    const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q)
-      f[q] = src(idx(Index(xs[L::c(q, 0) + 1] + ys[L::c(q, 1) + 1] + zs[L::c(q, 2) + 1]), q));
-    collide(f, force);
+    for (int q = 0; q < L::Q; ++q) f[q] = src(idx(rows.upwind<L>(q), q));
+    collide(f, bc.force);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = f[q];
   }
@@ -103,87 +238,112 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    pull_boundary(n, f);
-    collide(f, force);
+    bc.pull(n, f, Departing{src, idx});
+    collide(f, bc.force);
     for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = f[q];
-  }
-
-  /// Pull with boundaries: periodic wrap, halfway bounce-back (resting or moving walls,
-  /// velocity inlets as moving walls), anti-bounce-back at pressure outlets.
-  KOKKOS_INLINE_FUNCTION void pull_boundary(const Index n, R (&f)[L::Q]) const {
-    const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
-    const int size[3] = {nx, ny, nz};
-    bool have_u = false;
-    R u_here[3] = {R(0), R(0), R(0)};
-    for (int q = 0; q < L::Q; ++q) {
-      int s[3] = {x - L::c(q, 0), y - L::c(q, 1), z - L::c(q, 2)};
-      int face = -1;
-      for (int d = 0; d < 3; ++d) {
-        int crossed = -1;
-        if (s[d] < 0) crossed = 2 * d;
-        else if (s[d] >= size[d]) crossed = 2 * d + 1;
-        if (crossed < 0) continue;
-        if (faces.periodic(d)) {
-          s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
-        } else if (face < 0 || face_priority(faces.type[crossed]) < face_priority(faces.type[face])) {
-          face = crossed;
-        }
-      }
-      const int qb = L::opposite(q);
-      if (face < 0) {
-        const Index m = s[0] + Index(nx) * (s[1] + Index(ny) * s[2]);
-        f[q] = flags(m) == kSolid ? src(idx(n, qb)) : src(idx(m, q));
-        continue;
-      }
-      const R w = R(L::w(q));
-      const R* uw = faces.velocity[face];
-      switch (static_cast<FaceType>(faces.type[face])) {
-        case FaceType::MovingWall:
-        case FaceType::VelocityInlet: {
-          const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
-          f[q] = src(idx(n, qb)) + R(6) * w * faces.density[face] * cu;
-          break;
-        }
-        case FaceType::PressureOutlet: {
-          if (!have_u) {  // velocity of this cell from its post-collision populations
-            local_velocity(n, u_here);
-            have_u = true;
-          }
-          const R cu = R(L::c(q, 0)) * u_here[0] + R(L::c(q, 1)) * u_here[1] + R(L::c(q, 2)) * u_here[2];
-          const R usq = u_here[0] * u_here[0] + u_here[1] * u_here[1] + u_here[2] * u_here[2];
-          f[q] = -src(idx(n, qb)) +
-                 R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
-          break;
-        }
-        default: f[q] = src(idx(n, qb));  // resting wall
-      }
-    }
-  }
-
-  KOKKOS_INLINE_FUNCTION void local_velocity(const Index n, R (&u)[3]) const {
-    R rho = R(0), j[3] = {R(0), R(0), R(0)};
-    for (int q = 0; q < L::Q; ++q) {
-      const R v = src(idx(n, q));
-      rho += v;
-      for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * v;
-    }
-    for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
   }
 };
 
-/// \brief Density and velocity of cell n from its stored post-collision populations:
-/// rho = sum f, u = (sum c f - F/2) / rho, the velocity the collision used.
+/// \brief One population array streamed in place (AA pattern, Bailey et al. 2009): half the memory
+/// of two arrays, the same bytes per update, bit-identical results.
+///
+/// Two kinds of step alternate. After a local step (and initially) slot opposite(j) of cell m
+/// holds its post-collision population j ("departing"). A streaming step (InteriorTag,
+/// BoundaryTag) gathers each cell's arriving populations from the departing slots of its
+/// upwind neighbours, collides, and scatters the results into the downwind neighbours' slots
+/// q ("arriving"), reflecting at walls and faces. A local step (LocalTag) collides each cell's
+/// arriving populations in place and writes them back as departing ones. Every slot is read and
+/// written by one cell only, so no step races, with one exception handled apart: a pressure
+/// outlet needs its cell's velocity from all of its own departing slots, which fluid neighbours
+/// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
+template <class L, class R, class C>
+struct InPlaceStep {
+  Kokkos::View<R*, MemSpace> a;
+  Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
+  SoA idx;
+  C collide;
+  Boundary<L, R> bc;
+  Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
+
+  struct Departing {  // post-collision population j of cell m: slot opposite(j)
+    Kokkos::View<R*, MemSpace> a;
+    SoA idx;
+    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return a(idx(m, L::opposite(j))); }
+  };
+  struct Arriving {  // arriving population q of cell m: slot q
+    Kokkos::View<R*, MemSpace> a;
+    SoA idx;
+    KOKKOS_INLINE_FUNCTION void operator()(Index m, int q, R v) const { a(idx(m, q)) = v; }
+  };
+
+  KOKKOS_INLINE_FUNCTION void operator()(LocalTag, const Index n) const {
+    if (bc.flags(n) == kSolid) return;
+    R f[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) f[q] = a(idx(n, q));
+    collide(f, bc.force);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = f[q];
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
+    if (bc.flags(n) != kFluid) return;
+    const Rows rows(n, bc.nx, bc.ny, bc.nz);
+    R f[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) f[q] = a(idx(rows.upwind<L>(q), L::opposite(q)));
+    collide(f, bc.force);
+    KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
+    for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = f[q];
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(OutletVelocityTag, const Index i) const {
+    const Index n = Index(boundary_cells(i));
+    const Departing dep{a, idx};
+    R fs[L::Q], u[3];
+    for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
+    bc.velocity(fs, u);
+    for (int d = 0; d < 3; ++d) outlet_u(i, d) = u[d];
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
+    const Index n = Index(boundary_cells(i));
+    R f[L::Q];
+    if (outlet_u.extent(0) > 0) {
+      const R u[3] = {outlet_u(i, 0), outlet_u(i, 1), outlet_u(i, 2)};
+      bc.pull(n, f, Departing{a, idx}, u);
+    } else {
+      bc.pull(n, f, Departing{a, idx});
+    }
+    collide(f, bc.force);
+    bc.push(n, f, Arriving{a, idx});
+  }
+};
+
+/// \brief Where the populations of a cell sit in the stored state, for reading it back.
+/// Post-collision state (two arrays; in place after a local step): population q in slot q or, in
+/// place, slot opposite(q); u = (sum c f* - F/2)/rho. Arriving state (in place after a streaming
+/// step): pre-collision population q in slot q; u = (sum c f + F/2)/rho, the velocity the next
+/// collision uses.
+struct StateLayout {
+  bool opposite_slots = false;
+  double half_force_sign = -1.0;
+};
+
+/// \brief Density and velocity of cell n from the stored state.
 template <class L, class R>
 KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const R*, MemSpace>& f, const SoA& idx,
-                                         Index n, const R (&force)[3], double& rho, double (&u)[3]) {
+                                         Index n, const R (&force)[3], double& rho, double (&u)[3],
+                                         const StateLayout& layout = {}) {
   R r = R(0), j[3] = {R(0), R(0), R(0)};
   for (int q = 0; q < L::Q; ++q) {
-    const R v = f(idx(n, q));
+    const R v = f(idx(n, layout.opposite_slots ? L::opposite(q) : q));
     r += v;
     for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * v;
   }
   rho = double(r);
-  for (int d = 0; d < 3; ++d) u[d] = double((j[d] - R(0.5) * force[d]) / r);
+  const R h = R(0.5 * layout.half_force_sign);
+  for (int d = 0; d < 3; ++d) u[d] = double((j[d] + h * force[d]) / r);
 }
 
 /// \brief Macroscopic fields of the listed cells (all cells when `cells` is empty); solids get
@@ -198,6 +358,7 @@ struct Macroscopic {
   SoA idx;
   R force[3];
   double rho0;
+  StateLayout layout;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells.extent(0) > 0 ? cells(i) : i;
@@ -207,14 +368,14 @@ struct Macroscopic {
       return;
     }
     double r, v[3];
-    cell_moments<L, R>(f, idx, n, force, r, v);
+    cell_moments<L, R>(f, idx, n, force, r, v, layout);
     rho(i) = r;
     for (int d = 0; d < 3; ++d) u(i, d) = v[d];
   }
 };
 
-/// \brief Equilibrium initialisation from rho and u; the stored momentum is rho u + F/2, the
-/// post-collision value that Macroscopic maps back to u.
+/// \brief Equilibrium initialisation from rho and u as a post-collision state (slot q, or
+/// opposite(q) in place); the stored momentum is rho u + F/2, which Macroscopic maps back to u.
 template <class L, class R>
 struct InitEquilibrium {
   Kokkos::View<R*, MemSpace> f;
@@ -222,13 +383,14 @@ struct InitEquilibrium {
   Kokkos::View<const double* [3], MemSpace> u;
   SoA idx;
   R force[3];
+  bool opposite_slots;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
     const R r = R(rho(n));
     R v[3];
     for (int d = 0; d < 3; ++d) v[d] = R(u(n, d)) + R(0.5) * force[d] / r;
     const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    for (int q = 0; q < L::Q; ++q) f(idx(n, q)) = equilibrium<L>(q, r, v, usq);
+    for (int q = 0; q < L::Q; ++q) f(idx(n, opposite_slots ? L::opposite(q) : q)) = equilibrium<L>(q, r, v, usq);
   }
 };
 
