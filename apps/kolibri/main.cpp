@@ -67,7 +67,10 @@ int do_bench(void* p) {
     }
     if (!a.precisions.empty()) {
       o.precisions.clear();
-      for (const auto& q : a.precisions) o.precisions.push_back(q == "fp32" ? Precision::FP32 : Precision::FP64);
+      for (const auto& q : a.precisions)
+        o.precisions.push_back(q == "fp64"   ? PrecisionChoice{Precision::FP64, StorageKind::Same}
+                               : q == "fp16" ? PrecisionChoice{Precision::FP32, StorageKind::FP16}
+                                             : PrecisionChoice{Precision::FP32, StorageKind::Same});
     }
     if (!a.streamings.empty()) {
       o.streamings.clear();
@@ -148,8 +151,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')->check(CLI::IsMember({"D2Q9", "D3Q19", "D3Q27"}));
   bench->add_option("--collision", ba.collisions, "Operators (default bgk,trt,regularized)")
       ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized"}));
-  bench->add_option("--precision", ba.precisions, "Precisions (default fp32,fp64)")
-      ->delimiter(',')->check(CLI::IsMember({"fp32", "fp64"}));
+  bench->add_option("--precision", ba.precisions,
+                    "Precisions (default fp32,fp16,fp64; fp16 = FP32 arithmetic with FP16 storage)")
+      ->delimiter(',')->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
   bench->add_option("--streaming", ba.streamings, "Population storage (default in_place,two_array)")
       ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array"}));
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")

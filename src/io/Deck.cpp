@@ -262,9 +262,12 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.precision = model.choice("precision", "fp64", {"fp64", "fp32"}) == "fp32" ? Precision::FP32 : Precision::FP64;
   sc.streaming = model.choice("streaming", "two_array", {"two_array", "in_place"}) == "in_place"
                      ? Streaming::InPlace : Streaming::TwoArray;
+  sc.storage = model.choice("storage", "same", {"same", "fp16"}) == "fp16" ? StorageKind::FP16 : StorageKind::Same;
+  if (sc.storage == StorageKind::FP16 && sc.precision != Precision::FP32)
+    model.fail("storage", "fp16 storage needs precision = \"fp32\" (FP32 arithmetic), got precision = \"fp64\"");
   sc.trt_magic = model.number("trt_magic", 3.0 / 16.0);
   if (sc.trt_magic <= 0) model.fail("trt_magic", "expected a positive number (3/16 puts walls exactly halfway)");
-  model.finish({"lattice", "collision", "precision", "streaming", "trt_magic"});
+  model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic"});
   const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
 
   // [domain]

@@ -18,10 +18,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double bytes_per_cell(LatticeKind l, Precision p, Streaming s) {
+double bytes_per_cell(LatticeKind l, PrecisionChoice p, Streaming s) {
   const int q = l == LatticeKind::D2Q9 ? 9 : l == LatticeKind::D3Q19 ? 19 : 27;
-  return (s == Streaming::InPlace ? 1.0 : 2.0) * q * (p == Precision::FP32 ? 4 : 8) +
-         1.0;  // + flags
+  const int bytes = p.storage == StorageKind::FP16 ? 2 : (p.arithmetic == Precision::FP32 ? 4 : 8);
+  return (s == Streaming::InPlace ? 1.0 : 2.0) * q * bytes + 1.0;  // + flags
+}
+
+std::string name(PrecisionChoice p) {
+  return p.storage == StorageKind::FP16 ? "fp32/16" : to_string(p.arithmetic);
 }
 
 std::string slug(std::string s) {
@@ -86,12 +90,13 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             }
             if (double(n) * n * n * bytes_per_cell(lat, prec, str) >
                 0.95 * double(device_free_memory())) {
-              out << "skip " << to_string(lat) << " " << to_string(prec) << " n=" << n
+              out << "skip " << to_string(lat) << " " << name(prec).c_str() << " n=" << n
                   << ": does not fit\n";
               continue;
             }
             SolverConfig c;
-            c.lattice = lat, c.collision = col, c.precision = prec, c.streaming = str;
+            c.lattice = lat, c.collision = col, c.precision = prec.arithmetic, c.storage = prec.storage;
+          c.streaming = str;
             c.nx = c.ny = c.nz = n;
             if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
             c.tau = 0.6;
@@ -111,7 +116,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             }
             const auto d = s->diagnostics();
             if (d.first_bad >= 0) {
-              out << "error: " << to_string(lat) << " " << to_string(col) << " " << to_string(prec)
+              out << "error: " << to_string(lat) << " " << to_string(col) << " " << name(prec).c_str()
                   << " n=" << n << " produced non-finite values\n";
               return kExitDiverged;
             }
@@ -124,7 +129,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             results.push_back(r);
             std::snprintf(line, sizeof line,
                           "%-6s %-12s %-5s %-10s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
-                          to_string(lat), to_string(col), to_string(prec), to_string(str), n,
+                          to_string(lat), to_string(col), name(prec).c_str(), to_string(str), n,
                           r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
             out << line << std::flush;
           }
@@ -145,8 +150,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     JsonObject j;
     j.add("lattice", to_string(r.lattice))
         .add("collision", to_string(r.collision))
-        .add("precision", to_string(r.precision))
-        .add("storage", to_string(r.precision))
+        .add("precision", to_string(r.precision.arithmetic))
+        .add("storage", r.precision.storage == StorageKind::FP16 ? "fp16" : to_string(r.precision.arithmetic))
         .add("n", r.n)
         .add("cells", std::int64_t(r.n) * r.n * r.n)
         .add("steps", r.steps)

@@ -27,6 +27,7 @@ const char* to_string(CollisionKind k) {
 }
 const char* to_string(Precision p) { return p == Precision::FP32 ? "fp32" : "fp64"; }
 const char* to_string(Streaming s) { return s == Streaming::InPlace ? "in_place" : "two_array"; }
+const char* to_string(StorageKind s) { return s == StorageKind::FP16 ? "fp16" : "same"; }
 const char* to_string(FaceType t) {
   switch (t) {
     case FaceType::Periodic: return "periodic";
@@ -62,6 +63,8 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
 }
 
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
+  if (cfg.storage == StorageKind::FP16 && cfg.precision != Precision::FP32)
+    throw std::invalid_argument("make_solver: FP16 storage needs FP32 arithmetic");
   switch (cfg.lattice) {
     case LatticeKind::D2Q9: return Impl::make_solver_d2q9(cfg);
     case LatticeKind::D3Q19: return Impl::make_solver_d3q19(cfg);

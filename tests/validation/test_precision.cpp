@@ -26,4 +26,61 @@ TEST(Precision, Fp32CavityAgreesWithFp64) {
   EXPECT_LT(dmax / 0.1, 0.1 * grid_error);
   EXPECT_NEAR(b.rms_dev, a.rms_dev, 0.01 * a.rms_dev);  // same agreement with Ghia
 }
+
+TEST(Precision, Fp16StorageCostOnValidationCases) {
+  // FP32 arithmetic with FP16 storage of f_q - w_q (scaled by 2^14): half the bytes. Its cost,
+  // measured against FP32 storage on three validation cases (numbers in docs/validation.md):
+  // 1. the cavity keeps its agreement with Ghia (within 10% of the FP32 RMS deviation);
+  auto c32 = test::cavity_config(64, 100.0, 0.1, CollisionKind::Bgk, Precision::FP32);
+  auto c16 = c32;
+  c16.storage = StorageKind::FP16;
+  const auto a = test::cavity_vs_ghia(c32, 12000), b = test::cavity_vs_ghia(c16, 12000);
+  RecordProperty("cavity_rms_fp32", std::to_string(a.rms_dev));
+  RecordProperty("cavity_rms_fp16", std::to_string(b.rms_dev));
+  EXPECT_LT(b.rms_dev, 1.1 * a.rms_dev);
+  // 2. the Taylor-Green viscosity stays within 0.1%;
+  SolverConfig t;
+  t.nx = t.ny = 64;
+  t.tau = 0.65;
+  t.precision = Precision::FP32;
+  t.storage = StorageKind::FP16;
+  t.initial.kind = InitialCondition::Kind::TaylorGreen;
+  t.initial.velocity = {0.01, 0, 0};
+  auto s = make_solver(t);
+  auto energy = [&] {
+    const auto f = s->macroscopic();
+    double e = 0;
+    for (const auto& u : f.u) e += u[0] * u[0] + u[1] * u[1];
+    return e;
+  };
+  const double k2 = 2 * std::pow(2 * M_PI / 64, 2);
+  const auto td = std::int64_t(0.5 / (t.viscosity() * k2));
+  s->step(td / 4);
+  const double e0 = energy();
+  s->step(td);
+  const double nu_err = std::fabs(-std::log(energy() / e0) / (2 * k2 * double(td)) / t.viscosity() - 1);
+  RecordProperty("tgv_nu_rel_error_fp16", std::to_string(nu_err));
+  EXPECT_LT(nu_err, 1e-3);
+  // 3. weak body forcing is where FP16 fails: per-step force increments (~1e-6) fall below the
+  // FP16 resolution of f_q - w_q, and a force-driven Poiseuille profile at H = 32 is off by ~9%
+  // (FP32: 5e-4). Asserted as a bound so a regression shows; documented as a limitation.
+  SolverConfig p;
+  p.nx = 2, p.ny = 32;
+  p.tau = 0.9;
+  p.precision = Precision::FP32;
+  p.storage = StorageKind::FP16;
+  p.faces[2].type = p.faces[3].type = FaceType::Wall;
+  const double nu = p.viscosity(), H = 32, F = 8 * nu * 0.02 / (H * H);
+  p.force = {F, 0, 0};
+  auto ps = make_solver(p);
+  ps->step(std::int64_t(3.5 * H * H / nu));
+  const auto f = ps->macroscopic();
+  double num = 0, den = 0;
+  for (int y = 0; y < 32; ++y) {
+    const double Y = y + 0.5, ex = F / (2 * nu) * Y * (H - Y), d = f.u[f.index(0, y, 0)][0] - ex;
+    num += d * d, den += ex * ex;
+  }
+  RecordProperty("poiseuille_rel_l2_fp16", std::to_string(std::sqrt(num / den)));
+  EXPECT_LT(std::sqrt(num / den), 0.15);
+}
 }  // namespace

@@ -14,10 +14,18 @@
 
 namespace kolibri {
 
+/// Arithmetic and storage precision of a case: fp64, fp32, or fp16 (FP32 arithmetic, FP16 storage).
+struct PrecisionChoice {
+  Precision arithmetic = Precision::FP32;
+  StorageKind storage = StorageKind::Same;
+};
+
 struct BenchOptions {
   std::vector<LatticeKind> lattices{LatticeKind::D3Q19, LatticeKind::D3Q27};
   std::vector<CollisionKind> collisions{CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized};
-  std::vector<Precision> precisions{Precision::FP32, Precision::FP64};
+  std::vector<PrecisionChoice> precisions{{Precision::FP32, StorageKind::Same},
+                                          {Precision::FP32, StorageKind::FP16},
+                                          {Precision::FP64, StorageKind::Same}};
   std::vector<Streaming> streamings{Streaming::InPlace, Streaming::TwoArray};
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   double min_seconds = 1.0;             ///< time each case for at least this long
@@ -30,7 +38,7 @@ struct BenchOptions {
 struct BenchResult {
   LatticeKind lattice;
   CollisionKind collision;
-  Precision precision;
+  PrecisionChoice precision;
   Streaming streaming;
   int n = 0;
   std::int64_t steps = 0;

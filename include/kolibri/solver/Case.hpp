@@ -18,6 +18,8 @@ enum class Precision { FP64, FP32 };
 /// Population storage: two arrays (pull from one, write the other) or one array streamed in
 /// place (AA pattern: half the memory, identical results).
 enum class Streaming { TwoArray, InPlace };
+/// Population storage precision: the arithmetic type itself, or FP16 (with FP32 arithmetic).
+enum class StorageKind { Same, FP16 };
 
 /// Boundary condition of one face of the box.
 enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet };
@@ -54,6 +56,7 @@ struct SolverConfig {
   CollisionKind collision = CollisionKind::Bgk;
   Precision precision = Precision::FP64;
   Streaming streaming = Streaming::TwoArray;
+  StorageKind storage = StorageKind::Same;
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
@@ -102,6 +105,7 @@ const char* to_string(LatticeKind);
 const char* to_string(CollisionKind);
 const char* to_string(Precision);
 const char* to_string(Streaming);
+const char* to_string(StorageKind);
 const char* to_string(FaceType);
 
 }  // namespace kolibri

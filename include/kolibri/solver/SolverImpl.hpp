@@ -34,17 +34,22 @@ struct CollisionFactory<RegularizedBgk<L, R>> {
   static RegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
 };
 
-template <class L, class R, class C>
+/// \tparam L lattice, S storage policy (NativeStorage<double>, NativeStorage<float>, Fp16Storage),
+/// C collision operator on S::real.
+template <class L, class S, class C>
 class SolverImpl final : public Solver {
  public:
+  using R = typename S::real;
+  using V = typename S::value_type;
+
   explicit SolverImpl(const SolverConfig& cfg) : Solver(cfg) {
     const Index n = cfg.cells();
     if (n >= (Index(1) << 32))
       throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
     m_idx = SoA{n};
     m_in_place = cfg.streaming == Streaming::InPlace;
-    m_f[0] = Kokkos::View<R*, MemSpace>("kolibri::f_a", n * L::Q);
-    if (!m_in_place) m_f[1] = Kokkos::View<R*, MemSpace>("kolibri::f_b", n * L::Q);
+    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", n * L::Q);
+    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", n * L::Q);
     const auto host_flags = build_flags<L>(cfg);
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
@@ -84,8 +89,8 @@ class SolverImpl final : public Solver {
     const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     R feq[L::Q];
     for (int q = 0; q < L::Q; ++q) feq[q] = equilibrium<L>(q, r, v, usq);
-    Kokkos::Array<R, L::Q> values;
-    for (int q = 0; q < L::Q; ++q) values[q] = feq[q];
+    Kokkos::Array<V, L::Q> values;
+    for (int q = 0; q < L::Q; ++q) values[q] = S::template store<L>(feq[q], q);
     Kokkos::parallel_for(
         "kolibri::init_uniform",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
@@ -105,7 +110,7 @@ class SolverImpl final : public Solver {
       for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
       if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
         m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
-      const InPlaceStep<L, R, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
+      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
       const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
       const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
       for (std::int64_t s = 0; s < nsteps; ++s) {
@@ -119,7 +124,7 @@ class SolverImpl final : public Solver {
         m_arriving = !m_arriving;
       }
     } else {
-      StreamCollide<L, R, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
+      StreamCollide<L, S, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
       for (std::int64_t s = 0; s < nsteps; ++s) {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
@@ -146,7 +151,7 @@ class SolverImpl final : public Solver {
     Kokkos::deep_copy(d_rho, h_rho);
     Kokkos::deep_copy(d_u, h_u);
     m_arriving = false;
-    InitEquilibrium<L, R> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
+    InitEquilibrium<L, S> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
     Kokkos::parallel_for("kolibri::init_equilibrium",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
     Kokkos::fence();
@@ -160,7 +165,7 @@ class SolverImpl final : public Solver {
 
   Diagnostics diagnostics() const override {
     const Index n = m_cfg.cells();
-    const Kokkos::View<const R*, MemSpace> f = m_f[m_cur];
+    const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
     const auto flags = m_flags;
     const auto idx = m_idx;
     const R force[3] = {m_force[0], m_force[1], m_force[2]};
@@ -171,7 +176,7 @@ class SolverImpl final : public Solver {
         "kolibri::diag_mass", Policy(0, n),
         KOKKOS_LAMBDA(const Index i, double& m) {
           if (flags(i) == kSolid) return;
-          for (int q = 0; q < L::Q; ++q) m += double(f(idx(i, q)));
+          for (int q = 0; q < L::Q; ++q) m += double(S::template load<L>(f(idx(i, q)), q));
         },
         d.mass);
     Kokkos::parallel_reduce(
@@ -179,7 +184,7 @@ class SolverImpl final : public Solver {
         KOKKOS_LAMBDA(const Index i, double& m) {
           if (flags(i) == kSolid) return;
           double r, u[3];
-          cell_moments<L, R>(f, idx, i, force, r, u, layout);
+          cell_moments<L, S>(f, idx, i, force, r, u, layout);
           const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
           if (s > m) m = s;
         },
@@ -190,7 +195,7 @@ class SolverImpl final : public Solver {
         KOKKOS_LAMBDA(const Index i, Index& b) {
           if (flags(i) == kSolid) return;
           double r, u[3];
-          cell_moments<L, R>(f, idx, i, force, r, u, layout);
+          cell_moments<L, S>(f, idx, i, force, r, u, layout);
           const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
                           math::is_finite(u[2]);
           if (!ok && i < b) b = i;
@@ -210,14 +215,14 @@ class SolverImpl final : public Solver {
     std::vector<double> out(h.extent(0));
     for (int q = 0; q < L::Q; ++q) {
       const std::size_t from = std::size_t(opp ? L::opposite(q) : q) * n, to = std::size_t(q) * n;
-      for (std::size_t i = 0; i < n; ++i) out[to + i] = double(h(from + i));
+      for (std::size_t i = 0; i < n; ++i) out[to + i] = double(S::template load<L>(h(from + i), q));
     }
     return out;
   }
 
-  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(R) + sizeof(Flag); }
+  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(V) + sizeof(Flag); }
   double bytes_per_cell() const override {
-    return (m_in_place ? 1.0 : 2.0) * L::Q * sizeof(R) + sizeof(Flag);
+    return (m_in_place ? 1.0 : 2.0) * L::Q * sizeof(V) + sizeof(Flag);
   }
 
  private:
@@ -238,7 +243,7 @@ class SolverImpl final : public Solver {
     Kokkos::deep_copy(cells, h_cells);
     Kokkos::View<double*, MemSpace> rho("kolibri::rho", count);
     Kokkos::View<double* [3], MemSpace> u("kolibri::u", count);
-    Macroscopic<L, R> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
+    Macroscopic<L, S> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
                         {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density, state_layout()};
     Kokkos::parallel_for("kolibri::macroscopic",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, count), m);
@@ -259,7 +264,7 @@ class SolverImpl final : public Solver {
   }
 
   SoA m_idx{};
-  Kokkos::View<R*, MemSpace> m_f[2];
+  Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;
   bool m_in_place = false;   ///< one array streamed in place (AA pattern)
   bool m_arriving = false;   ///< in place: the array holds arriving (pre-collision) populations

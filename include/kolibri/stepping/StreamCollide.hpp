@@ -8,6 +8,7 @@
 #include <kolibri/collision/Collision.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/solver/Case.hpp>
+#include <kolibri/storage/Storage.hpp>
 
 namespace kolibri {
 
@@ -208,20 +209,24 @@ struct OutletVelocityTag {
 /// cells. Kept apart, the interior kernel holds its populations in registers; fused with the
 /// boundary logic (which indexes them at run time) they went to a local-memory stack frame and
 /// the kernel ran at 65% of the copy bandwidth on an H100 (docs/performance.md).
-/// \tparam L lattice, R real type, C collision operator (Bgk<L,R>, Trt<L,R>, ...)
-template <class L, class R, class C>
+/// \tparam L lattice, S storage policy (its `real` is the arithmetic type), C collision operator
+template <class L, class S, class C>
 struct StreamCollide {
-  Kokkos::View<const R*, MemSpace> src;
-  Kokkos::View<R*, MemSpace> dst;
+  using R = typename S::real;
+  using V = typename S::value_type;
+  Kokkos::View<const V*, MemSpace> src;
+  Kokkos::View<V*, MemSpace> dst;
   Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
   SoA idx;
   C collide;
   Boundary<L, R> bc;
 
   struct Departing {  // post-collision population j of cell m: slot j of src
-    Kokkos::View<const R*, MemSpace> src;
+    Kokkos::View<const V*, MemSpace> src;
     SoA idx;
-    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return src(idx(m, j)); }
+    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const {
+      return S::template load<L>(src(idx(m, j)), j);
+    }
   };
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
@@ -229,10 +234,10 @@ struct StreamCollide {
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = src(idx(rows.upwind<L>(q), q));
+    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
     collide(f, bc.force);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = f[q];
+    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
@@ -240,7 +245,7 @@ struct StreamCollide {
     R f[L::Q];
     bc.pull(n, f, Departing{src, idx});
     collide(f, bc.force);
-    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = f[q];
+    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
 };
 
@@ -256,9 +261,11 @@ struct StreamCollide {
 /// written by one cell only, so no step races, with one exception handled apart: a pressure
 /// outlet needs its cell's velocity from all of its own departing slots, which fluid neighbours
 /// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
-template <class L, class R, class C>
+template <class L, class S, class C>
 struct InPlaceStep {
-  Kokkos::View<R*, MemSpace> a;
+  using R = typename S::real;
+  using V = typename S::value_type;
+  Kokkos::View<V*, MemSpace> a;
   Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
   SoA idx;
   C collide;
@@ -266,24 +273,28 @@ struct InPlaceStep {
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
-    Kokkos::View<R*, MemSpace> a;
+    Kokkos::View<V*, MemSpace> a;
     SoA idx;
-    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return a(idx(m, L::opposite(j))); }
+    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const {
+      return S::template load<L>(a(idx(m, L::opposite(j))), j);
+    }
   };
   struct Arriving {  // arriving population q of cell m: slot q
-    Kokkos::View<R*, MemSpace> a;
+    Kokkos::View<V*, MemSpace> a;
     SoA idx;
-    KOKKOS_INLINE_FUNCTION void operator()(Index m, int q, R v) const { a(idx(m, q)) = v; }
+    KOKKOS_INLINE_FUNCTION void operator()(Index m, int q, R v) const {
+      a(idx(m, q)) = S::template store<L>(v, q);
+    }
   };
 
   KOKKOS_INLINE_FUNCTION void operator()(LocalTag, const Index n) const {
     if (bc.flags(n) == kSolid) return;
     R f[L::Q];
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = a(idx(n, q));
+    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(n, q)), q);
     collide(f, bc.force);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = f[q];
+    for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
@@ -291,10 +302,10 @@ struct InPlaceStep {
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = a(idx(rows.upwind<L>(q), L::opposite(q)));
+    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(rows.upwind<L>(q), L::opposite(q))), q);
     collide(f, bc.force);
     KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
-    for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = f[q];
+    for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(OutletVelocityTag, const Index i) const {
@@ -331,13 +342,13 @@ struct StateLayout {
 };
 
 /// \brief Density and velocity of cell n from the stored state.
-template <class L, class R>
-KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const R*, MemSpace>& f, const SoA& idx,
-                                         Index n, const R (&force)[3], double& rho, double (&u)[3],
-                                         const StateLayout& layout = {}) {
+template <class L, class S, class R = typename S::real>
+KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const typename S::value_type*, MemSpace>& f,
+                                         const SoA& idx, Index n, const R (&force)[3], double& rho,
+                                         double (&u)[3], const StateLayout& layout = {}) {
   R r = R(0), j[3] = {R(0), R(0), R(0)};
   for (int q = 0; q < L::Q; ++q) {
-    const R v = f(idx(n, layout.opposite_slots ? L::opposite(q) : q));
+    const R v = S::template load<L>(f(idx(n, layout.opposite_slots ? L::opposite(q) : q)), q);
     r += v;
     for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * v;
   }
@@ -348,9 +359,10 @@ KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const R*, MemSpace>&
 
 /// \brief Macroscopic fields of the listed cells (all cells when `cells` is empty); solids get
 /// rho0 and zero velocity.
-template <class L, class R>
+template <class L, class S>
 struct Macroscopic {
-  Kokkos::View<const R*, MemSpace> f;
+  using R = typename S::real;
+  Kokkos::View<const typename S::value_type*, MemSpace> f;
   Kokkos::View<const Flag*, MemSpace> flags;
   Kokkos::View<const Index*, MemSpace> cells;
   Kokkos::View<double*, MemSpace> rho;
@@ -368,7 +380,7 @@ struct Macroscopic {
       return;
     }
     double r, v[3];
-    cell_moments<L, R>(f, idx, n, force, r, v, layout);
+    cell_moments<L, S>(f, idx, n, force, r, v, layout);
     rho(i) = r;
     for (int d = 0; d < 3; ++d) u(i, d) = v[d];
   }
@@ -376,9 +388,10 @@ struct Macroscopic {
 
 /// \brief Equilibrium initialisation from rho and u as a post-collision state (slot q, or
 /// opposite(q) in place); the stored momentum is rho u + F/2, which Macroscopic maps back to u.
-template <class L, class R>
+template <class L, class S>
 struct InitEquilibrium {
-  Kokkos::View<R*, MemSpace> f;
+  using R = typename S::real;
+  Kokkos::View<typename S::value_type*, MemSpace> f;
   Kokkos::View<const double*, MemSpace> rho;
   Kokkos::View<const double* [3], MemSpace> u;
   SoA idx;
@@ -390,7 +403,8 @@ struct InitEquilibrium {
     R v[3];
     for (int d = 0; d < 3; ++d) v[d] = R(u(n, d)) + R(0.5) * force[d] / r;
     const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    for (int q = 0; q < L::Q; ++q) f(idx(n, opposite_slots ? L::opposite(q) : q)) = equilibrium<L>(q, r, v, usq);
+    for (int q = 0; q < L::Q; ++q)
+      f(idx(n, opposite_slots ? L::opposite(q) : q)) = S::template store<L>(equilibrium<L>(q, r, v, usq), q);
   }
 };
 
