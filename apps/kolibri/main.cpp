@@ -85,6 +85,9 @@ int do_bench(void* p) {
   } catch (const OutputError& e) {
     std::cerr << "kolibri: error: " << e.what() << "\n";
     return kExitIo;
+  } catch (const std::exception& e) {
+    std::cerr << "kolibri: error: " << e.what() << "\n";
+    return kExitResource;
   }
 }
 
@@ -107,10 +110,9 @@ int do_info(void*) {
 int do_run(void* p) {
   auto& a = *static_cast<RunArgs*>(p);
   try {
-    auto overrides = a.overrides;
-    if (!a.progress.empty()) overrides.push_back("run.progress=" + a.progress);
-    if (!a.output_dir.empty()) overrides.push_back("run.output_dir=\"" + a.output_dir + "\"");
-    const kolibri::Case c = kolibri::load_deck(a.deck, overrides);
+    kolibri::Case c = kolibri::load_deck(a.deck, a.overrides);
+    if (!a.progress.empty()) c.run.progress = a.progress;       // checked by CLI11
+    if (!a.output_dir.empty()) c.run.output_dir = a.output_dir;  // taken as given, not as TOML
     for (const auto& w : kolibri::deck_warnings(c)) std::cerr << "kolibri: warning: " << a.deck << ": " << w << "\n";
     if (a.check_only) {
       std::cout << a.deck << ": ok (" << kolibri::to_string(c.solver.lattice) << ", "
@@ -127,6 +129,9 @@ int do_run(void* p) {
   } catch (const kolibri::OutputError& e) {
     std::cerr << "kolibri: error: " << e.what() << "\n";
     return kolibri::kExitIo;
+  } catch (const std::exception& e) {  // e.g. device memory exhausted
+    std::cerr << "kolibri: error: " << e.what() << "\n";
+    return kolibri::kExitResource;
   }
 }
 
@@ -139,7 +144,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run an input deck (TOML)");
   run->add_option("deck", ra.deck, "Input deck, e.g. inputs/cavity2d.toml")->required();
   run->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");
-  run->add_option("--progress", ra.progress, "Progress display: auto, bar, lines or none");
+  run->add_option("--progress", ra.progress, "Progress display: auto, bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_option("--output-dir,-o", ra.output_dir, "Directory for fields, probes and summary.json");
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();

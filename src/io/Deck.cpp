@@ -124,6 +124,8 @@ class Section {
         out[i] = *e.value<double>();
       }
     }
+    if (dims == 2 && a->size() == 3 && out[2] != T(0))
+      fail(key, "a 2D deck has no z direction: the third component must be 0 (or give 2 values)");
     return out;
   }
 
@@ -217,6 +219,8 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
                              std::string(dims == 3 ? ", uz]" : "]"));
     }
     if (auto r = s.number("density")) {
+      if (bc.type == FaceType::Wall || bc.type == FaceType::Periodic)
+        s.fail("density", "only moving_wall, velocity_inlet and pressure_outlet faces take a density");
       if (*r <= 0) s.fail("density", "expected a positive density");
       bc.density = *r;
     }
@@ -278,8 +282,12 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (!domain.has("ny")) domain.fail("ny", "missing: expected the number of cells along y");
   sc.nx = int(domain.integer("nx", 1, 1, max_n));
   sc.ny = int(domain.integer("ny", 1, 1, max_n));
+  if (dims == 3 && !domain.has("nz")) domain.fail("nz", "missing: a 3D lattice needs the number of cells along z");
   sc.nz = int(domain.integer("nz", 1, 1, max_n));
   if (dims == 2 && sc.nz != 1) domain.fail("nz", "must be 1 for the 2D lattice D2Q9 (got " + std::to_string(sc.nz) + ")");
+  if (sc.cells() >= (std::int64_t(1) << 32))
+    domain.fail("nx", std::to_string(sc.nx) + " x " + std::to_string(sc.ny) + " x " + std::to_string(sc.nz) + " = " +
+                          std::to_string(sc.cells()) + " cells: at most 2^32 - 1 = 4294967295 cells per rank");
   domain.finish({"nx", "ny", "nz"});
 
   // [boundary]
@@ -324,8 +332,16 @@ Case parse_deck(const std::string& text, const std::string& file,
                  given == 0 ? "missing: give exactly one of tau, viscosity or reynolds"
                             : "give exactly one of tau, viscosity or reynolds (" + std::to_string(given) + " given)");
   double umax_bc = 0.0;
-  for (const auto& f : sc.faces) umax_bc = std::max(umax_bc, std::hypot(f.velocity[0], f.velocity[1], f.velocity[2]));
-  const double u0 = std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
+  std::string umax_source = "physics.velocity";
+  for (int f = 0; f < 6; ++f) {
+    const double v = std::hypot(sc.faces[f].velocity[0], sc.faces[f].velocity[1], sc.faces[f].velocity[2]);
+    if (v > umax_bc) umax_bc = v, umax_source = std::string("boundary.") + face_names[f] + ".velocity";
+  }
+  // Taylor-Green: v peaks at U nx... (kx/ky) = U ny/nx
+  const double u0 = sc.initial.kind == InitialCondition::Kind::TaylorGreen
+                        ? sc.initial.velocity[0] * std::max(1.0, double(sc.ny) / sc.nx)
+                        : std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
+  if (u0 > umax_bc) umax_source = sc.initial.kind == InitialCondition::Kind::TaylorGreen ? "initial.amplitude" : "initial.velocity";
   c.u_char = physics.number("velocity", std::max(umax_bc, u0));
   c.l_char = physics.number("length", double(sc.ny));
   if (c.l_char <= 0) physics.fail("length", "expected a positive length in cells");
@@ -355,12 +371,24 @@ Case parse_deck(const std::string& text, const std::string& file,
     physics.fail(which, "gives tau = " + std::to_string(sc.tau) + ": expected tau <= 5 (accuracy degrades; "
                         "raise the velocity or set physics.check_stability = false)");
   const double umax = std::max({umax_bc, u0, c.u_char});
+  if (c.u_char >= std::max(umax_bc, u0) && physics.has("velocity")) umax_source = "physics.velocity";
+  c.u_max = umax;
   const double mach = umax * std::sqrt(3.0);
   if (check && mach >= 0.5)
-    physics.fail(physics.has("velocity") ? "velocity" : "reynolds",
-                 "lattice velocity " + std::to_string(umax) + " gives Mach " + std::to_string(mach) +
+    physics.fail(physics.has("velocity") ? "velocity" : (re ? "reynolds" : which),
+                 "lattice velocity " + std::to_string(umax) + " (from " + umax_source + ") gives Mach " + std::to_string(mach) +
                      ": expected Mach < 0.5 (|u| < 0.288); lower the velocity and refine the grid, or set physics.check_stability = false");
   physics.finish({"tau", "viscosity", "reynolds", "velocity", "length", "force", "check_stability"});
+  if (sc.storage == StorageKind::FP16) {  // FP16 stores f - w: densities must stay near 1
+    if (std::fabs(sc.initial.density - 1.0) > 0.2)
+      initial.fail("density", "fp16 storage keeps f - w_q and needs densities within 1 +- 0.2, got " +
+                                  std::to_string(sc.initial.density) + "; use storage = \"same\"");
+    for (int f = 0; f < 6; ++f)
+      if (std::fabs(sc.faces[f].density - 1.0) > 0.2)
+        boundary.fail(face_names[f], "fp16 storage needs face densities within 1 +- 0.2; use storage = \"same\"");
+  }
+  if (sc.collision != CollisionKind::Trt && model.has("trt_magic"))
+    model.fail("trt_magic", "only collision = \"trt\" takes a magic parameter");
 
   // [[obstacle]]
   if (const toml::node* on = top.node("obstacle")) {
@@ -407,7 +435,13 @@ Case parse_deck(const std::string& text, const std::string& file,
     auto dot = stem.rfind(".toml");
     return dot == std::string::npos ? stem : stem.substr(0, dot);
   }());
+  auto check_name = [](Section& sec, const std::string& key, const std::string& v) {
+    if (v.empty() || v.find_first_of("/\\") != std::string::npos || v.find('\0') != std::string::npos || v == "." || v == "..")
+      sec.fail(key, "'" + v + "' is not a usable file name part (no empty names, no '/' or '\\')");
+  };
+  check_name(run, "name", rc.name);
   rc.output_dir = run.string("output_dir").value_or("output/" + rc.name);
+  if (rc.output_dir.empty()) run.fail("output_dir", "expected a directory path");
   rc.steps = run.integer("steps", 1000, 0, std::int64_t(1) << 40);
   rc.output_every = run.integer("output_every", 0, 0, std::int64_t(1) << 40);
   rc.log_every = run.integer("log_every", 0, 0, std::int64_t(1) << 40);
@@ -426,6 +460,7 @@ Case parse_deck(const std::string& text, const std::string& file,
       Section s(file, "probe[" + std::to_string(i) + "]", arr->get(i)->as_table());
       Probe p;
       p.name = s.string("name").value_or("probe" + std::to_string(i));
+      check_name(s, "name", p.name);
       if (!names.insert(p.name).second) s.fail("name", "duplicate probe name '" + p.name + "'");
       p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
       const char* where = p.kind == Probe::Kind::Line ? "start" : "position";
@@ -440,6 +475,8 @@ Case parse_deck(const std::string& text, const std::string& file,
       if (p.kind == Probe::Kind::Line) p.axis = axis_of(s, "axis", 0);
       else if (s.has("axis")) s.fail("axis", "only line probes take an axis");
       p.every = int(s.integer("every", 0, 0, 1 << 30));
+      if (p.kind == Probe::Kind::Line && s.has("every"))
+        s.fail("every", "line probes are written at every field output (run.output_every), not on their own cadence");
       s.finish({"name", "type", "position", "start", "axis", "every"});
       c.probes.push_back(p);
     }
@@ -462,6 +499,9 @@ std::vector<std::string> deck_warnings(const Case& c) {
   const double mach = c.u_char * std::sqrt(3.0);
   if (mach > 0.3)
     w.push_back("Mach number " + std::to_string(mach) + " > 0.3: compressibility errors of order Ma^2 are visible");
+  if (c.u_max > c.u_char * 1.0001 && c.u_max * std::sqrt(3.0) > 0.3)
+    w.push_back("the fastest wall, inlet or initial velocity " + std::to_string(c.u_max) + " gives Mach " +
+                std::to_string(c.u_max * std::sqrt(3.0)) + " > 0.3");
   if (c.solver.tau < 0.51 && c.solver.collision == CollisionKind::Bgk)
     w.push_back("tau = " + std::to_string(c.solver.tau) + " < 0.51 with BGK: consider trt or regularized");
   return w;

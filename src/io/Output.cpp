@@ -18,8 +18,11 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw OutputError(path + ": cannot write (" + std::strerror(errno) + ")");
     out << content;
-    out.flush();
-    if (!out) throw OutputError(path + ": write failed (" + std::strerror(errno) + ")");
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw OutputError(path + ": write failed (" + std::strerror(errno) + ")");
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(errno) + ")");
@@ -45,7 +48,7 @@ void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<h
 
 void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step) {
   const std::string tmp = path + ".tmp";
-  {
+  try {
     H5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
     if (file.id < 0) throw OutputError(path + ": HDF5 cannot create the file");
     const std::vector<hsize_t> dims = {hsize_t(f.nz), hsize_t(f.ny), hsize_t(f.nx)};
@@ -54,6 +57,12 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
     write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
     const long long s = step;
     write_dataset(file.id, "step", H5T_NATIVE_LLONG, {1}, &s, path);
+    const hid_t id = file.id;
+    file.id = -1;
+    if (H5Fclose(id) < 0) throw OutputError(path + ": HDF5 could not close (flush) the file");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(errno) + ")");

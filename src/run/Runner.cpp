@@ -101,10 +101,6 @@ RunResult run_case(const Case& c, std::ostream& log) {
   const RunConfig& rc = c.run;
   RunResult res;
   const std::string dir = rc.output_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw OutputError(dir + ": cannot create the output directory (" + ec.message() + ")");
-
   const BackendInfo bi = backend_info();
   log << "kolibri: " << c.source << ": " << to_string(sc.lattice) << " " << to_string(sc.collision) << " "
       << to_string(sc.precision) << ", " << sc.nx << "x" << sc.ny << "x" << sc.nz << " cells, tau "
@@ -113,7 +109,22 @@ RunResult run_case(const Case& c, std::ostream& log) {
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
 
-  auto solver = make_solver(sc);
+  auto solver = make_solver(sc);  // allocates first: nothing is written if the case does not fit
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw OutputError(dir + ": cannot create the output directory (" + ec.message() + ")");
+  {  // files of an earlier run of this case would mix with this one's (and its plots)
+    int removed = 0;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string f = e.path().filename().string();
+      bool ours = f == "summary.json" || f == rc.name + ".xdmf" ||
+                  (f.rfind(rc.name + "_", 0) == 0 && e.path().extension() == ".h5");
+      for (const auto& p : c.probes)
+        ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
+      if (ours && fs::remove(e.path(), ec)) ++removed;
+    }
+    if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
+  }
   const Diagnostics d0 = solver->diagnostics();
   const double mass0 = d0.mass;
   const double fluid = double(solver->fluid_cells());
@@ -143,7 +154,10 @@ RunResult run_case(const Case& c, std::ostream& log) {
     }
     if (cells.empty()) return;
     const MacroFields m = solver->sample(cells);
-    for (std::size_t i = 0; i < which.size(); ++i) point_files[which[i]] << csv_row(step, m.rho[i], m.u[i]) << std::flush;
+    for (std::size_t i = 0; i < which.size(); ++i) {
+      point_files[which[i]] << csv_row(step, m.rho[i], m.u[i]) << std::flush;
+      if (!point_files[which[i]]) throw OutputError(dir + "/probe_*.csv: write failed (disk full?)");
+    }
   };
   auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
     for (const auto& p : c.probes) {
@@ -237,7 +251,8 @@ RunResult run_case(const Case& c, std::ostream& log) {
   js.add("kolibri_version", "0.1.0").add("date", now_iso()).add("deck", c.source).add("name", rc.name)
       .add("status", res.exit_code == kExitOk ? "completed" : "diverged")
       .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
-      .add("precision", to_string(sc.precision)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
+      .add("precision", to_string(sc.precision)).add("storage", to_string(sc.storage))
+      .add("streaming", to_string(sc.streaming)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
       .add("fluid_cells", solver->fluid_cells()).add("tau", sc.tau).add("viscosity", sc.viscosity())
       .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps).add("wall_time_s", res.wall_seconds)
       .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)

@@ -65,6 +65,12 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
   if (cfg.storage == StorageKind::FP16 && cfg.precision != Precision::FP32)
     throw std::invalid_argument("make_solver: FP16 storage needs FP32 arithmetic");
+  if (cfg.nx < 1 || cfg.ny < 1 || cfg.nz < 1 || (cfg.lattice == LatticeKind::D2Q9 && cfg.nz != 1))
+    throw std::invalid_argument("make_solver: bad box size (D2Q9 needs nz = 1)");
+  for (int a = 0; a < 3; ++a)
+    if ((cfg.faces[2 * a].type == FaceType::Periodic) != (cfg.faces[2 * a + 1].type == FaceType::Periodic))
+      throw std::invalid_argument("make_solver: periodic faces come in pairs");
+  if (!(cfg.tau > 0.5)) throw std::invalid_argument("make_solver: tau must be > 0.5");
   switch (cfg.lattice) {
     case LatticeKind::D2Q9: return Impl::make_solver_d2q9(cfg);
     case LatticeKind::D3Q19: return Impl::make_solver_d3q19(cfg);

@@ -92,7 +92,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_face_type", {"boundary.x_min=\"slip\""}, {"boundary.x_min", "'slip' is not one of"}},
         BadCase{"nz_in_2d", {"domain.nz=4"}, {"domain.nz", "must be 1"}},
         BadCase{"vector_length", {"physics.force=[1.0]"}, {"physics.force", "expected an array of 2 numbers"}},
-        BadCase{"bad_override", {"nonsense"}, {"expected key=value"}}),
+        BadCase{"bad_override", {"nonsense"}, {"expected key=value"}},
+        BadCase{"z_component_in_2d", {"physics.force=[1e-5, 0.0, 1e-4]"}, {"physics.force", "third component must be 0"}},
+        BadCase{"nz_missing_in_3d", {"model.lattice=D3Q19"}, {"domain.nz", "missing"}},
+        BadCase{"too_many_cells", {"model.lattice=D3Q19", "domain.nx=2048", "domain.ny=2048", "domain.nz=2048"},
+                {"domain.nx", "at most 2^32"}},
+        BadCase{"fp16_density", {"model.precision=fp32", "model.storage=fp16", "initial.density=2.0"},
+                {"initial.density", "within 1 +- 0.2"}},
+        BadCase{"fp16_needs_fp32", {"model.storage=fp16"}, {"model.storage", "fp32"}},
+        BadCase{"name_with_slash", {"run.name=\"a/b\""}, {"run.name", "file name"}},
+        BadCase{"magic_without_trt", {"model.trt_magic=0.25"}, {"model.trt_magic", "only collision"}},
+        BadCase{"density_on_wall", {"boundary.x_min={type=\"wall\", density=1.0}"}, {"boundary.x_min.density", "only"}},
+        BadCase{"mach_names_source", {"physics.reynolds=1000", "boundary.y_max={type=\"moving_wall\", velocity=[0.35, 0.0]}"},
+                {"boundary.y_max.velocity", "Mach"}}),
     [](const auto& i) { return std::string(i.param.what); });
 
 TEST(Deck, SyntaxErrorNamesLineAndColumn) {

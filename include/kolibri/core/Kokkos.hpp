@@ -30,10 +30,15 @@ using Kokkos::Experimental::fabs;
 using Kokkos::Experimental::sqrt;
 #endif
 
-/// \brief True for finite values; NaN and +-inf give false (x - x is NaN for both).
+/// \brief True for finite values; NaN and +-inf give false.
+#if KOKKOS_VERSION >= 40000
+using Kokkos::isfinite;
+#else
+using Kokkos::Experimental::isfinite;
+#endif
 template <class T>
 KOKKOS_INLINE_FUNCTION bool is_finite(T x) {
-  return (x - x) == T(0);
+  return isfinite(x);
 }
 }  // namespace math
 

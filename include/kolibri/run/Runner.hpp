@@ -19,6 +19,7 @@ enum ExitCode : int {
   kExitDeck = 2,       ///< invalid deck
   kExitDiverged = 3,   ///< NaN / blow-up detected
   kExitIo = 4,         ///< output could not be written
+  kExitResource = 5,   ///< the case could not be set up (e.g. device memory exhausted)
 };
 
 /// \brief Result of a run, as written to summary.json.

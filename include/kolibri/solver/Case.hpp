@@ -98,6 +98,7 @@ struct Case {
   std::vector<Probe> probes;
   double reynolds = 0.0;   ///< derived or given; 0 when not defined
   double u_char = 0.0;     ///< characteristic lattice velocity
+  double u_max = 0.0;      ///< fastest wall, inlet, initial or characteristic velocity
   double l_char = 0.0;     ///< characteristic length in cells
 };
 

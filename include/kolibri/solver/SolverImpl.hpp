@@ -140,6 +140,8 @@ class SolverImpl final : public Solver {
   void initialize(const std::vector<double>& rho,
                   const std::vector<std::array<double, 3>>& u) override {
     const Index n = m_cfg.cells();
+    if (Index(rho.size()) != n || Index(u.size()) != n)
+      throw std::invalid_argument("initialize: expected " + std::to_string(n) + " values per field");
     Kokkos::View<double*, MemSpace> d_rho("kolibri::rho_init", n);
     Kokkos::View<double* [3], MemSpace> d_u("kolibri::u_init", n);
     auto h_rho = Kokkos::create_mirror_view(d_rho);
@@ -202,6 +204,7 @@ class SolverImpl final : public Solver {
         },
         Kokkos::Min<Index>(bad));
     d.first_bad = bad < n ? bad : -1;
+    if (m_fluid_cells == 0) d.max_speed = 0.0;  // the Max reducer's identity otherwise
     return d;
   }
 

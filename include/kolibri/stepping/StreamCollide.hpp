@@ -142,9 +142,12 @@ struct Boundary {
 
   /// Scatter with boundaries (in-place scheme): the post-collision fs[q] goes to the downwind
   /// cell as its arriving population q, `arrive(m, q, value)`, or is reflected back into this
-  /// cell as arriving population opposite(q).
+  /// cell as arriving population opposite(q). Reflections and the outlet velocity use `fr`, the
+  /// post-collision values as the storage holds them (= fs unless the storage rounds, e.g. FP16),
+  /// which is what the two-array scheme reflects one step later.
   template <class Arriving>
-  KOKKOS_INLINE_FUNCTION void push(const Index n, const R (&fs)[L::Q], const Arriving& arrive) const {
+  KOKKOS_INLINE_FUNCTION void push(const Index n, const R (&fs)[L::Q], const R (&fr)[L::Q],
+                                   const Arriving& arrive) const {
     const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
     R u[3] = {R(0), R(0), R(0)};
     bool have_u = false;
@@ -156,10 +159,10 @@ struct Boundary {
         continue;
       }
       if (is_outlet(face) && !have_u) {
-        velocity(fs, u);
+        velocity(fr, u);
         have_u = true;
       }
-      arrive(n, L::opposite(q), reflect(L::opposite(q), face, fs[q], u));
+      arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u));
     }
   }
 };
@@ -327,7 +330,9 @@ struct InPlaceStep {
       bc.pull(n, f, Departing{a, idx});
     }
     collide(f, bc.force);
-    bc.push(n, f, Arriving{a, idx});
+    R fr[L::Q];  // as stored: a no-op for native storage
+    for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+    bc.push(n, f, fr, Arriving{a, idx});
   }
 };
 
