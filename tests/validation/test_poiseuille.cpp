@@ -7,27 +7,14 @@
 
 #include <cmath>
 
+#include "Flows.hpp"
 #include "Helpers.hpp"
 
 namespace {
 using namespace kolibri;
 
-/// Relative L2 error of the plate profile u(y) = F/(2 nu) y (H - y), walls half a cell outside.
 double plates_error(LatticeKind lat, CollisionKind col, int H, double tau, double umax) {
-  auto c = test::plates(lat, H, tau, col);
-  const double nu = c.viscosity();
-  const double F = 8.0 * nu * umax / (H * double(H));
-  c.force = {F, 0, 0};
-  auto s = make_solver(c);
-  s->step(std::int64_t(std::ceil(3.5 * H * H / nu)));  // slowest mode decays by e^-34
-  const auto f = s->macroscopic();
-  double num = 0, den = 0;
-  for (int y = 0; y < H; ++y) {
-    const double Y = y + 0.5, exact = F / (2 * nu) * Y * (H - Y);
-    const double diff = f.u[f.index(0, y, 0)][0] - exact;
-    num += diff * diff, den += exact * exact;
-  }
-  return std::sqrt(num / den);
+  return test::plates_error(test::plates(lat, H, tau, col), umax);
 }
 
 class PlatesConvergence : public ::testing::TestWithParam<LatticeKind> {};
