@@ -6,10 +6,47 @@
 
 --extra takes JSON files of other codes with the same case fields ({"code": ..., "device": ...,
 "cases": [{"lattice", "collision", "precision", "storage", "n", "mlups"}]}).
+
+--predict adds rows for GPUs without a measurement (AMD MI250X, one GCD; MI300X), marked as
+predictions: each measured case scaled by the ratio of datasheet memory bandwidths, i.e. assuming
+the same fraction of peak bandwidth as on the measured GPU. A roofline estimate, not a result.
 """
 import argparse
 import json
 import sys
+
+
+# Datasheet peak memory bandwidth, GB/s (read + write), by device name.
+PEAK_GBS = {
+    "H100 80GB HBM3": 3350.0,  # H100 SXM5
+    "H200": 4800.0,
+    "MI250X GCD": 1638.4,      # 3276.8 GB/s per MI250X module, two GCDs
+    "MI300X": 5300.0,
+}
+
+
+def peak_of(device):
+    for k, v in PEAK_GBS.items():
+        if k in device:
+            return v
+    return None
+
+
+def predictions(rows):
+    out = []
+    for r in rows:
+        if r["code"] != "kolibri" or "prediction" in r["device"]:
+            continue
+        peak = peak_of(r["device"])
+        if not peak:
+            continue
+        for target in ("MI250X GCD", "MI300X"):
+            p = dict(r)
+            p["device"] = f"{target} (prediction from {r['device']})"
+            p["mlups"] = r["mlups"] * PEAK_GBS[target] / peak
+            p["frac"] = None
+            out.append(p)
+    return out
 
 
 def load(path):
@@ -40,8 +77,11 @@ def main():
     ap.add_argument("files", nargs="+")
     ap.add_argument("--extra", nargs="*", default=[])
     ap.add_argument("--png", help="bar chart of MLUPS per case and device")
+    ap.add_argument("--predict", action="store_true", help="add roofline predictions for MI250X (one GCD) and MI300X")
     a = ap.parse_args()
     rows = [r for f in a.files + a.extra for r in load(f)]
+    if a.predict:
+        rows += predictions(rows)
     if not rows:
         sys.exit("compare.py: no cases")
     hdr = "| code | device | lattice | collision | arith/storage | streaming | n | MLUPS | B/update | of copy | B/cell |"
