@@ -12,7 +12,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build pkg-config
   libtrilinos-kokkos-dev libcli11-dev libtomlplusplus-dev
   libhdf5-openmpi-dev libopenmpi-dev openmpi-bin hdf5-tools
-  libgtest-dev libbenchmark-dev
+  libgtest-dev
   python3 python3-numpy python3-matplotlib python3-h5py)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -93,7 +93,7 @@ int do_bench(void* p) {
 
 int do_info(void*) {
   const auto b = kolibri::backend_info();
-  std::cout << "kolibri 0.1.0\n"
+  std::cout << "kolibri " << b.version << "\n"
             << "  Kokkos          " << b.kokkos_version << "\n"
             << "  execution space " << b.execution_space << "\n"
             << "  device          " << b.device << " (" << b.vendor << ")\n"

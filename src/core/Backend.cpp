@@ -35,6 +35,7 @@ BackendInfo backend_info() {
   const int v = KOKKOS_VERSION;
   b.kokkos_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
                      std::to_string(v % 100);
+  b.version = KOLIBRI_VERSION;
   b.execution_space = ExecSpace::name();
   b.concurrency = ExecSpace().concurrency();
   b.device = cpu_model();

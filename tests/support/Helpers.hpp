@@ -28,8 +28,6 @@ inline SolverConfig plates(LatticeKind lat, int ny, double tau, CollisionKind co
   return c;
 }
 
-inline const char* lattice_name(LatticeKind k) { return to_string(k); }
-
 /// The observed order of convergence between errors e1 and e2 at resolutions n1 < n2 (cells).
 inline double order(double e1, double e2, double n1, double n2) {
   return std::log(e1 / e2) / std::log(n2 / n1);

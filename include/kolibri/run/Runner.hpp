@@ -38,6 +38,7 @@ RunResult run_case(const Case& c, std::ostream& log);
 
 /// \brief Backend facts for `kolibri info` and summaries.
 struct BackendInfo {
+  std::string version;  ///< kolibri's own version
   std::string kokkos_version;
   std::string execution_space;
   std::string device;    ///< GPU name, or the host's CPU model
