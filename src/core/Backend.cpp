@@ -35,7 +35,8 @@ BackendInfo backend_info() {
   const int v = KOKKOS_VERSION;
   b.kokkos_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
                      std::to_string(v % 100);
-  b.version = KOLIBRI_VERSION;
+  b.version = std::to_string(KOLIBRI_VERSION_MAJOR) + "." + std::to_string(KOLIBRI_VERSION_MINOR) + "." +
+              std::to_string(KOLIBRI_VERSION_PATCH);
   b.execution_space = ExecSpace::name();
   b.concurrency = ExecSpace().concurrency();
   b.device = cpu_model();

@@ -170,7 +170,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   cases += "\n  ]";
   JsonObject top;
   top.add("tool", "kolibri bench")
-      .add("kolibri_version", KOLIBRI_VERSION)
+      .add("kolibri_version", bi.version)
       .add("date", date)
       .add("label", o.label)
       .add("device", bi.device)

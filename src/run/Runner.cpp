@@ -248,7 +248,7 @@ RunResult run_case(const Case& c, std::ostream& log) {
   if (res.exit_code == kExitOk) write_output(step, true);
 
   JsonObject js;
-  js.add("kolibri_version", KOLIBRI_VERSION).add("date", now_iso()).add("deck", c.source).add("name", rc.name)
+  js.add("kolibri_version", bi.version).add("date", now_iso()).add("deck", c.source).add("name", rc.name)
       .add("status", res.exit_code == kExitOk ? "completed" : "diverged")
       .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
       .add("precision", to_string(sc.precision)).add("storage", to_string(sc.storage))
