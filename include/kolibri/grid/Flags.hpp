@@ -17,6 +17,36 @@ inline constexpr Flag kSolid = 1;
 /// Fluid cell next to a solid or the box edge: the kernel resolves its boundaries per direction.
 inline constexpr Flag kBoundaryFluid = 2;
 
+/// \brief Which face a population crossing several faces (edges, corners) takes its condition
+/// from: walls first, so a lid or an inlet never leaks through a corner.
+KOKKOS_INLINE_FUNCTION int face_priority(int type) {
+  switch (static_cast<FaceType>(type)) {
+    case FaceType::Wall: return 0;
+    case FaceType::MovingWall: return 1;
+    case FaceType::VelocityInlet: return 2;
+    case FaceType::PressureOutlet: return 3;
+    default: return 4;
+  }
+}
+
+/// \brief The cell reached from (x, y, z) by sign * c_q in a box of `size` whose faces have the
+/// types `type` (FaceType as int, x_min ... z_max): its linear index, with periodic wrap, or -1
+/// when the move leaves the box through a non-periodic face, with `face` set to the face whose
+/// condition applies. The one rule the flags (host) and the boundary kernels (device) share.
+template <class L>
+KOKKOS_INLINE_FUNCTION Index neighbour_cell(const int (&type)[6], const int (&size)[3], int x, int y,
+                                            int z, int q, int sign, int& face) {
+  int s[3] = {x + sign * L::c(q, 0), y + sign * L::c(q, 1), z + sign * L::c(q, 2)};
+  face = -1;
+  for (int d = 0; d < 3; ++d) {
+    const int crossed = s[d] < 0 ? 2 * d : (s[d] >= size[d] ? 2 * d + 1 : -1);
+    if (crossed < 0) continue;
+    if (type[2 * d] == static_cast<int>(FaceType::Periodic)) s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
+    else if (face < 0 || face_priority(type[crossed]) < face_priority(type[face])) face = crossed;
+  }
+  return face >= 0 ? Index(-1) : s[0] + Index(size[0]) * (s[1] + Index(size[1]) * s[2]);
+}
+
 /// \brief True where the obstacle covers the centre of cell (x, y, z).
 bool covers(const Obstacle& o, int x, int y, int z);
 
@@ -36,9 +66,12 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
       for (int x = 0; x < n[0]; ++x)
         for (const auto& o : cfg.obstacles)
           if (covers(o, x, y, z)) at(x, y, z) = kSolid;
-  const bool open[6] = {cfg.faces[0].type != FaceType::Periodic, cfg.faces[1].type != FaceType::Periodic,
-                         cfg.faces[2].type != FaceType::Periodic, cfg.faces[3].type != FaceType::Periodic,
-                         cfg.faces[4].type != FaceType::Periodic, cfg.faces[5].type != FaceType::Periodic};
+  int type[6];
+  bool open[6];
+  for (int f = 0; f < 6; ++f) {
+    type[f] = static_cast<int>(cfg.faces[std::size_t(f)].type);
+    open[f] = cfg.faces[std::size_t(f)].type != FaceType::Periodic;
+  }
   for (int z = 0; z < n[2]; ++z)
     for (int y = 0; y < n[1]; ++y)
       for (int x = 0; x < n[0]; ++x) {
@@ -49,14 +82,9 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
                           (y == n[1] - 1 && open[3]) || (z == 0 && open[4]) || (z == n[2] - 1 && open[5]);
         if (cfg.obstacles.empty() && !edge) continue;
         for (int q = 1; q < L::Q; ++q) {
-          int s[3] = {x - L::c(q, 0), y - L::c(q, 1), z - L::c(q, 2)};
-          bool boundary = false;
-          for (int d = 0; d < 3; ++d) {
-            if (s[d] >= 0 && s[d] < n[d]) continue;
-            if (cfg.faces[std::size_t(2 * d)].type != FaceType::Periodic) boundary = true;
-            s[d] = (s[d] + n[d]) % n[d];
-          }
-          if (boundary || at(s[0], s[1], s[2]) == kSolid) {
+          int face;
+          const Index m = neighbour_cell<L>(type, n, x, y, z, q, -1, face);
+          if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) {
             at(x, y, z) = kBoundaryFluid;
             break;
           }

@@ -76,28 +76,18 @@ class SolverImpl final : public Solver {
     }
   }
 
-  /// Equilibrium of one density and velocity everywhere, built on the device (no per-cell
-  /// temporaries, so the largest boxes fit).
+  /// Equilibrium of one density and velocity everywhere (fields of extent 1, so the largest boxes
+  /// need no per-cell temporaries).
   void initialize_uniform(double rho0, const std::array<double, 3>& u0) {
-    const auto f = m_f[m_cur];
-    const auto idx = m_idx;
-    const bool opp = m_in_place;  // post-collision population q in slot opposite(q)
-    m_arriving = false;
-    const R r = R(rho0);
-    R v[3];
-    for (int d = 0; d < 3; ++d) v[d] = R(u0[d]) + R(0.5) * m_force[d] / r;
-    const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    R feq[L::Q];
-    for (int q = 0; q < L::Q; ++q) feq[q] = equilibrium<L>(q, r, v, usq);
-    Kokkos::Array<V, L::Q> values;
-    for (int q = 0; q < L::Q; ++q) values[q] = S::template store<L>(feq[q], q);
-    Kokkos::parallel_for(
-        "kolibri::init_uniform",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
-        KOKKOS_LAMBDA(const Index n) {
-          for (int q = 0; q < L::Q; ++q) f(idx(n, opp ? L::opposite(q) : q)) = values[q];
-        });
-    Kokkos::fence();
+    Kokkos::View<double*, MemSpace> d_rho("kolibri::rho_init", 1);
+    Kokkos::View<double* [3], MemSpace> d_u("kolibri::u_init", 1);
+    auto h_rho = Kokkos::create_mirror_view(d_rho);
+    auto h_u = Kokkos::create_mirror_view(d_u);
+    h_rho(0) = rho0;
+    for (int d = 0; d < 3; ++d) h_u(0, d) = u0[d];
+    Kokkos::deep_copy(d_rho, h_rho);
+    Kokkos::deep_copy(d_u, h_u);
+    set_equilibrium(d_rho, d_u);
   }
 
   void step(std::int64_t nsteps) override {
@@ -152,11 +142,7 @@ class SolverImpl final : public Solver {
     }
     Kokkos::deep_copy(d_rho, h_rho);
     Kokkos::deep_copy(d_u, h_u);
-    m_arriving = false;
-    InitEquilibrium<L, S> init{m_f[m_cur], d_rho, d_u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
-    Kokkos::parallel_for("kolibri::init_equilibrium",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
-    Kokkos::fence();
+    set_equilibrium(d_rho, d_u);
   }
 
   MacroFields macroscopic() const override { return gather({}); }
@@ -178,7 +164,9 @@ class SolverImpl final : public Solver {
         "kolibri::diag_mass", Policy(0, n),
         KOKKOS_LAMBDA(const Index i, double& m) {
           if (flags(i) == kSolid) return;
-          for (int q = 0; q < L::Q; ++q) m += double(S::template load<L>(f(idx(i, q)), q));
+          double r, u[3];
+          cell_moments<L, S>(f, idx, i, force, r, u, layout);
+          m += r;
         },
         d.mass);
     Kokkos::parallel_reduce(
@@ -229,6 +217,16 @@ class SolverImpl final : public Solver {
   }
 
  private:
+  /// The equilibrium of the given fields (extent cells, or 1 for a uniform state) as the stored
+  /// post-collision state.
+  void set_equilibrium(Kokkos::View<const double*, MemSpace> rho, Kokkos::View<const double* [3], MemSpace> u) {
+    m_arriving = false;
+    const InitEquilibrium<L, S> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
+    Kokkos::parallel_for("kolibri::init_equilibrium",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
+    Kokkos::fence();
+  }
+
   Boundary<L, R> rules() const {
     return {m_flags, m_cfg.nx, m_cfg.ny, m_cfg.nz, DeviceFaces<R>::from(m_cfg.faces),
             {m_force[0], m_force[1], m_force[2]}};

@@ -36,22 +36,8 @@ struct DeviceFaces {
     }
     return d;
   }
-  KOKKOS_INLINE_FUNCTION bool periodic(int axis) const {
-    return type[2 * axis] == static_cast<int>(FaceType::Periodic);
-  }
 };
 
-/// \brief Which face a population crossing several faces (edges, corners) takes its condition
-/// from: walls first, so a lid or an inlet never leaks through a corner.
-KOKKOS_INLINE_FUNCTION int face_priority(int type) {
-  switch (static_cast<FaceType>(type)) {
-    case FaceType::Wall: return 0;
-    case FaceType::MovingWall: return 1;
-    case FaceType::VelocityInlet: return 2;
-    case FaceType::PressureOutlet: return 3;
-    default: return 4;
-  }
-}
 
 /// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the box,
 /// the faces and the body force.
@@ -65,16 +51,8 @@ struct Boundary {
   /// The cell reached from (x, y, z) by sign * c_q, with periodic wrap; -1 when the move leaves the
   /// box through a non-periodic face, with `face` set (walls win at edges and corners).
   KOKKOS_INLINE_FUNCTION Index neighbour(int x, int y, int z, int q, int sign, int& face) const {
-    int s[3] = {x + sign * L::c(q, 0), y + sign * L::c(q, 1), z + sign * L::c(q, 2)};
     const int size[3] = {nx, ny, nz};
-    face = -1;
-    for (int d = 0; d < 3; ++d) {
-      const int crossed = s[d] < 0 ? 2 * d : (s[d] >= size[d] ? 2 * d + 1 : -1);
-      if (crossed < 0) continue;
-      if (faces.periodic(d)) s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
-      else if (face < 0 || face_priority(faces.type[crossed]) < face_priority(faces.type[face])) face = crossed;
-    }
-    return face >= 0 ? Index(-1) : s[0] + Index(nx) * (s[1] + Index(ny) * s[2]);
+    return neighbour_cell<L>(faces.type, size, x, y, z, q, sign, face);
   }
 
   /// The population arriving at a cell in direction q from a face (`face` >= 0) or a solid cell
@@ -393,6 +371,7 @@ struct Macroscopic {
 
 /// \brief Equilibrium initialisation from rho and u as a post-collision state (slot q, or
 /// opposite(q) in place); the stored momentum is rho u + F/2, which Macroscopic maps back to u.
+/// Fields of extent 1 give every cell the same state (no per-cell temporaries for large boxes).
 template <class L, class S>
 struct InitEquilibrium {
   using R = typename S::real;
@@ -404,9 +383,10 @@ struct InitEquilibrium {
   bool opposite_slots;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
-    const R r = R(rho(n));
+    const Index k = rho.extent(0) == 1 ? 0 : n;
+    const R r = R(rho(k));
     R v[3];
-    for (int d = 0; d < 3; ++d) v[d] = R(u(n, d)) + R(0.5) * force[d] / r;
+    for (int d = 0; d < 3; ++d) v[d] = R(u(k, d)) + R(0.5) * force[d] / r;
     const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     for (int q = 0; q < L::Q; ++q)
       f(idx(n, opposite_slots ? L::opposite(q) : q)) = S::template store<L>(equilibrium<L>(q, r, v, usq), q);
