@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Checkpoints of the full solver state in HDF5: one file written by all ranks (parallel
+/// HDF5) or one file per rank, plus a manifest (TOML) with the step, the deck, the solver
+/// signature and a checksum per rank piece. Written under `path.tmp` and renamed when complete;
+/// verified on load; readable on any rank count (each rank reads the pieces its box overlaps).
+#pragma once
+
+#include <kolibri/parallel/Comm.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief A checkpoint that cannot be used: the message names the file and the defect.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief What the manifest holds besides the pieces.
+struct CheckpointInfo {
+  std::int64_t step = 0;
+  std::string kolibri_version;
+  std::string created;          ///< ISO 8601 UTC
+  std::string deck;             ///< deck text as loaded (for the record and for restarts)
+  std::string signature;        ///< canonical solver settings; a restart must match them
+  std::string value_type;       ///< "float64", "float32" or "float16" (raw binary16 bits)
+  int q = 0;                    ///< populations per cell
+  std::array<int, 3> global{0, 0, 0};  ///< nx, ny, nz
+  int phase = 0;                ///< state layout (SolverState::phase)
+  int ranks = 1;                ///< ranks that wrote it
+  std::string format;           ///< "single" (one HDF5 file) or "per-rank"
+  std::vector<Box> boxes;       ///< per writing rank (filled when read)
+  std::vector<std::uint64_t> checksums;  ///< per writing rank (filled when read)
+};
+
+/// \brief Bytes per stored value of a value_type; throws for an unknown name.
+int value_bytes(const std::string& value_type);
+
+/// \brief One rank's share of the state: the raw stored populations of the cells of `box`,
+/// population-major (population q of local cell x + n0 (y + n1 z) at q * box.cells() + that).
+struct StatePiece {
+  Box box;
+  std::vector<std::byte> data;
+};
+
+/// \brief 64-bit checksum of a byte range (FNV-1a over 8-byte words, then the tail).
+std::uint64_t checksum64(const std::byte* data, std::size_t n);
+
+enum class CheckpointLayout { Auto, Single, PerRank };
+
+/// \brief Write every rank's piece to the checkpoint directory `path` (collective). The files go
+/// to `path.tmp/` and the directory is renamed to `path` when every rank is done, replacing
+/// nothing: an existing `path` is an error. Auto: Single with parallel HDF5 and MPI, else
+/// PerRank. Throws OutputError on every rank if any rank failed (the message names the file).
+void write_checkpoint(const Comm& comm, const std::string& path, const CheckpointInfo& info,
+                      const StatePiece& mine, CheckpointLayout layout = CheckpointLayout::Auto);
+
+/// \brief Read and check the manifest of the checkpoint directory `path` (no collective call).
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+/// \brief Fill want.data (resized here) with the state of want.box from the checkpoint, reading
+/// every piece that overlaps it and verifying its checksum. Not collective.
+void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, StatePiece& want);
+
+/// \brief Directory of the checkpoint of `name` at `step` in `dir`: dir/name_ckpt_00001000.
+std::string checkpoint_path(const std::string& dir, const std::string& name, std::int64_t step);
+
+/// \brief Complete checkpoints (with a manifest) of `name` in `dir`, oldest first.
+std::vector<std::string> list_checkpoints(const std::string& dir, const std::string& name);
+
+/// \brief Remove all but the newest `keep` complete checkpoints of `name` in `dir`, and stale
+/// `.tmp` directories of this name (a run killed while writing). Returns the removed paths.
+std::vector<std::string> prune_checkpoints(const std::string& dir, const std::string& name, int keep);
+
+}  // namespace kolibri

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The ranks of a run: a thin wrapper over MPI_COMM_WORLD (or one rank without MPI), so
+/// no header outside src/parallel includes mpi.h. Every call here is collective unless noted.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief An axis-aligned box of cells in global coordinates: cells lo .. lo + n - 1.
+struct Box {
+  std::array<int, 3> lo{0, 0, 0};
+  std::array<int, 3> n{0, 0, 0};
+  std::int64_t cells() const { return std::int64_t(n[0]) * n[1] * n[2]; }
+  bool contains(int x, int y, int z) const {
+    return x >= lo[0] && x < lo[0] + n[0] && y >= lo[1] && y < lo[1] + n[1] && z >= lo[2] && z < lo[2] + n[2];
+  }
+  /// The overlap with another box (n = 0 in some axis when they do not overlap).
+  Box intersect(const Box& o) const {
+    Box r;
+    for (int d = 0; d < 3; ++d) {
+      r.lo[std::size_t(d)] = lo[std::size_t(d)] > o.lo[std::size_t(d)] ? lo[std::size_t(d)] : o.lo[std::size_t(d)];
+      const int a = lo[std::size_t(d)] + n[std::size_t(d)], b = o.lo[std::size_t(d)] + o.n[std::size_t(d)];
+      const int hi = a < b ? a : b;
+      r.n[std::size_t(d)] = hi > r.lo[std::size_t(d)] ? hi - r.lo[std::size_t(d)] : 0;
+    }
+    return r;
+  }
+  bool operator==(const Box&) const = default;
+};
+
+class Comm {
+ public:
+  /// All ranks of the run (MPI_COMM_WORLD), or a single rank when built without MPI or when MPI
+  /// was not initialised (library use from tests).
+  static const Comm& world();
+
+  int rank() const { return m_rank; }
+  int size() const { return m_size; }
+  bool root() const { return m_rank == 0; }
+  /// True when MPI is initialised and usable.
+  bool mpi() const { return m_mpi; }
+  /// The MPI_Comm handle as an opaque pointer (points to an MPI_Comm), or nullptr without MPI.
+  const void* native() const { return m_native; }
+
+  void barrier() const;
+  double sum(double v) const;
+  double max(double v) const;
+  std::int64_t sum(std::int64_t v) const;
+  std::int64_t min(std::int64_t v) const;
+  std::int64_t max(std::int64_t v) const;
+  /// Logical or over ranks.
+  bool any(bool v) const { return max(std::int64_t(v)) != 0; }
+  /// Element-wise sum of `v` over ranks, result on every rank.
+  void sum(std::vector<double>& v) const;
+  /// Root's string on every rank.
+  void bcast(std::string& s, int root = 0) const;
+  /// Every rank's bytes, concatenated in rank order, on `root` (empty elsewhere); `counts` gets
+  /// each rank's byte count on `root`.
+  std::vector<std::byte> gather(const std::vector<std::byte>& mine, std::vector<std::int64_t>& counts,
+                                int root = 0) const;
+  /// Every rank's string on every rank.
+  std::vector<std::string> allgather(const std::string& mine) const;
+
+ private:
+  Comm() = default;
+  int m_rank = 0, m_size = 1;
+  bool m_mpi = false;
+  const void* m_native = nullptr;
+};
+
+}  // namespace kolibri
