@@ -55,6 +55,10 @@ std::uint64_t checksum64(const std::byte* data, std::size_t n);
 
 enum class CheckpointLayout { Auto, Single, PerRank };
 
+/// \brief Whether `comm` can write the Single layout: one rank always can (a plain HDF5 file);
+/// several ranks need a parallel HDF5 build and MPI.
+bool checkpoint_single_supported(const Comm& comm);
+
 /// \brief Write every rank's piece to the checkpoint directory `path` (collective). The files go
 /// to `path.tmp/` and the directory is renamed to `path` when every rank is done, replacing
 /// nothing: an existing `path` is an error. Auto: Single with parallel HDF5 and MPI, else
