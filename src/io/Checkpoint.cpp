@@ -317,7 +317,7 @@ class Manifest {
 
   const toml::node& need(const toml::table& t, const std::string& key, const std::string& full) const {
     const toml::node* n = t.get(key);
-    if (!n) fail(full, &t, "missing");
+    if (!n) fail(full, &t == &m_root ? nullptr : &t, "missing");  // a [[piece]]: its line
     return *n;
   }
   std::int64_t integer(const toml::table& t, const std::string& key, const std::string& full, std::int64_t lo,
@@ -462,6 +462,7 @@ std::uint64_t checksum64(const std::byte* data, std::size_t n) {
       for (std::size_t k = 0; k < 8; ++k) w |= std::uint64_t(std::to_integer<std::uint8_t>(data[i + k])) << (8 * k);
     }
     h = (h ^ w) * prime;
+    h ^= h >> 32;  // a product carries bits upwards only: without this, flips of bit 63 in two words cancel
   }
   for (; i < n; ++i) h = (h ^ std::to_integer<std::uint8_t>(data[i])) * prime;
   return (h ^ std::uint64_t(n)) * prime;

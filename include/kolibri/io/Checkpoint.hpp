@@ -50,7 +50,8 @@ struct StatePiece {
   std::vector<std::byte> data;
 };
 
-/// \brief 64-bit checksum of a byte range (FNV-1a over 8-byte words, then the tail).
+/// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
+/// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).
 std::uint64_t checksum64(const std::byte* data, std::size_t n);
 
 enum class CheckpointLayout { Auto, Single, PerRank };
