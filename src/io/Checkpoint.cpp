@@ -627,13 +627,11 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   info.created = m.string(root, "created", "created");
   info.step = m.integer(root, "step", "step", 0, INT64_MAX);
   info.value_type = m.string(root, "value_type", "value_type");
-  int vb = 0;
   try {
-    vb = value_bytes(info.value_type);
+    (void)value_bytes(info.value_type);
   } catch (const std::invalid_argument& e) {
     m.fail("value_type", root.get("value_type"), e.what());
   }
-  (void)vb;
   info.q = int(m.integer(root, "q", "q", 1, 1024));
   info.global = m.int3(root, "global", "global", 1);
   info.phase = int(m.integer(root, "phase", "phase", INT32_MIN, INT32_MAX));
