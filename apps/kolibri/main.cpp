@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `kolibri` command: run a deck, check a deck, print the backend.
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
+#include <kolibri/parallel/Comm.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 
@@ -11,21 +15,16 @@
 #include <mpi.h>
 #endif
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace {
 
 int with_runtime(int& argc, char**& argv, int (*body)(void*), void* arg) {
 #if defined(KOLIBRI_HAVE_MPI)
   MPI_Init(&argc, &argv);
-  int ranks = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (ranks > 1) {
-    std::cerr << "kolibri: error: started on " << ranks
-              << " MPI ranks; this version runs on one rank (multi-rank halo exchange is not built yet)\n";
-    MPI_Finalize();
-    return kolibri::kExitUsage;
-  }
 #endif
   int rc;
   {
@@ -41,9 +40,17 @@ int with_runtime(int& argc, char**& argv, int (*body)(void*), void* arg) {
 struct RunArgs {
   std::string deck;
   std::vector<std::string> overrides;
-  std::string progress, output_dir;
+  std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi;
   bool check_only = false;
 };
+
+/// An error on some ranks only would leave the others waiting in a collective: stop them all.
+[[noreturn]] [[maybe_unused]] void abort_all(int code) {
+#if defined(KOLIBRI_HAVE_MPI)
+  MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
 
 struct BenchArgs {
   std::vector<std::string> lattices, collisions, precisions, streamings, sizes;
@@ -109,27 +116,55 @@ int do_info(void*) {
 
 int do_run(void* p) {
   auto& a = *static_cast<RunArgs*>(p);
+  const auto& comm = kolibri::Comm::world();
+  std::ostringstream null_os;
+  std::ostream& err = comm.root() ? std::cerr : null_os;  // the same message on every rank: say it once
   try {
     kolibri::Case c = kolibri::load_deck(a.deck, a.overrides);
     if (!a.progress.empty()) c.run.progress = a.progress;       // checked by CLI11
     if (!a.output_dir.empty()) c.run.output_dir = a.output_dir;  // taken as given, not as TOML
-    for (const auto& w : kolibri::deck_warnings(c)) std::cerr << "kolibri: warning: " << a.deck << ": " << w << "\n";
+    if (!a.gpu_aware_mpi.empty()) c.run.gpu_aware_mpi = a.gpu_aware_mpi;
+    kolibri::RunOptions opts;
+    try {
+      if (!a.grid.empty()) c.run.grid = kolibri::parse_grid(a.grid);
+      if (!a.walltime.empty()) opts.walltime = kolibri::parse_walltime(a.walltime);
+    } catch (const std::invalid_argument& e) {
+      err << "kolibri: error: " << e.what() << "\n";
+      return kolibri::kExitUsage;
+    }
+    for (const auto& w : kolibri::deck_warnings(c)) err << "kolibri: warning: " << a.deck << ": " << w << "\n";
     if (a.check_only) {
-      std::cout << a.deck << ": ok (" << kolibri::to_string(c.solver.lattice) << ", "
-                << c.solver.nx << "x" << c.solver.ny << "x" << c.solver.nz << ", tau " << c.solver.tau
-                << ", " << c.run.steps << " steps)\n";
+      if (comm.root())
+        std::cout << a.deck << ": ok (" << kolibri::to_string(c.solver.lattice) << ", "
+                  << c.solver.nx << "x" << c.solver.ny << "x" << c.solver.nz << ", tau " << c.solver.tau
+                  << ", " << c.run.steps << " steps)\n";
       return 0;
     }
-    const kolibri::RunResult r = kolibri::run_case(c, std::cout);
-    if (r.exit_code != 0) std::cerr << "kolibri: error: " << r.message << "\n";
+    {
+      std::ifstream in(a.deck);
+      std::ostringstream text;
+      text << in.rdbuf();
+      opts.deck_text = text.str();
+      for (const auto& o : a.overrides) opts.deck_text += "\n# --set " + o;
+    }
+    opts.restart = a.restart;
+    const kolibri::RunResult r = kolibri::run_case(c, std::cout, opts);
+    if (r.exit_code != 0 && r.exit_code != kolibri::kExitStopped) err << "kolibri: error: " << r.message << "\n";
     return r.exit_code;
   } catch (const kolibri::DeckError& e) {
-    std::cerr << "kolibri: error: " << e.what() << "\n";
+    err << "kolibri: error: " << e.what() << "\n";
     return kolibri::kExitDeck;
+  } catch (const kolibri::CheckpointError& e) {
+    err << "kolibri: error: " << e.what() << "\n";
+    return kolibri::kExitRestart;
   } catch (const kolibri::OutputError& e) {
-    std::cerr << "kolibri: error: " << e.what() << "\n";
+    err << "kolibri: error: " << e.what() << "\n";
     return kolibri::kExitIo;
-  } catch (const std::exception& e) {  // e.g. device memory exhausted
+  } catch (const std::exception& e) {  // e.g. device memory exhausted, possibly on some ranks only
+    if (comm.size() > 1) {
+      std::cerr << "kolibri: error on rank " << comm.rank() << ": " << e.what() << "\n";
+      abort_all(kolibri::kExitResource);
+    }
     std::cerr << "kolibri: error: " << e.what() << "\n";
     return kolibri::kExitResource;
   }
@@ -147,6 +182,12 @@ int main(int argc, char** argv) {
   run->add_option("--progress", ra.progress, "Progress display: auto, bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_option("--output-dir,-o", ra.output_dir, "Directory for fields, probes and summary.json");
+  run->add_option("--restart", ra.restart, "Continue from a checkpoint directory (or 'latest' in the output directory)");
+  run->add_option("--walltime", ra.walltime,
+                  "Wall-clock limit (seconds, MM:SS, HH:MM:SS or D-HH:MM:SS): checkpoint and stop (exit 6) before it");
+  run->add_option("--grid", ra.grid, "MPI process grid PXxPYxPZ (e.g. 2x2x1) or auto (default: deck, else auto)");
+  run->add_option("--gpu-aware-mpi", ra.gpu_aware_mpi, "Hand device buffers to MPI: auto (ask MPI), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");

@@ -449,7 +449,21 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (rc.log_seconds <= 0) run.fail("log_seconds", "expected a positive number of seconds");
   rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
   rc.write_fields = run.boolean("write_fields").value_or(true);
-  run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress", "write_fields"});
+  rc.checkpoint_every = run.integer("checkpoint_every", 0, 0, std::int64_t(1) << 40);
+  rc.checkpoint_keep = int(run.integer("checkpoint_keep", 2, 1, 1000));
+  run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress", "write_fields",
+              "checkpoint_every", "checkpoint_keep"});
+
+  // [parallel]
+  Section par(file, "parallel", subtable(top, "parallel"));
+  if (auto g = par.vec3<int>("grid", 3)) {
+    for (int d = 0; d < 3; ++d)
+      if ((*g)[std::size_t(d)] < 1) par.fail("grid", "expected three positive rank counts [px, py, pz]");
+    if (dims == 2 && (*g)[2] != 1) par.fail("grid", "a 2D deck is not split in z: the third count must be 1");
+    rc.grid = *g;
+  }
+  rc.gpu_aware_mpi = par.choice("gpu_aware_mpi", "auto", {"auto", "on", "off"});
+  par.finish({"grid", "gpu_aware_mpi"});
 
   // [[probe]]
   if (const toml::node* pn = top.node("probe")) {
@@ -482,7 +496,7 @@ Case parse_deck(const std::string& text, const std::string& file,
     }
   }
 
-  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "probe"});
+  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe"});
   return c;
 }
 

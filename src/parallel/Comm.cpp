@@ -3,10 +3,14 @@
 
 #if defined(KOLIBRI_HAVE_MPI)
 #include <mpi.h>
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
 #endif
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace kolibri {
 
@@ -148,6 +152,40 @@ std::vector<std::string> Comm::allgather(const std::string& mine) const {
   std::size_t off = 0;
   for (auto n : counts) out.push_back(joined.substr(off, std::size_t(n))), off += std::size_t(n);
   return out;
+}
+
+void Comm::start(const std::vector<HaloMessage>& messages, PendingExchange& pending) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  pending.requests.assign(2 * messages.size() * sizeof(MPI_Request), std::byte{0});
+  auto* req = reinterpret_cast<MPI_Request*>(pending.requests.data());
+  int k = 0;
+  for (const auto& m : messages)
+    if (m.recv_bytes > 0) MPI_Irecv(m.recv, int(m.recv_bytes), MPI_BYTE, m.peer, m.recv_tag, g_world, &req[k++]);
+  for (const auto& m : messages)
+    if (m.send_bytes > 0) MPI_Isend(m.send, int(m.send_bytes), MPI_BYTE, m.peer, m.send_tag, g_world, &req[k++]);
+  pending.count = k;
+#else
+  if (!messages.empty()) throw std::logic_error("halo exchange without MPI");
+  pending.count = 0;
+#endif
+}
+
+void Comm::wait(PendingExchange& pending) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  if (pending.count > 0)
+    MPI_Waitall(pending.count, reinterpret_cast<MPI_Request*>(pending.requests.data()), MPI_STATUSES_IGNORE);
+#endif
+  pending.count = 0;
+}
+
+bool Comm::mpi_reports_gpu_support() {
+#if defined(KOLIBRI_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  if (MPIX_Query_cuda_support()) return true;
+#endif
+#if defined(KOLIBRI_HAVE_MPI) && defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+  if (MPIX_Query_rocm_support()) return true;
+#endif
+  return false;
 }
 
 }  // namespace kolibri

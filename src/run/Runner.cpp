@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/core/Kokkos.hpp>
+#include <kolibri/io/Checkpoint.hpp>
+#include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
+#include <kolibri/parallel/Comm.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/run/Runner.hpp>
+#include <kolibri/run/Signals.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <unistd.h>
@@ -15,6 +21,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <type_traits>
 
 namespace kolibri {
 namespace {
@@ -95,8 +102,50 @@ std::string csv_row(std::int64_t step, double rho, const std::array<double, 3>& 
 
 }  // namespace
 
-RunResult run_case(const Case& c, std::ostream& log) {
+namespace {
+/// Run `fn` on rank 0; an exception there becomes an OutputError on every rank.
+template <class F>
+void on_root(const Comm& comm, F&& fn) {
+  std::string err;
+  if (comm.root()) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      err = e.what();
+      if (err.empty()) err = "unknown error";
+    }
+  }
+  if (comm.size() > 1) comm.bcast(err);
+  if (!err.empty()) throw OutputError(err);
+}
+
+/// The first "key=value" of signature a that differs from b.
+std::string first_difference(const std::string& a, const std::string& b) {
+  auto split = [](const std::string& s) {
+    std::map<std::string, std::string> m;
+    std::istringstream is(s);
+    std::string kv;
+    while (std::getline(is, kv, ';'))
+      if (auto eq = kv.find('='); eq != std::string::npos) m[kv.substr(0, eq)] = kv.substr(eq + 1);
+    return m;
+  };
+  const auto ma = split(a), mb = split(b);
+  for (const auto& [k, v] : ma) {
+    auto it = mb.find(k);
+    if (it == mb.end()) return k + " (checkpoint: " + v + ", deck: absent)";
+    if (it->second != v) return k + " (checkpoint: " + v + ", deck: " + it->second + ")";
+  }
+  for (const auto& [k, v] : mb)
+    if (!ma.count(k)) return k + " (checkpoint: absent, deck: " + v + ")";
+  return "";
+}
+}  // namespace
+
+RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts) {
   namespace fs = std::filesystem;
+  const Comm& comm = Comm::world();
+  std::ostream null_stream(nullptr);
+  std::ostream& log = comm.root() ? log_all : null_stream;
   const SolverConfig& sc = c.solver;
   const RunConfig& rc = c.run;
   RunResult res;
@@ -109,11 +158,75 @@ RunResult run_case(const Case& c, std::ostream& log) {
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
 
-  auto solver = make_solver(sc);  // allocates first: nothing is written if the case does not fit
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw OutputError(dir + ": cannot create the output directory (" + ec.message() + ")");
-  {  // files of an earlier run of this case would mix with this one's (and its plots)
+  // Ranks: a Cartesian process grid; device buffers go to MPI only when it says it can take them.
+  Distribution dist;
+  if (comm.size() > 1) {
+    try {
+      dist.dc = Decomposition::make(sc, comm.size(), comm.rank(), rc.grid);
+      for (int r = 0; r < comm.size(); ++r) dist.boxes.push_back(Decomposition::make(sc, comm.size(), r, dist.dc.dims).mine);
+    } catch (const std::invalid_argument& e) {
+      throw DeckError(c.source + ": parallel.grid: " + e.what());
+    }
+    dist.comm = &comm;
+    const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
+    dist.device_buffers = gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" && Comm::mpi_reports_gpu_support()));
+    log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
+        << dist.dc.dims[2] << " grid, halo exchange "
+        << (!gpu ? "from host memory" : dist.dc.dims == std::array<int, 3>{1, 1, 1} ? "none" : dist.device_buffers ? "GPU-aware (device buffers)" : "staged through host buffers")
+        << std::endl;
+  }
+
+  // A restart reads its checkpoint before anything is written or removed.
+  CheckpointInfo restart_info;
+  std::string restart_path;
+  if (!opts.restart.empty()) {
+    restart_path = opts.restart;
+    if (restart_path == "latest") {
+      const auto all = list_checkpoints(dir, rc.name);
+      if (all.empty())
+        throw CheckpointError(dir + ": no complete checkpoint of '" + rc.name + "' to restart from (--restart latest)");
+      restart_path = all.back();
+    }
+    restart_info = read_checkpoint_info(restart_path);
+    const std::string diff = first_difference(restart_info.signature, solver_signature(sc));
+    if (!diff.empty())
+      throw CheckpointError(restart_path + ": written for another set-up; the deck differs in " + diff +
+                            ". A restart continues the same case (only [run] keys may change).");
+    if (restart_info.step > rc.steps)
+      throw CheckpointError(restart_path + ": at step " + std::to_string(restart_info.step) + ", beyond run.steps = " +
+                            std::to_string(rc.steps) + ": raise run.steps to continue");
+  }
+
+  auto solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
+  if (!restart_path.empty()) {
+    if (restart_info.value_type != solver->value_type() || restart_info.q != solver->populations_per_cell())
+      throw CheckpointError(restart_path + ": holds " + restart_info.value_type + " values, this set-up stores " +
+                            solver->value_type());
+    StatePiece mine;
+    int phase = 0;
+    mine.box = solver->state(phase).box;
+    std::string err;  // every rank reads its own pieces: agree on the outcome
+    try {
+      read_checkpoint_state(restart_path, restart_info, mine);
+    } catch (const CheckpointError& e) {
+      err = e.what();
+    }
+    for (const auto& e : comm.allgather(err))
+      if (!e.empty()) throw CheckpointError(e);
+    solver->load_state(mine, restart_info.phase);
+    solver->set_steps_done(restart_info.step);
+    log << "kolibri: restarted from " << restart_path << " at step " << restart_info.step << " (written by "
+        << restart_info.ranks << (restart_info.ranks == 1 ? " rank" : " ranks") << ", " << restart_info.created << ")"
+        << std::endl;
+  }
+  const std::int64_t first_step = restart_path.empty() ? 0 : restart_info.step;
+
+  on_root(comm, [&] {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw OutputError(dir + ": cannot create the output directory (" + ec.message() + ")");
+    if (!restart_path.empty()) return;  // a restart continues the files of its run
+    // files of an earlier run of this case would mix with this one's (and its plots)
     int removed = 0;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string f = e.path().filename().string();
@@ -123,8 +236,10 @@ RunResult run_case(const Case& c, std::ostream& log) {
         ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
+    const auto old = prune_checkpoints(dir, rc.name, 0);
+    removed += int(old.size());
     if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
-  }
+  });
   const Diagnostics d0 = solver->diagnostics();
   const double mass0 = d0.mass;
   const double fluid = double(solver->fluid_cells());
@@ -134,14 +249,24 @@ RunResult run_case(const Case& c, std::ostream& log) {
   std::vector<std::ofstream> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   auto lin = [&](int x, int y, int z) { return x + std::int64_t(sc.nx) * (y + std::int64_t(sc.ny) * z); };
-  for (const auto& p : c.probes) {
-    if (p.kind != Probe::Kind::Point) continue;
-    point_cells.push_back(lin(p.position[0], p.position[1], p.position[2]));
-    const std::string path = dir + "/probe_" + p.name + ".csv";
-    point_files.emplace_back(path, std::ios::trunc);
-    if (!point_files.back()) throw OutputError(path + ": cannot write the probe file");
-    point_files.back() << "step,rho,ux,uy,uz\n";
-  }
+  for (const auto& p : c.probes)
+    if (p.kind == Probe::Kind::Point) point_cells.push_back(lin(p.position[0], p.position[1], p.position[2]));
+  on_root(comm, [&] {
+    for (const auto& p : c.probes) {
+      if (p.kind != Probe::Kind::Point) continue;
+      const std::string path = dir + "/probe_" + p.name + ".csv";
+      std::string kept = "step,rho,ux,uy,uz\n";
+      if (!restart_path.empty()) {  // keep the rows up to the restart step
+        std::ifstream in(path);
+        std::string line;
+        for (bool header = true; std::getline(in, line); header = false)
+          if (!header && !line.empty() && std::stoll(line.substr(0, line.find(','))) < first_step) kept += line + "\n";
+      }
+      point_files.emplace_back(path, std::ios::trunc);
+      if (!point_files.back()) throw OutputError(path + ": cannot write the probe file");
+      point_files.back() << kept;
+    }
+  });
   auto sample_points = [&](std::int64_t step, bool force) {
     std::vector<std::int64_t> cells;
     std::vector<std::size_t> which;
@@ -154,10 +279,12 @@ RunResult run_case(const Case& c, std::ostream& log) {
     }
     if (cells.empty()) return;
     const MacroFields m = solver->sample(cells);
-    for (std::size_t i = 0; i < which.size(); ++i) {
-      point_files[which[i]] << csv_row(step, m.rho[i], m.u[i]) << std::flush;
-      if (!point_files[which[i]]) throw OutputError(dir + "/probe_*.csv: write failed (disk full?)");
-    }
+    on_root(comm, [&] {
+      for (std::size_t i = 0; i < which.size(); ++i) {
+        point_files[which[i]] << csv_row(step, m.rho[i], m.u[i]) << std::flush;
+        if (!point_files[which[i]]) throw OutputError(dir + "/probe_*.csv: write failed (disk full?)");
+      }
+    });
   };
   auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
     for (const auto& p : c.probes) {
@@ -178,37 +305,86 @@ RunResult run_case(const Case& c, std::ostream& log) {
     }
   };
   std::vector<std::pair<std::int64_t, std::string>> outputs;
+  auto field_file = [&](std::int64_t step) {
+    char name[64];
+    std::snprintf(name, sizeof name, "_%08lld", (long long)step);
+    return rc.name + name;
+  };
+  if (!restart_path.empty() && rc.output_every > 0)  // the series so far, for the XDMF
+    for (std::int64_t s = 0; s <= first_step; s += rc.output_every)
+      if (fs::exists(dir + "/" + field_file(s) + ".h5")) outputs.emplace_back(s, field_file(s) + ".h5");
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
-    const MacroFields f = solver->macroscopic();
-    if (rc.write_fields) {
-      char name[64];
-      std::snprintf(name, sizeof name, "_%08lld", (long long)step);
-      const std::string file = rc.name + name + tag + ".h5";
-      write_fields_hdf5(dir + "/" + file, f, step);
-      if (tag.empty()) outputs.emplace_back(step, file);
-      write_file_atomic(dir + "/" + rc.name + ".xdmf", xdmf_series(outputs, sc.nx, sc.ny, sc.nz));
+    const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
+    on_root(comm, [&] {
+      if (rc.write_fields) {
+        const std::string file = field_file(step) + tag + ".h5";
+        write_fields_hdf5(dir + "/" + file, f, step);
+        if (tag.empty()) outputs.emplace_back(step, file);
+        write_file_atomic(dir + "/" + rc.name + ".xdmf", xdmf_series(outputs, sc.nx, sc.ny, sc.nz));
+      }
+      write_lines(f, step, final);
+    });
+  };
+
+  // Checkpoints: the full state, every checkpoint_every steps and when stopped early.
+  double ckpt_seconds = -1.0;  // duration of the last checkpoint write
+  auto write_ckpt = [&](std::int64_t step) {
+    const auto t0 = Clock::now();
+    const std::string path = checkpoint_path(dir, rc.name, step);
+    bool exists = false;
+    if (comm.root()) exists = fs::exists(path + "/manifest.toml");
+    exists = comm.any(exists);
+    if (exists) {  // the same state (e.g. stopped right after a restart from it)
+      res.checkpoint = path;
+      return;
     }
-    write_lines(f, step, final);
+    CheckpointInfo info;
+    info.step = step;
+    info.kolibri_version = bi.version;
+    info.created = now_iso();
+    info.deck = opts.deck_text;
+    info.signature = solver_signature(sc);
+    info.value_type = solver->value_type();
+    info.q = solver->populations_per_cell();
+    info.global = {sc.nx, sc.ny, sc.nz};
+    info.ranks = comm.size();
+    const StatePiece mine = solver->state(info.phase);
+    write_checkpoint(comm, path, info, mine);
+    on_root(comm, [&] {
+      for (const auto& old : prune_checkpoints(dir, rc.name, rc.checkpoint_keep))
+        log << "kolibri: removed the older checkpoint " << old << "\n";
+    });
+    ckpt_seconds = comm.max(seconds_since(t0));
+    res.checkpoint = path;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (%.2f s)", ckpt_seconds);
+    log << "kolibri: checkpoint at step " << step << ": " << path << buf << std::endl;
   };
 
   Progress progress(rc, log);
-  sample_points(0, true);
-  if (rc.output_every > 0) write_output(0, false);
+  sample_points(first_step, restart_path.empty());  // a restart samples only the probes due now
+  if (rc.output_every > 0 && restart_path.empty()) write_output(0, false);
 
+  install_stop_signals();
+  struct Restore {
+    ~Restore() { restore_stop_signals(); }
+  } restore;
   const auto t_start = Clock::now();
   double t_step = 0.0;
-  std::int64_t step = 0, chunk = 1;
+  std::int64_t step = first_step, chunk = 1;
   Diagnostics d = d0;
+  std::string stop_reason;
   auto next_multiple = [](std::int64_t s, std::int64_t every) { return every > 0 ? (s / every + 1) * every : INT64_MAX; };
   while (step < rc.steps) {
     std::int64_t target = std::min(rc.steps, step + chunk);
     target = std::min(target, next_multiple(step, rc.output_every));
     target = std::min(target, next_multiple(step, rc.log_every));
+    target = std::min(target, next_multiple(step, rc.checkpoint_every));
     for (const auto& p : c.probes)
       if (p.kind == Probe::Kind::Point) target = std::min(target, next_multiple(step, p.every > 0 ? p.every : default_every));
     const auto t0 = Clock::now();
     solver->step(target - step);
-    const double dt = seconds_since(t0);
+    const double dt = comm.max(seconds_since(t0));  // every rank takes the same next chunk
     t_step += dt;
     // Aim at about 0.2 s of stepping between checks: blow-ups are caught early, cost stays low.
     chunk = std::clamp<std::int64_t>(dt > 0 ? std::int64_t(double(target - step) * 0.2 / dt) : chunk * 2, 1, 100000);
@@ -234,38 +410,71 @@ RunResult run_case(const Case& c, std::ostream& log) {
     res.max_speed = d.max_speed;
     sample_points(step, false);
     if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps) write_output(step, false);
+    if (rc.checkpoint_every > 0 && step % rc.checkpoint_every == 0 && step < rc.steps) write_ckpt(step);
     if (progress.due(step)) {
-      const double mlups = t_step > 0 ? fluid * double(step) / t_step * 1e-6 : 0.0;
-      const double eta = step > 0 ? t_step / double(step) * double(rc.steps - step) : 0.0;
+      const double mlups = t_step > 0 ? fluid * double(step - first_step) / t_step * 1e-6 : 0.0;
+      const double eta = step > first_step ? t_step / double(step - first_step) * double(rc.steps - step) : 0.0;
       progress.report(step, mlups, eta, d, mass0 > 0 ? (d.mass - mass0) / mass0 : 0.0);
+    }
+    // Stop requests: a signal on any rank, or too little wall time left for another chunk and a
+    // checkpoint (estimated from the state size at 200 MB/s until one has been timed).
+    if (step < rc.steps) {
+      const int sig = int(comm.max(std::int64_t(stop_signal())));
+      if (sig != 0) {
+        stop_reason = std::string("received ") + signal_name(sig);
+      } else if (opts.walltime > 0) {
+        const double ckpt = ckpt_seconds >= 0 ? ckpt_seconds : fluid * solver->bytes_per_cell() / 2e8 + 1.0;
+        const double elapsed = comm.max(seconds_since(t_start));
+        if (elapsed + 2.0 * dt + 1.5 * ckpt >= opts.walltime) {
+          char buf[128];
+          std::snprintf(buf, sizeof buf, "wall-time limit near (%.0f of %.0f s used)", elapsed, opts.walltime);
+          stop_reason = buf;
+        }
+      }
+      if (!stop_reason.empty()) break;
     }
   }
   progress.close();
   res.steps = step;
   res.wall_seconds = seconds_since(t_start);
-  res.mlups = t_step > 0 ? fluid * double(step) / t_step * 1e-6 : 0.0;
+  res.mlups = t_step > 0 ? fluid * double(step - first_step) / t_step * 1e-6 : 0.0;
   res.mass_drift = mass0 > 0 ? (d.mass - mass0) / mass0 : 0.0;
-  if (res.exit_code == kExitOk) write_output(step, true);
+  if (res.exit_code == kExitOk && !stop_reason.empty()) {
+    write_ckpt(step);
+    res.exit_code = kExitStopped;
+    res.message = "stopped at step " + std::to_string(step) + " of " + std::to_string(rc.steps) + " (" + stop_reason +
+                  "); continue with: kolibri run " + c.source + " --restart " + res.checkpoint;
+    log << "kolibri: " << res.message << std::endl;
+  } else if (res.exit_code == kExitOk) {
+    write_output(step, true);
+    if (rc.checkpoint_every > 0) write_ckpt(step);  // a finished run can be continued to more steps
+  }
 
-  JsonObject js;
-  js.add("kolibri_version", bi.version).add("date", now_iso()).add("deck", c.source).add("name", rc.name)
-      .add("status", res.exit_code == kExitOk ? "completed" : "diverged")
-      .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
-      .add("precision", to_string(sc.precision)).add("storage", to_string(sc.storage))
-      .add("streaming", to_string(sc.streaming)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
-      .add("fluid_cells", solver->fluid_cells()).add("tau", sc.tau).add("viscosity", sc.viscosity())
-      .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps).add("wall_time_s", res.wall_seconds)
-      .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
-      .add("max_speed", res.max_speed).add("backend", bi.execution_space).add("device", bi.device)
-      .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);
-  if (!res.message.empty()) js.add("message", res.message);
-  write_file_atomic(dir + "/summary.json", js.str() + "\n");
-  for (auto& f : point_files) f.close();
+  const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
+  on_root(comm, [&] {
+    JsonObject js;
+    js.add("kolibri_version", bi.version).add("date", now_iso()).add("deck", c.source).add("name", rc.name)
+        .add("status", status)
+        .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
+        .add("precision", to_string(sc.precision)).add("storage", to_string(sc.storage))
+        .add("streaming", to_string(sc.streaming)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
+        .add("fluid_cells", solver->fluid_cells()).add("tau", sc.tau).add("viscosity", sc.viscosity())
+        .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps)
+        .add("first_step", first_step).add("wall_time_s", res.wall_seconds)
+        .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
+        .add("max_speed", res.max_speed).add("ranks", comm.size()).add("backend", bi.execution_space).add("device", bi.device)
+        .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);
+    if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
+    if (!restart_path.empty()) js.add("restarted_from", restart_path);
+    if (!res.message.empty()) js.add("message", res.message);
+    write_file_atomic(dir + "/summary.json", js.str() + "\n");
+    for (auto& f : point_files) f.close();
+  });
 
   if (res.exit_code == kExitOk) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "kolibri: done: %lld steps in %.2f s (%.1f MLUPS), mass drift %.2e, max|u| %.4g",
-                  (long long)res.steps, res.wall_seconds, res.mlups, res.mass_drift, res.max_speed);
+                  (long long)(res.steps - first_step), res.wall_seconds, res.mlups, res.mass_drift, res.max_speed);
     log << buf << std::endl;
   }
   return res;

@@ -2,6 +2,7 @@
 #include <kolibri/solver/Solver.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <stdexcept>
 
@@ -48,11 +49,11 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
   // Taylor-Green vortex in the x-y plane, one period over the box, cell centres at i + 1/2:
   // u = U sin(kx x) cos(ky y), v = -U (kx/ky) cos(kx x) sin(ky y), p = rho cs^2 + pressure wave.
   const double pi2 = 2.0 * std::numbers::pi;
-  const double kx = pi2 / cfg.nx, ky = pi2 / cfg.ny, amp = cfg.initial.velocity[0];
+  const double kx = pi2 / cfg.global_n(0), ky = pi2 / cfg.global_n(1), amp = cfg.initial.velocity[0];
   for (int z = 0; z < cfg.nz; ++z)
     for (int y = 0; y < cfg.ny; ++y)
       for (int x = 0; x < cfg.nx; ++x) {
-        const double X = x + 0.5, Y = y + 0.5;
+        const double X = x + cfg.part.origin[0] + 0.5, Y = y + cfg.part.origin[1] + 0.5;
         const auto i = static_cast<std::size_t>(x + std::int64_t(cfg.nx) * (y + std::int64_t(cfg.ny) * z));
         u[i] = {amp * std::sin(kx * X) * std::cos(ky * Y),
                 -amp * (kx / ky) * std::cos(kx * X) * std::sin(ky * Y), 0.0};
@@ -62,7 +63,38 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
       }
 }
 
-std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
+std::string solver_signature(const SolverConfig& c) {
+  char buf[128];
+  std::string s;
+  auto add = [&](const std::string& k, const std::string& v) { s += k + "=" + v + ";"; };
+  auto num = [&](double v) {
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  auto vec = [&](const std::array<double, 3>& v) { return num(v[0]) + "," + num(v[1]) + "," + num(v[2]); };
+  add("lattice", to_string(c.lattice));
+  add("collision", to_string(c.collision));
+  add("precision", to_string(c.precision));
+  add("storage", to_string(c.storage));
+  add("streaming", to_string(c.streaming));
+  add("cells", std::to_string(c.nx) + "x" + std::to_string(c.ny) + "x" + std::to_string(c.nz));
+  add("tau", num(c.tau));
+  if (c.collision == CollisionKind::Trt) add("trt_magic", num(c.trt_magic));
+  add("force", vec(c.force));
+  static const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
+  for (std::size_t f = 0; f < 6; ++f)
+    add(std::string("face.") + face[f], std::string(to_string(c.faces[f].type)) + "/" + vec(c.faces[f].velocity) + "/" +
+                                            num(c.faces[f].density));
+  for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
+    const auto& o = c.obstacles[i];
+    add("obstacle" + std::to_string(i), std::to_string(int(o.shape)) + "/" + vec(o.min) + "/" + vec(o.max) + "/" +
+                                            vec(o.center) + "/" + num(o.radius) + "/" + std::to_string(o.axis));
+  }
+  return s;
+}
+
+namespace {
+void check(const SolverConfig& cfg) {
   if (cfg.storage == StorageKind::FP16 && cfg.precision != Precision::FP32)
     throw std::invalid_argument("make_solver: FP16 storage needs FP32 arithmetic");
   if (cfg.nx < 1 || cfg.ny < 1 || cfg.nz < 1 || (cfg.lattice == LatticeKind::D2Q9 && cfg.nz != 1))
@@ -71,12 +103,27 @@ std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
     if ((cfg.faces[2 * a].type == FaceType::Periodic) != (cfg.faces[2 * a + 1].type == FaceType::Periodic))
       throw std::invalid_argument("make_solver: periodic faces come in pairs");
   if (!(cfg.tau > 0.5)) throw std::invalid_argument("make_solver: tau must be > 0.5");
+}
+
+std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {
   switch (cfg.lattice) {
-    case LatticeKind::D2Q9: return Impl::make_solver_d2q9(cfg);
-    case LatticeKind::D3Q19: return Impl::make_solver_d3q19(cfg);
-    case LatticeKind::D3Q27: return Impl::make_solver_d3q27(cfg);
+    case LatticeKind::D2Q9: return Impl::make_solver_d2q9(cfg, dist);
+    case LatticeKind::D3Q19: return Impl::make_solver_d3q19(cfg, dist);
+    case LatticeKind::D3Q27: return Impl::make_solver_d3q27(cfg, dist);
   }
   throw std::invalid_argument("make_solver: unknown lattice");
+}
+}  // namespace
+
+std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
+  check(cfg);
+  return make_local(cfg, nullptr);
+}
+
+std::unique_ptr<Solver> make_solver(const SolverConfig& cfg, const Distribution& dist) {
+  check(cfg);
+  if (!dist.comm || dist.comm->size() == 1) return make_local(cfg, nullptr);
+  return make_local(dist.dc.local_config(cfg), &dist);
 }
 
 }  // namespace kolibri

@@ -16,6 +16,15 @@ inline constexpr Flag kFluid = 0;
 inline constexpr Flag kSolid = 1;
 /// Fluid cell next to a solid or the box edge: the kernel resolves its boundaries per direction.
 inline constexpr Flag kBoundaryFluid = 2;
+/// Ghost cell (multi-rank): a copy of a neighbour rank's fluid cell, read by this rank's cells,
+/// filled by the halo exchange, never updated here. (A neighbour's solid cell stays kSolid.)
+inline constexpr Flag kGhost = 3;
+/// Like kFluid, but next to a ghost layer: updated first, so the halo exchange can overlap the
+/// update of the other cells.
+inline constexpr Flag kFluidBorder = 4;
+
+/// True for the cells this rank updates (fluid, not ghost).
+KOKKOS_INLINE_FUNCTION bool is_updated(Flag f) { return f != kSolid && f != kGhost; }
 
 /// \brief Which face a population crossing several faces (edges, corners) takes its condition
 /// from: walls first, so a lid or an inlet never leaks through a corner.
@@ -41,7 +50,7 @@ KOKKOS_INLINE_FUNCTION Index neighbour_cell(const int (&type)[6], const int (&si
   for (int d = 0; d < 3; ++d) {
     const int crossed = s[d] < 0 ? 2 * d : (s[d] >= size[d] ? 2 * d + 1 : -1);
     if (crossed < 0) continue;
-    if (type[2 * d] == static_cast<int>(FaceType::Periodic)) s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
+    if (type[crossed] == static_cast<int>(FaceType::Periodic)) s[d] = crossed == 2 * d ? s[d] + size[d] : s[d] - size[d];
     else if (face < 0 || face_priority(type[crossed]) < face_priority(type[face])) face = crossed;
   }
   return face >= 0 ? Index(-1) : s[0] + Index(size[0]) * (s[1] + Index(size[1]) * s[2]);
@@ -52,7 +61,9 @@ bool covers(const Obstacle& o, int x, int y, int z);
 
 /// \brief Flags of every cell, x fastest: solids from the obstacles, then kBoundaryFluid for fluid
 /// cells with an upwind neighbour that is solid or lies across a non-periodic face. Periodic
-/// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag.
+/// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag. In a
+/// rank's piece (cfg.part) obstacles are placed in global coordinates, the ghost layers get
+/// kGhost (or kSolid) and fluid cells next to them kFluidBorder.
 /// \tparam L lattice descriptor (its velocity set decides which neighbours matter)
 template <class L>
 std::vector<Flag> build_flags(const SolverConfig& cfg) {
@@ -61,11 +72,21 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
   auto at = [&](int x, int y, int z) -> Flag& {
     return flags[static_cast<std::size_t>(x + std::int64_t(n[0]) * (y + std::int64_t(n[1]) * z))];
   };
+  const auto& org = cfg.part.origin;
+  const auto& g = cfg.part.ghost;
+  const int gn[3] = {cfg.global_n(0), cfg.global_n(1), cfg.global_n(2)};
+  auto in_ghost = [&](int x, int y, int z) {
+    return (x < g[0]) || (x >= n[0] - g[1]) || (y < g[2]) || (y >= n[1] - g[3]) || (z < g[4]) || (z >= n[2] - g[5]);
+  };
   for (int z = 0; z < n[2]; ++z)
     for (int y = 0; y < n[1]; ++y)
-      for (int x = 0; x < n[0]; ++x)
+      for (int x = 0; x < n[0]; ++x) {
+        // global position; a ghost layer across a periodic face is the other end's image
+        const int gx = (x + org[0] + gn[0]) % gn[0], gy = (y + org[1] + gn[1]) % gn[1], gz = (z + org[2] + gn[2]) % gn[2];
         for (const auto& o : cfg.obstacles)
-          if (covers(o, x, y, z)) at(x, y, z) = kSolid;
+          if (covers(o, gx, gy, gz)) at(x, y, z) = kSolid;
+        if (at(x, y, z) != kSolid && in_ghost(x, y, z)) at(x, y, z) = kGhost;
+      }
   int type[6];
   bool open[6];
   for (int f = 0; f < 6; ++f) {
@@ -75,7 +96,10 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
   for (int z = 0; z < n[2]; ++z)
     for (int y = 0; y < n[1]; ++y)
       for (int x = 0; x < n[0]; ++x) {
-        if (at(x, y, z) == kSolid) continue;
+        if (!is_updated(at(x, y, z))) continue;
+        const bool border = (g[0] && x == 1) || (g[1] && x == n[0] - 2) || (g[2] && y == 1) ||
+                            (g[3] && y == n[1] - 2) || (g[4] && z == 1) || (g[5] && z == n[2] - 2);
+        if (border) at(x, y, z) = kFluidBorder;
         // Without obstacles only the layer next to a non-periodic face can be a boundary cell
         // (|c| <= 1): skip the neighbour scan elsewhere (large benchmark boxes build in seconds).
         const bool edge = (x == 0 && open[0]) || (x == n[0] - 1 && open[1]) || (y == 0 && open[2]) ||

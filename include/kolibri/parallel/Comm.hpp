@@ -34,6 +34,26 @@ struct Box {
   bool operator==(const Box&) const = default;
 };
 
+/// \brief One message pair of a halo exchange: send `send_bytes` from `send` to `peer` with tag
+/// `send_tag`, receive `recv_bytes` into `recv` from `peer` with tag `recv_tag`.
+struct HaloMessage {
+  int peer = -1;
+  int send_tag = 0, recv_tag = 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::int64_t send_bytes = 0, recv_bytes = 0;
+};
+
+/// \brief Requests of an exchange in flight (opaque MPI_Request storage).
+class PendingExchange {
+ public:
+  std::vector<std::byte> requests;
+  int count = 0;
+};
+
+/// Whether MPI may be handed device pointers: `auto` asks the MPI library at run time.
+enum class GpuAwareMpi { Auto, On, Off };
+
 class Comm {
  public:
   /// All ranks of the run (MPI_COMM_WORLD), or a single rank when built without MPI or when MPI
@@ -66,6 +86,14 @@ class Comm {
                                 int root = 0) const;
   /// Every rank's string on every rank.
   std::vector<std::string> allgather(const std::string& mine) const;
+
+  /// Post the receives and sends of a halo exchange (not collective: neighbours only).
+  void start(const std::vector<HaloMessage>& messages, PendingExchange& pending) const;
+  /// Wait for every request of `pending`.
+  void wait(PendingExchange& pending) const;
+  /// Whether the MPI library reports CUDA (or ROCm) support for device buffers, asked at run
+  /// time (Open MPI's MPIX_Query_cuda_support / MPIX_Query_rocm_support); false when unknown.
+  static bool mpi_reports_gpu_support();
 
  private:
   Comm() = default;

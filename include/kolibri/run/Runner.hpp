@@ -20,6 +20,15 @@ enum ExitCode : int {
   kExitDiverged = 3,   ///< NaN / blow-up detected
   kExitIo = 4,         ///< output could not be written
   kExitResource = 5,   ///< the case could not be set up (e.g. device memory exhausted)
+  kExitStopped = 6,    ///< stopped early (signal or --walltime) after writing a checkpoint
+  kExitRestart = 7,    ///< the checkpoint given to --restart cannot be used (nothing was written)
+};
+
+/// \brief Options of `kolibri run` beyond the deck.
+struct RunOptions {
+  std::string restart;      ///< checkpoint directory to continue from, or "latest"
+  double walltime = 0.0;    ///< seconds the job may run (0: no limit); stop with a checkpoint before
+  std::string deck_text;    ///< the deck as read (stored in checkpoints)
 };
 
 /// \brief Result of a run, as written to summary.json.
@@ -31,10 +40,13 @@ struct RunResult {
   double mass_drift = 0.0;  ///< relative change of the fluid mass over the run
   double max_speed = 0.0;
   std::string message;
+  std::string checkpoint;   ///< the last checkpoint written, if any
 };
 
 /// \brief Run the case to completion. Progress goes to `log` (stdout in the app).
-RunResult run_case(const Case& c, std::ostream& log);
+/// Collective over the ranks of Comm::world(): every rank calls it; only rank 0 writes files
+/// and log lines.
+RunResult run_case(const Case& c, std::ostream& log, const RunOptions& opts = {});
 
 /// \brief Backend facts for `kolibri info` and summaries.
 struct BackendInfo {

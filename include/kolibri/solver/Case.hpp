@@ -50,6 +50,17 @@ struct InitialCondition {
   std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or TGV amplitude in [0]
 };
 
+/// \brief Where a solver's box sits in the whole domain (multi-rank runs). The box of nx x ny x
+/// nz cells includes the ghost layers; local cell (0, 0, 0) is global cell `origin`. A side with
+/// `ghost` = 1 is a one-cell layer of a neighbour rank's cells (filled by the halo exchange,
+/// never updated here); its face behaves as an open connection. Default: the whole domain.
+struct Subdomain {
+  std::array<int, 3> origin{0, 0, 0};
+  std::array<int, 3> global{0, 0, 0};  ///< global box; 0 = this box
+  std::array<int, 6> ghost{0, 0, 0, 0, 0, 0};
+  bool whole() const { return global == std::array<int, 3>{0, 0, 0}; }
+};
+
 /// \brief What the solver needs: lattice, operator, precision, box, viscosity, forcing, faces.
 struct SolverConfig {
   LatticeKind lattice = LatticeKind::D2Q9;
@@ -64,9 +75,14 @@ struct SolverConfig {
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
   InitialCondition initial;
+  Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
 
   std::int64_t cells() const { return std::int64_t(nx) * ny * nz; }
   double viscosity() const { return (tau - 0.5) / 3.0; }
+  /// Extent of the whole domain along axis d.
+  int global_n(int d) const {
+    return part.whole() ? (d == 0 ? nx : d == 1 ? ny : nz) : part.global[std::size_t(d)];
+  }
 };
 
 /// \brief A point probe (time series) or an axis-aligned line probe (profiles at output times).
@@ -88,6 +104,10 @@ struct RunConfig {
   double log_seconds = 10.0;      ///< batch progress cadence when log_every is 0
   std::string progress = "auto";  ///< auto | bar | lines | none
   bool write_fields = true;
+  std::int64_t checkpoint_every = 0;  ///< checkpoint every N steps (0: only when stopped early)
+  int checkpoint_keep = 2;            ///< complete checkpoints kept (the newest ones)
+  std::array<int, 3> grid{0, 0, 0};   ///< MPI process grid; zeros: chosen automatically
+  std::string gpu_aware_mpi = "auto"; ///< auto | on | off
 };
 
 /// \brief The whole case: solver set-up, derived physics and run control.

@@ -4,6 +4,8 @@
 /// (lattice, collision, precision) instantiation behind it is chosen once by make_solver.
 #pragma once
 
+#include <kolibri/io/Checkpoint.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/solver/Case.hpp>
 
 #include <array>
@@ -31,6 +33,16 @@ struct Diagnostics {
   std::int64_t first_bad = -1;   ///< first cell with a non-finite density or velocity, else -1
 };
 
+/// \brief A solver's place in a multi-rank run.
+struct Distribution {
+  Decomposition dc;
+  const Comm* comm = nullptr;   ///< null: a single-rank solver (no collective calls)
+  bool device_buffers = false;  ///< hand device buffers to MPI (GPU-aware MPI)
+  std::vector<Box> boxes;       ///< every rank's cells, by rank
+};
+
+/// With a Distribution, the calls marked collective must be made by every rank; fields and
+/// reductions are global (macroscopic() on rank 0 only, the rest on every rank).
 class Solver {
  public:
   virtual ~Solver() = default;
@@ -39,14 +51,25 @@ class Solver {
   /// Set the state to the equilibrium of the given fields (x fastest, size cells()).
   virtual void initialize(const std::vector<double>& rho,
                           const std::vector<std::array<double, 3>>& u) = 0;
-  /// Macroscopic fields copied to the host.
+  /// Macroscopic fields of the whole domain copied to the host (collective; on rank 0 only).
   virtual MacroFields macroscopic() const = 0;
-  /// Mass, max speed and the first non-finite cell, reduced on the device.
+  /// Mass, max speed and the first non-finite cell (global index), reduced on the device and
+  /// over ranks (collective).
   virtual Diagnostics diagnostics() const = 0;
-  /// Density and velocity at a few cells (linear indices), computed on the device.
+  /// Density and velocity at a few cells (global linear indices), on every rank (collective).
   virtual MacroFields sample(const std::vector<std::int64_t>& cells) const = 0;
-  /// Raw populations copied to the host (q-major, then cells): for tests and checkpoints.
+  /// Populations of this rank's box (ghosts included) copied to the host, q-major: for tests.
   virtual std::vector<double> populations() const = 0;
+  /// The raw stored state of this rank's cells (checkpoints); `phase` gets its layout: 0 two
+  /// arrays (slot q), 1 in place after a local step (slot opposite(q)), 2 in place, arriving.
+  virtual StatePiece state(int& phase) const = 0;
+  /// Restore a state() of this rank's box (collective: refreshes the ghost layers).
+  virtual void load_state(const StatePiece& piece, int phase) = 0;
+  /// "float64", "float32" or "float16": the stored value type.
+  virtual std::string value_type() const = 0;
+  virtual int populations_per_cell() const = 0;
+  /// Restore the step counter (restarts).
+  void set_steps_done(std::int64_t s) { m_steps = s; }
 
   std::int64_t steps_done() const { return m_steps; }
   const SolverConfig& config() const { return m_cfg; }
@@ -67,7 +90,16 @@ class Solver {
 /// flags from the faces and obstacles and the state set from cfg.initial.
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg);
 
-/// \brief The initial fields of cfg.initial (uniform, or a Taylor-Green vortex in the x-y plane).
+/// \brief This rank's solver of a multi-rank run: `cfg` is the whole case, `dist.dc` this rank's
+/// piece (collective: the constructor sets up the halo exchange and counts cells over ranks).
+std::unique_ptr<Solver> make_solver(const SolverConfig& cfg, const Distribution& dist);
+
+/// \brief The settings a checkpoint's state depends on (lattice, operator, precision, storage,
+/// streaming, box, tau, force, faces, obstacles) as "key=value;..." text: a restart must match.
+std::string solver_signature(const SolverConfig& cfg);
+
+/// \brief The initial fields of cfg.initial (uniform, or a Taylor-Green vortex in the x-y plane)
+/// over cfg's box, placed in the whole domain by cfg.part.
 void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
                     std::vector<std::array<double, 3>>& u);
 

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <kolibri/grid/Flags.hpp>
+#include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,7 +45,9 @@ class SolverImpl final : public Solver {
   using R = typename S::real;
   using V = typename S::value_type;
 
-  explicit SolverImpl(const SolverConfig& cfg) : Solver(cfg) {
+  /// `dist` (multi-rank runs): cfg is this rank's local configuration (Decomposition::local_config).
+  explicit SolverImpl(const SolverConfig& cfg, const Distribution* dist = nullptr) : Solver(cfg) {
+    if (dist) m_dist = *dist;
     const Index n = cfg.cells();
     if (n >= (Index(1) << 32))
       throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
@@ -54,13 +59,30 @@ class SolverImpl final : public Solver {
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
     m_fluid_cells = 0;
-    std::vector<std::uint32_t> boundary;
+    std::vector<std::uint32_t> boundary, inner;  // boundary cells next to a ghost layer first
+    const auto& g = cfg.part.ghost;
     for (Index i = 0; i < n; ++i) {
       hf(i) = host_flags[static_cast<std::size_t>(i)];
-      m_fluid_cells += hf(i) != kSolid;
-      if (hf(i) == kBoundaryFluid) boundary.push_back(std::uint32_t(i));
+      m_fluid_cells += is_updated(hf(i));
+      if (hf(i) != kBoundaryFluid) continue;
+      const int x = int(i % cfg.nx), y = int(i / cfg.nx % cfg.ny), z = int(i / (Index(cfg.nx) * cfg.ny));
+      const bool border = (g[0] && x == 1) || (g[1] && x == cfg.nx - 2) || (g[2] && y == 1) ||
+                          (g[3] && y == cfg.ny - 2) || (g[4] && z == 1) || (g[5] && z == cfg.nz - 2);
+      (border ? boundary : inner).push_back(std::uint32_t(i));
     }
+    m_boundary_border = Index(boundary.size());
+    boundary.insert(boundary.end(), inner.begin(), inner.end());
     Kokkos::deep_copy(m_flags, hf);
+    if (m_dist.comm) {
+      m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
+      const auto& dc = m_dist.dc;
+      if (m_in_place) {
+        m_fwd = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAForward, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
+        m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
+      } else {
+        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::Pull, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
+      }
+    }
     m_boundary = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::boundary_cells", boundary.size());
     auto hb = Kokkos::create_mirror_view(m_boundary);
     for (std::size_t i = 0; i < boundary.size(); ++i) hb(i) = boundary[i];
@@ -92,34 +114,47 @@ class SolverImpl final : public Solver {
 
   void step(std::int64_t nsteps) override {
     using Range = Kokkos::IndexType<Index>;
+    using BoundaryPolicy = Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>;
     const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
-    const Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range> boundary(0, Index(m_boundary.extent(0)));
-    const bool any_boundary = m_boundary.extent(0) > 0;
+    const Index nb = Index(m_boundary.extent(0));
     if (m_in_place) {
       bool outlets = false;
       for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
       if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
         m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
-      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
+      InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
+      k.also = kFluidBorder;
       const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
       const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
       for (std::int64_t s = 0; s < nsteps; ++s) {
         if (m_arriving) {
           Kokkos::parallel_for(LocalTag::label, local, k);
         } else {
+          m_fwd.run(m_f[0]);  // the neighbours' departing populations into the ghost cells
           if (outlets) Kokkos::parallel_for(OutletVelocityTag::label, outlet, k);
           Kokkos::parallel_for(InteriorTag::label, interior, k);
-          if (any_boundary) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
+          if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nb), k);
+          m_rev.run(m_f[0]);  // what this step wrote into ghost cells, back to their owners
         }
         m_arriving = !m_arriving;
       }
     } else {
       StreamCollide<L, S, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
+      const Index nbb = m_boundary_border;
       for (std::int64_t s = 0; s < nsteps; ++s) {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
+        if (m_pull.active()) {
+          // Cells next to the ghost layers first, then their values leave while the rest updates.
+          k.want = k.also = kFluidBorder;
+          Kokkos::parallel_for(InteriorTag::label, interior, k);
+          if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nbb), k);
+          m_pull.start(m_f[1 - m_cur]);
+          k.want = k.also = kFluid;
+        }
         Kokkos::parallel_for(InteriorTag::label, interior, k);
-        if (any_boundary) Kokkos::parallel_for(BoundaryTag::label, boundary, k);
+        if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(m_pull.active() ? nbb : 0, nb), k);
+        m_pull.finish(m_f[1 - m_cur]);
         m_cur = 1 - m_cur;
       }
     }
@@ -145,11 +180,113 @@ class SolverImpl final : public Solver {
     set_equilibrium(d_rho, d_u);
   }
 
-  MacroFields macroscopic() const override { return gather({}); }
+  MacroFields macroscopic() const override {
+    if (!m_dist.comm) return gather({});
+    // This rank's cells, x fastest, as bytes (rho, u, solid), assembled on rank 0.
+    const MacroFields part = gather(real_cells(m_dist.dc.mine));
+    const std::size_t n = part.rho.size();
+    std::vector<std::byte> bytes(n * (4 * sizeof(double) + 1));
+    std::memcpy(bytes.data(), part.rho.data(), n * sizeof(double));
+    std::memcpy(bytes.data() + n * sizeof(double), part.u.data(), n * 3 * sizeof(double));
+    std::memcpy(bytes.data() + n * 4 * sizeof(double), part.solid.data(), n);
+    std::vector<std::int64_t> counts;
+    const auto all = m_dist.comm->gather(bytes, counts, 0);
+    MacroFields out;
+    if (!m_dist.comm->root()) return out;
+    out.nx = m_cfg.global_n(0), out.ny = m_cfg.global_n(1), out.nz = m_cfg.global_n(2);
+    const auto total = std::size_t(std::int64_t(out.nx) * out.ny * out.nz);
+    out.rho.resize(total), out.u.resize(total), out.solid.resize(total);
+    std::size_t off = 0;
+    for (std::size_t r = 0; r < m_dist.boxes.size(); ++r) {
+      const Box& b = m_dist.boxes[r];
+      const auto m = std::size_t(b.cells());
+      const std::byte* p = all.data() + off;
+      std::size_t i = 0;
+      for (int z = 0; z < b.n[2]; ++z)
+        for (int y = 0; y < b.n[1]; ++y)
+          for (int x = 0; x < b.n[0]; ++x, ++i) {
+            const auto k = out.index(b.lo[0] + x, b.lo[1] + y, b.lo[2] + z);
+            std::memcpy(&out.rho[k], p + i * sizeof(double), sizeof(double));
+            std::memcpy(out.u[k].data(), p + (m + 3 * i) * sizeof(double), 3 * sizeof(double));
+            out.solid[k] = std::uint8_t(p[4 * m * sizeof(double) + i]);
+          }
+      off += m * (4 * sizeof(double) + 1);
+    }
+    return out;
+  }
 
   MacroFields sample(const std::vector<std::int64_t>& cells) const override {
-    return cells.empty() ? MacroFields{} : gather(cells);
+    if (cells.empty()) return MacroFields{};
+    if (!m_dist.comm) return gather(cells);
+    // Cells are global indices: each rank samples the ones it holds, the sum tells everyone.
+    const Box& b = m_dist.dc.mine;
+    const auto& g = m_cfg.part.ghost;
+    const std::int64_t gx = m_cfg.global_n(0), gy = m_cfg.global_n(1);
+    std::vector<std::int64_t> local;
+    std::vector<std::size_t> where;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const int x = int(cells[i] % gx), y = int(cells[i] / gx % gy), z = int(cells[i] / (gx * gy));
+      if (!b.contains(x, y, z)) continue;
+      local.push_back(local_index(x - b.lo[0] + g[0], y - b.lo[1] + g[2], z - b.lo[2] + g[4]));
+      where.push_back(i);
+    }
+    std::vector<double> v(cells.size() * 5, 0.0);
+    if (!local.empty()) {
+      const MacroFields m = gather(local);
+      for (std::size_t j = 0; j < where.size(); ++j) {
+        double* o = &v[where[j] * 5];
+        o[0] = m.rho[j], o[1] = m.u[j][0], o[2] = m.u[j][1], o[3] = m.u[j][2], o[4] = m.solid[j];
+      }
+    }
+    m_dist.comm->sum(v);
+    MacroFields out;
+    out.nx = int(cells.size()), out.ny = out.nz = 1;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      out.rho.push_back(v[5 * i]);
+      out.u.push_back({v[5 * i + 1], v[5 * i + 2], v[5 * i + 3]});
+      out.solid.push_back(std::uint8_t(v[5 * i + 4] != 0.0));
+    }
+    return out;
   }
+
+  StatePiece state(int& phase) const override {
+    phase = m_in_place ? (m_arriving ? 2 : 1) : 0;
+    const Box b = m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
+    const auto list = real_cells(b);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
+    StatePiece p;
+    p.box = b;
+    p.data.resize(list.size() * L::Q * sizeof(V));
+    std::size_t k = 0;
+    for (int q = 0; q < L::Q; ++q)
+      for (const auto i : list) std::memcpy(p.data.data() + sizeof(V) * k++, &h(m_idx(i, q)), sizeof(V));
+    return p;
+  }
+
+  void load_state(const StatePiece& p, int phase) override {
+    const int mine = m_in_place ? 1 : 0;
+    if (phase != 0 && phase != 1 && phase != 2) throw std::invalid_argument("state phase " + std::to_string(phase) + " unknown");
+    if ((phase == 0) != (mine == 0))
+      throw std::invalid_argument(std::string("the state was saved with ") + (phase == 0 ? "two arrays" : "in-place streaming") +
+                                  "; set streaming to match");
+    const Box b = m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
+    const auto list = real_cells(b);
+    if (!(p.box == b) || p.data.size() != list.size() * L::Q * sizeof(V))
+      throw std::invalid_argument("state piece does not match this rank's box or value type");
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
+    std::size_t k = 0;
+    for (int q = 0; q < L::Q; ++q)
+      for (const auto i : list) std::memcpy(&h(m_idx(i, q)), p.data.data() + sizeof(V) * k++, sizeof(V));
+    Kokkos::deep_copy(m_f[m_cur], h);
+    m_arriving = phase == 2;
+    refresh_ghosts();
+    Kokkos::fence();
+  }
+
+  std::string value_type() const override {
+    return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
+  }
+  int populations_per_cell() const override { return L::Q; }
 
   Diagnostics diagnostics() const override {
     const Index n = m_cfg.cells();
@@ -163,7 +300,7 @@ class SolverImpl final : public Solver {
     Kokkos::parallel_reduce(
         "kolibri::diag_mass", Policy(0, n),
         KOKKOS_LAMBDA(const Index i, double& m) {
-          if (flags(i) == kSolid) return;
+          if (!is_updated(flags(i))) return;
           double r, u[3];
           cell_moments<L, S>(f, idx, i, force, r, u, layout);
           m += r;
@@ -172,7 +309,7 @@ class SolverImpl final : public Solver {
     Kokkos::parallel_reduce(
         "kolibri::diag_max_speed", Policy(0, n),
         KOKKOS_LAMBDA(const Index i, double& m) {
-          if (flags(i) == kSolid) return;
+          if (!is_updated(flags(i))) return;
           double r, u[3];
           cell_moments<L, S>(f, idx, i, force, r, u, layout);
           const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
@@ -183,7 +320,7 @@ class SolverImpl final : public Solver {
     Kokkos::parallel_reduce(
         "kolibri::diag_first_bad", Policy(0, n),
         KOKKOS_LAMBDA(const Index i, Index& b) {
-          if (flags(i) == kSolid) return;
+          if (!is_updated(flags(i))) return;
           double r, u[3];
           cell_moments<L, S>(f, idx, i, force, r, u, layout);
           const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
@@ -191,8 +328,16 @@ class SolverImpl final : public Solver {
           if (!ok && i < b) b = i;
         },
         Kokkos::Min<Index>(bad));
-    d.first_bad = bad < n ? bad : -1;
     if (m_fluid_cells == 0) d.max_speed = 0.0;  // the Max reducer's identity otherwise
+    d.first_bad = bad < n ? to_global(bad) : -1;
+    if (m_dist.comm) {
+      const auto& c = *m_dist.comm;
+      d.mass = c.sum(d.mass);
+      d.max_speed = c.max(d.max_speed);
+      const std::int64_t none = std::numeric_limits<std::int64_t>::max();
+      const std::int64_t first = c.min(d.first_bad < 0 ? none : d.first_bad);
+      d.first_bad = first == none ? -1 : first;
+    }
     return d;
   }
 
@@ -224,7 +369,34 @@ class SolverImpl final : public Solver {
     const InitEquilibrium<L, S> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
     Kokkos::parallel_for("kolibri::init_equilibrium",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
+    refresh_ghosts();
     Kokkos::fence();
+  }
+
+  /// Two arrays: the neighbours' current populations into the ghost cells (after set-up or a
+  /// restart; the in-place scheme exchanges at the start of every streaming step anyway).
+  void refresh_ghosts() {
+    if (!m_in_place) m_pull.run(m_f[m_cur]);
+  }
+
+  Index local_index(int x, int y, int z) const { return x + Index(m_cfg.nx) * (y + Index(m_cfg.ny) * z); }
+  /// Local indices of the cells of global box b (this rank's cells), x fastest.
+  std::vector<std::int64_t> real_cells(const Box& b) const {
+    const auto& g = m_cfg.part.ghost;
+    const int ox = m_dist.comm ? g[0] : 0, oy = m_dist.comm ? g[2] : 0, oz = m_dist.comm ? g[4] : 0;
+    std::vector<std::int64_t> list;
+    list.reserve(std::size_t(b.cells()));
+    for (int z = 0; z < b.n[2]; ++z)
+      for (int y = 0; y < b.n[1]; ++y)
+        for (int x = 0; x < b.n[0]; ++x) list.push_back(local_index(x + ox, y + oy, z + oz));
+    return list;
+  }
+  /// Global linear index of a local cell.
+  std::int64_t to_global(Index i) const {
+    if (m_cfg.part.whole()) return i;
+    const int x = int(i % m_cfg.nx), y = int(i / m_cfg.nx % m_cfg.ny), z = int(i / (Index(m_cfg.nx) * m_cfg.ny));
+    const auto& o = m_cfg.part.origin;
+    return (x + o[0]) + std::int64_t(m_cfg.global_n(0)) * ((y + o[1]) + std::int64_t(m_cfg.global_n(1)) * (z + o[2]));
   }
 
   Boundary<L, R> rules() const {
@@ -272,6 +444,9 @@ class SolverImpl final : public Solver {
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< in place with outlets: boundary-cell velocities
   Kokkos::View<Flag*, MemSpace> m_flags;
   Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
+  Index m_boundary_border = 0;  ///< the first ones of m_boundary lie next to a ghost layer
+  Distribution m_dist;          ///< multi-rank runs; comm is null otherwise
+  HaloExchange<V> m_pull, m_fwd, m_rev;  ///< two arrays; in place before / after streaming
   R m_force[3]{};
 };
 

@@ -201,6 +201,7 @@ struct StreamCollide {
   SoA idx;
   C collide;
   Boundary<L, R> bc;
+  Flag want = kFluid, also = kFluid;  ///< InteriorTag updates the cells with one of these flags
 
   struct Departing {  // post-collision population j of cell m: slot j of src
     Kokkos::View<const V*, MemSpace> src;
@@ -211,7 +212,8 @@ struct StreamCollide {
   };
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    if (bc.flags(n) != kFluid) return;
+    const Flag flag = bc.flags(n);
+    if (flag != want && flag != also) return;
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
@@ -252,6 +254,7 @@ struct InPlaceStep {
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
+  Flag want = kFluid, also = kFluid;  ///< InteriorTag updates the cells with one of these flags
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
@@ -269,7 +272,7 @@ struct InPlaceStep {
   };
 
   KOKKOS_INLINE_FUNCTION void operator()(LocalTag, const Index n) const {
-    if (bc.flags(n) == kSolid) return;
+    if (!is_updated(bc.flags(n))) return;
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(n, q)), q);
@@ -279,7 +282,8 @@ struct InPlaceStep {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    if (bc.flags(n) != kFluid) return;
+    const Flag flag = bc.flags(n);
+    if (flag != want && flag != also) return;
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL

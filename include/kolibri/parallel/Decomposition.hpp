@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Cartesian decomposition of the box over ranks: the process grid, each rank's cells, its
+/// ghost layers and its neighbours in the 26 directions (faces, edges, corners).
+#pragma once
+
+#include <kolibri/parallel/Comm.hpp>
+#include <kolibri/solver/Case.hpp>
+
+#include <array>
+#include <string>
+
+namespace kolibri {
+
+/// Index of direction (dx, dy, dz), each in {-1, 0, 1}: 0 .. 26, 13 is (0, 0, 0).
+constexpr int direction_index(int dx, int dy, int dz) { return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1); }
+constexpr std::array<int, 3> direction(int k) { return {k % 3 - 1, k / 3 % 3 - 1, k / 9 - 1}; }
+
+struct Decomposition {
+  std::array<int, 3> dims{1, 1, 1};    ///< ranks per axis
+  std::array<int, 3> coords{0, 0, 0};  ///< this rank's place in the grid
+  int rank = 0, size = 1;
+  Box global;  ///< the whole domain
+  Box mine;    ///< this rank's cells (without ghosts)
+  std::array<int, 6> ghost{};  ///< per side (x_min ... z_max): 1 where a ghost layer lies
+  /// Rank to exchange with in each direction, -1 where there is none (a non-periodic edge of the
+  /// domain, or an axis that is not split, whose periodic wrap stays on this rank).
+  std::array<int, 27> neighbour{};
+
+  /// The decomposition of `cfg`'s box over `size` ranks, seen from `rank`. `grid` fixes the
+  /// process grid (all three > 0, product = size) or, with zeros, lets choose_grid pick it.
+  /// Throws std::invalid_argument (with the reason) when it cannot be done.
+  static Decomposition make(const SolverConfig& cfg, int size, int rank, std::array<int, 3> grid = {0, 0, 0});
+  /// The process grid with the least halo surface (ties: split z first, then y), each axis
+  /// getting at most one rank per cell; 2D boxes are not split in z.
+  static std::array<int, 3> choose_grid(const SolverConfig& cfg, int size);
+
+  /// Rank of grid coordinates (x fastest).
+  int rank_of(const std::array<int, 3>& c) const { return c[0] + dims[0] * (c[1] + dims[1] * c[2]); }
+  /// Extent of the local box with its ghost layers.
+  std::array<int, 3> local_extent() const {
+    return {mine.n[0] + ghost[0] + ghost[1], mine.n[1] + ghost[2] + ghost[3], mine.n[2] + ghost[4] + ghost[5]};
+  }
+  /// The solver configuration of this rank's box (ghost layers included).
+  SolverConfig local_config(const SolverConfig& cfg) const;
+  std::string describe() const;  ///< "2x2x1 ranks, rank 3: cells [64,128) x ..."
+};
+
+/// \brief Parse "2x2x1" (or "auto") into a process grid; throws std::invalid_argument.
+std::array<int, 3> parse_grid(const std::string& s);
+
+}  // namespace kolibri

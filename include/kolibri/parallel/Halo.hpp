@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Halo exchange of populations between ranks: for each of the 26 neighbours (faces,
+/// edges, corners) only the populations that cross into it, gathered into one send buffer and
+/// scattered from one receive buffer by index lists built once (pack/unpack kernels), with
+/// device buffers handed to MPI when it is GPU-aware and host copies otherwise.
+#pragma once
+
+#include <kolibri/core/Kokkos.hpp>
+#include <kolibri/grid/Flags.hpp>
+#include <kolibri/parallel/Comm.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// What a halo exchange moves (Q populations per cell, SoA slot q of local cell n at q N + n).
+enum class HaloMode {
+  Pull,       ///< two arrays: my border cells' post-collision populations to the neighbour's ghosts
+  AAForward,  ///< in place, before a streaming step: departing slots (opposite(q)) to the ghosts
+  AAReverse,  ///< in place, after a streaming step: the ghosts' arriving slots back to their owners
+};
+
+/// \brief Send and receive index lists of one exchange mode, in message order.
+struct HaloLists {
+  std::vector<Index> send, recv;
+  std::vector<HaloMessage> messages;  ///< byte offsets in `send`/`recv` (pointers set later)
+};
+
+/// \brief Build the lists: for direction d (from this rank to neighbour(d)) the populations q
+/// with c_q,k = d_k on every axis where d_k != 0. Send region: my real layer at side d (ghost
+/// layer for AAReverse); receive region: my ghost layer at side d (real layer for AAReverse),
+/// populations of -d. Both sides enumerate cells x fastest over the same global cells.
+///
+/// AAReverse moves only populations that a fluid cell actually wrote into a fluid ghost (the
+/// upwind cell of (cell, q) is fluid, not solid and not across a wall): the owner's own value
+/// (e.g. its bounce-back from a solid across the border) must not be overwritten. Both sides
+/// decide this from the same global cells, so their lists match. `flags` and `faces` are the
+/// local box's (build_flags, local_config).
+template <class L>
+HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t value_bytes,
+                           const std::vector<Flag>& flags, const FaceSet& faces) {
+  const auto ext = dc.local_extent();
+  int type[6];
+  for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
+  const int size[3] = {ext[0], ext[1], ext[2]};
+  // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must
+  // be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0), or,
+  // seen from the receiver, in its ghost region towards the sender (`from` = that direction).
+  auto written = [&](int x, int y, int z, int q, const std::array<int, 3>& from) {
+    const Index n = x + Index(ext[0]) * (y + Index(ext[1]) * z);
+    if (flags[std::size_t(n)] == kSolid) return false;
+    int face;
+    const Index m = neighbour_cell<L>(type, size, x, y, z, q, -1, face);
+    if (m < 0 || flags[std::size_t(m)] == kSolid) return false;
+    const int mc[3] = {int(m % ext[0]), int(m / ext[0] % ext[1]), int(m / (Index(ext[0]) * ext[1]))};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const int first = dc.ghost[2 * k], last = first + dc.mine.n[k] - 1;
+      const int where = mc[k] < first ? -1 : mc[k] > last ? 1 : 0;
+      if (where != from[k]) return false;
+    }
+    return true;
+  };
+  const Index cells = Index(ext[0]) * ext[1] * ext[2];
+  HaloLists out;
+  // Region of side d: ghost layer (ghost = true) or the real layer next to it, and the real
+  // range along axes where d is 0.
+  auto region = [&](const std::array<int, 3>& d, bool ghost, std::array<int, 3>& lo, std::array<int, 3>& hi) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      const int g0 = dc.ghost[2 * k], first = g0, last = g0 + dc.mine.n[k] - 1;
+      if (d[k] == 0) lo[k] = first, hi[k] = last;
+      else if (d[k] > 0) lo[k] = hi[k] = ghost ? last + 1 : last;
+      else lo[k] = hi[k] = ghost ? first - 1 : first;
+    }
+  };
+  auto add = [&](std::vector<Index>& list, const std::array<int, 3>& d, bool ghost, int sign, bool opposite_slot) {
+    const std::array<int, 3> from = ghost ? std::array<int, 3>{0, 0, 0} : d;
+    std::array<int, 3> lo{}, hi{};
+    region(d, ghost, lo, hi);
+    for (int q = 0; q < L::Q; ++q) {
+      bool moves = true;
+      for (int k = 0; k < 3; ++k)
+        if (d[std::size_t(k)] != 0 && L::c(q, k) != sign * d[std::size_t(k)]) moves = false;
+      if (!moves) continue;
+      const int slot = opposite_slot ? L::opposite(q) : q;
+      for (int z = lo[2]; z <= hi[2]; ++z)
+        for (int y = lo[1]; y <= hi[1]; ++y)
+          for (int x = lo[0]; x <= hi[0]; ++x)
+            if (mode != HaloMode::AAReverse || written(x, y, z, q, from))
+              list.push_back(Index(slot) * cells + x + Index(ext[0]) * (y + Index(ext[1]) * z));
+    }
+  };
+  const bool opp = mode == HaloMode::AAForward;
+  const bool send_ghost = mode == HaloMode::AAReverse;
+  for (int k = 0; k < 27; ++k) {
+    const int peer = dc.neighbour[std::size_t(k)];
+    if (peer < 0) continue;
+    const auto d = direction(k);
+    const std::size_t s0 = out.send.size(), r0 = out.recv.size();
+    add(out.send, d, send_ghost, +1, opp);
+    add(out.recv, d, !send_ghost, -1, opp);
+    if (out.send.size() == s0 && out.recv.size() == r0) continue;  // e.g. D3Q19 corners
+    HaloMessage m;
+    m.peer = peer;
+    m.send_tag = k;
+    m.recv_tag = 26 - k;  // the neighbour sends towards -d
+    m.send_bytes = std::int64_t((out.send.size() - s0) * value_bytes);
+    m.recv_bytes = std::int64_t((out.recv.size() - r0) * value_bytes);
+    if (m.send_bytes >= (std::int64_t(1) << 31) || m.recv_bytes >= (std::int64_t(1) << 31))
+      throw std::invalid_argument("halo message over 2 GiB: use more ranks along the other axes");
+    // offsets into the buffers, as fake pointers until the buffers exist
+    m.send = reinterpret_cast<const void*>(std::uintptr_t(s0 * value_bytes));
+    m.recv = reinterpret_cast<void*>(std::uintptr_t(r0 * value_bytes));
+    out.messages.push_back(m);
+  }
+  return out;
+}
+
+/// \brief The exchange of one mode over a population View of value type V.
+template <class V>
+class HaloExchange {
+ public:
+  HaloExchange() = default;
+  HaloExchange(const Comm& comm, HaloLists lists, bool device_buffers)
+      : m_comm(&comm), m_messages(std::move(lists.messages)) {
+    m_send_idx = to_device(lists.send, "kolibri::halo_send_idx");
+    m_recv_idx = to_device(lists.recv, "kolibri::halo_recv_idx");
+    m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
+    m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", lists.recv.size());
+    m_h_send = Kokkos::create_mirror_view(m_send);
+    m_h_recv = Kokkos::create_mirror_view(m_recv);
+    m_staged = !device_buffers && m_h_send.data() != m_send.data();
+    auto* sbase = reinterpret_cast<std::byte*>(m_staged ? m_h_send.data() : m_send.data());
+    auto* rbase = reinterpret_cast<std::byte*>(m_staged ? m_h_recv.data() : m_recv.data());
+    for (auto& m : m_messages) {
+      m.send = sbase + reinterpret_cast<std::uintptr_t>(m.send);
+      m.recv = rbase + reinterpret_cast<std::uintptr_t>(m.recv);
+    }
+  }
+  bool active() const { return m_comm != nullptr && !m_messages.empty(); }
+  /// Values moved per exchange (sent by this rank).
+  std::size_t volume() const { return m_send.extent(0); }
+
+  /// Pack the send buffer from `f` and post the messages; the caller may launch other work on
+  /// cells the exchange does not touch before finish().
+  void start(const Kokkos::View<V*, MemSpace>& f) {
+    if (!active()) return;
+    const auto idx = m_send_idx;
+    const auto buf = m_send;
+    Kokkos::parallel_for(
+        "kolibri::halo_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(idx.extent(0))),
+        KOKKOS_LAMBDA(const Index e) { buf(e) = f(idx(e)); });
+    if (m_staged) Kokkos::deep_copy(m_h_send, m_send);  // fences the pack
+    else Kokkos::fence();
+    m_comm->start(m_messages, m_pending);
+  }
+  /// Wait for the messages and scatter the receive buffer into `f`.
+  void finish(const Kokkos::View<V*, MemSpace>& f) {
+    if (!active()) return;
+    m_comm->wait(m_pending);
+    if (m_staged) Kokkos::deep_copy(m_recv, m_h_recv);
+    const auto idx = m_recv_idx;
+    const auto buf = m_recv;
+    Kokkos::parallel_for(
+        "kolibri::halo_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(idx.extent(0))),
+        KOKKOS_LAMBDA(const Index e) { f(idx(e)) = buf(e); });
+  }
+  void run(const Kokkos::View<V*, MemSpace>& f) {
+    start(f);
+    finish(f);
+  }
+
+ private:
+  static Kokkos::View<Index*, MemSpace> to_device(const std::vector<Index>& v, const char* label) {
+    Kokkos::View<Index*, MemSpace> d(std::string(label), v.size());
+    auto h = Kokkos::create_mirror_view(d);
+    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+    Kokkos::deep_copy(d, h);
+    return d;
+  }
+  const Comm* m_comm = nullptr;
+  std::vector<HaloMessage> m_messages;
+  PendingExchange m_pending;
+  Kokkos::View<Index*, MemSpace> m_send_idx, m_recv_idx;
+  Kokkos::View<V*, MemSpace> m_send, m_recv;
+  typename Kokkos::View<V*, MemSpace>::HostMirror m_h_send, m_h_recv;
+  bool m_staged = false;
+};
+
+}  // namespace kolibri

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// Run under mpirun with 1, 2, 4 and 8 ranks: a decomposed run gives the same fields, bit for
+// bit, as the single-rank run of the same case, for every boundary type, obstacles across rank
+// borders, both streaming schemes, every lattice and storage, and several process grids.
+#include <kolibri/parallel/Comm.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/solver/Solver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "Helpers.hpp"
+
+namespace {
+using namespace kolibri;
+
+const Comm& comm() { return Comm::world(); }
+
+/// Walls, a moving lid (with a tangential z component in 3D), a sphere and a body force.
+SolverConfig closed_box(LatticeKind lat) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(lat, 14, 12, two_d ? 1 : 10, 0.7);
+  for (int f = 0; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
+  c.faces[3].type = FaceType::MovingWall;
+  c.faces[3].velocity = {0.05, 0, two_d ? 0.0 : 0.01};
+  Obstacle o;
+  o.shape = Obstacle::Shape::Sphere;
+  o.center = {7, 6, two_d ? 0.5 : 5};
+  o.radius = 2.5;
+  c.obstacles.push_back(o);
+  c.force = {1e-5, -2e-5, 0};
+  return c;
+}
+
+/// Velocity inlet, pressure outlet, walls, periodic z, a box obstacle across the middle.
+SolverConfig channel(LatticeKind lat) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(lat, 20, 10, two_d ? 1 : 6, 0.8);
+  c.faces[0].type = FaceType::VelocityInlet;
+  c.faces[0].velocity = {0.04, 0, 0};
+  c.faces[1].type = FaceType::PressureOutlet;
+  c.faces[1].density = 1.0;
+  c.faces[2].type = c.faces[3].type = FaceType::Wall;
+  Obstacle o;
+  o.shape = Obstacle::Shape::Box;
+  o.min = {6, 3, 0};
+  o.max = {11, 6, 100};
+  c.obstacles.push_back(o);
+  return c;
+}
+
+/// Fully periodic Taylor-Green vortex (wrap-around across rank borders).
+SolverConfig tgv(LatticeKind lat) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(lat, 16, 12, two_d ? 1 : 8, 0.6);
+  c.initial.kind = InitialCondition::Kind::TaylorGreen;
+  c.initial.velocity = {0.05, 0, 0};
+  return c;
+}
+
+/// Run the case for `steps` steps on one rank (every rank, alone) and decomposed over all ranks
+/// with the given grid; compare the fields on rank 0, bit for bit.
+void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int steps, const std::string& what) {
+  SCOPED_TRACE(what);
+  if (grid[0] > cfg.nx || grid[1] > cfg.ny || grid[2] > cfg.nz) return;  // more ranks than cells along an axis
+  auto ref = make_solver(cfg);
+  ref->step(steps);
+  const MacroFields a = ref->macroscopic();
+  const Diagnostics da = ref->diagnostics();
+
+  Distribution dist;
+  dist.dc = Decomposition::make(cfg, comm().size(), comm().rank(), grid);
+  for (int r = 0; r < comm().size(); ++r) dist.boxes.push_back(Decomposition::make(cfg, comm().size(), r, dist.dc.dims).mine);
+  dist.comm = &comm();
+  auto par = make_solver(cfg, dist);
+  EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
+  par->step(steps);
+  const MacroFields b = par->macroscopic();
+  const Diagnostics db = par->diagnostics();
+  EXPECT_NEAR(db.mass, da.mass, 1e-9 * da.mass);  // summation order differs
+  EXPECT_EQ(db.max_speed, da.max_speed);
+  EXPECT_EQ(db.first_bad, -1);
+  // Probes: global cell indices, answered on every rank.
+  const std::vector<std::int64_t> cells = {0, cfg.cells() / 3, cfg.cells() - 1};
+  const MacroFields sa = ref->sample(cells), sb = par->sample(cells);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_EQ(sa.rho[i], sb.rho[i]);
+    EXPECT_EQ(sa.u[i], sb.u[i]);
+  }
+  if (!comm().root()) return;
+  ASSERT_EQ(a.rho.size(), b.rho.size());
+  std::size_t diff = 0, first = 0;
+  for (std::size_t i = 0; i < a.rho.size(); ++i)
+    if (a.rho[i] != b.rho[i] || a.u[i] != b.u[i] || a.solid[i] != b.solid[i]) {
+      if (diff++ == 0) first = i;
+    }
+  EXPECT_EQ(diff, 0u) << "cells differing from the single-rank run; the first at (" << first % std::size_t(a.nx) << ", "
+                      << first / std::size_t(a.nx) % std::size_t(a.ny) << ", " << first / std::size_t(a.nx * a.ny) << ")";
+  EXPECT_GT(a.u[a.rho.size() / 2][0] * a.u[a.rho.size() / 2][0] + a.u[a.rho.size() / 2][1] * a.u[a.rho.size() / 2][1], 0.0)
+      << "the flow moved (the comparison is not trivial)";
+}
+
+/// Process grids for the current rank count: automatic and a few forced ones.
+std::vector<std::array<int, 3>> grids(bool two_d) {
+  const int n = comm().size();
+  std::vector<std::array<int, 3>> g = {{0, 0, 0}, {n, 1, 1}, {1, n, 1}};
+  if (!two_d) g.push_back({1, 1, n});
+  if (n == 4) g.push_back({2, 2, 1});
+  if (n == 8 && !two_d) g.push_back({2, 2, 2});
+  if (n == 8) g.push_back({4, 2, 1});
+  return g;
+}
+
+std::string name(const std::array<int, 3>& g) {
+  return g[0] == 0 ? "auto" : std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+}
+
+struct Variant {
+  Precision precision;
+  StorageKind storage;
+  Streaming streaming;
+  CollisionKind collision;
+};
+
+TEST(Decomposition, BoxesTileTheDomainAndNeighboursAgree) {
+  auto cfg = closed_box(LatticeKind::D3Q19);
+  cfg.nx = 37, cfg.ny = 23, cfg.nz = 11;
+  for (const auto& g : grids(false)) {
+    std::int64_t cells = 0;
+    for (int r = 0; r < comm().size(); ++r) {
+      const auto d = Decomposition::make(cfg, comm().size(), r, g);
+      cells += d.mine.cells();
+      for (int k = 0; k < 27; ++k) {
+        const int peer = d.neighbour[std::size_t(k)];
+        if (peer < 0) continue;
+        const auto e = Decomposition::make(cfg, comm().size(), peer, g);
+        EXPECT_EQ(e.neighbour[std::size_t(26 - k)], r) << "neighbours must see each other";
+      }
+    }
+    EXPECT_EQ(cells, cfg.cells()) << name(g);
+  }
+}
+
+TEST(Decomposition, AutomaticGridCutsTheSmallestPlanes) {
+  auto cfg = test::periodic_box(LatticeKind::D3Q19, 64, 64, 256);
+  EXPECT_EQ(Decomposition::choose_grid(cfg, 4), (std::array<int, 3>{1, 1, 4}));
+  cfg = test::periodic_box(LatticeKind::D3Q19, 256, 64, 64);
+  EXPECT_EQ(Decomposition::choose_grid(cfg, 4), (std::array<int, 3>{4, 1, 1}));
+  cfg = test::periodic_box(LatticeKind::D2Q9, 100, 40, 1);
+  EXPECT_EQ(Decomposition::choose_grid(cfg, 2), (std::array<int, 3>{2, 1, 1}));
+  EXPECT_THROW(Decomposition::make(cfg, 2, 0, {1, 1, 2}), std::invalid_argument);
+  EXPECT_THROW(Decomposition::make(cfg, 3, 0, {2, 1, 1}), std::invalid_argument);
+}
+
+TEST(Decomposition, IdenticalToOneRankTwoArrays) {
+  for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
+    for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
+      const std::string l = to_string(lat);
+      expect_identical(closed_box(lat), g, 12, l + " closed box " + name(g));
+      expect_identical(channel(lat), g, 12, l + " channel " + name(g));
+      expect_identical(tgv(lat), g, 12, l + " Taylor-Green " + name(g));
+    }
+}
+
+TEST(Decomposition, IdenticalToOneRankInPlace) {
+  for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
+    for (const auto& g : grids(lat == LatticeKind::D2Q9))
+      for (int steps : {11, 12}) {  // ending after a streaming step and after a local step
+        const std::string what = std::string(to_string(lat)) + " in place " + name(g) + " " + std::to_string(steps);
+        for (auto cfg : {closed_box(lat), channel(lat), tgv(lat)}) {
+          cfg.streaming = Streaming::InPlace;
+          expect_identical(cfg, g, steps, what);
+        }
+      }
+}
+
+TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
+  const Variant variants[] = {
+      {Precision::FP32, StorageKind::Same, Streaming::TwoArray, CollisionKind::Trt},
+      {Precision::FP32, StorageKind::FP16, Streaming::InPlace, CollisionKind::Bgk},
+      {Precision::FP32, StorageKind::FP16, Streaming::TwoArray, CollisionKind::Regularized},
+      {Precision::FP64, StorageKind::Same, Streaming::InPlace, CollisionKind::Regularized},
+  };
+  for (const auto& v : variants)
+    for (auto cfg : {closed_box(LatticeKind::D3Q19), channel(LatticeKind::D3Q27)}) {
+      cfg.precision = v.precision, cfg.storage = v.storage, cfg.streaming = v.streaming, cfg.collision = v.collision;
+      expect_identical(cfg, {0, 0, 0}, 10,
+                       std::string(to_string(v.collision)) + " " + to_string(v.storage) + " " + to_string(v.streaming));
+    }
+}
+
+}  // namespace

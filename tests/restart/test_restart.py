@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end checkpoint/restart and batch-job behaviour of the `kolibri` command.
+
+Usage: test_restart.py KOLIBRI_BINARY DECK WORKDIR [MPIEXEC]
+
+Checks: a run restarted from a checkpoint ends with fields bit-identical to the uninterrupted
+run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given);
+SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
+corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
+writing nothing; only the newest checkpoint_keep checkpoints remain.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+KOLIBRI, DECK, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+MPIEXEC = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(out, *args, ranks=1, expect=0):
+    cmd = [KOLIBRI, "run", DECK, "-o", out, "--progress", "lines", *args]
+    if ranks > 1:
+        cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", *cmd]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    if p.returncode != expect:
+        print(p.stdout[-3000:], p.stderr[-3000:])
+    check(p.returncode == expect, f"exit {p.returncode} (expected {expect}): {' '.join(cmd[-6:])}")
+    return p
+
+
+def fields(path):
+    with h5py.File(path, "r") as f:
+        return f["density"][...], f["velocity"][...]
+
+
+def same_fields(a, b, what):
+    ra, ua = fields(a)
+    rb, ub = fields(b)
+    check(np.array_equal(ra, rb) and np.array_equal(ua, ub),
+          f"{what}: bit-identical fields (max |d rho| {np.max(np.abs(ra - rb)):.3g})")
+
+
+def final(out, steps):
+    return os.path.join(out, f"restart_channel_{steps:08d}.h5")
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+W = lambda name: os.path.join(WORK, name)
+
+for streaming in ["two_array", "in_place"]:
+    s = ["--set", f"model.streaming=\"{streaming}\""]
+    # Reference with checkpoints every 100 steps (the last two kept); a restart from step 100
+    # (and, in place, from an odd step) must end bit-identical.
+    ref = W(f"ref_{streaming}")
+    run(ref, *s)
+    ckpts = sorted(glob.glob(os.path.join(ref, "restart_channel_ckpt_*")))
+    check([os.path.basename(c) for c in ckpts] == ["restart_channel_ckpt_00000300", "restart_channel_ckpt_00000400"],
+          f"{streaming}: checkpoint_keep = 2 keeps the newest two ({[os.path.basename(c) for c in ckpts]})")
+    odd = W(f"odd_{streaming}")
+    run(odd, *s, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+    res = W(f"res_{streaming}")
+    shutil.copytree(odd, res)
+    p = run(res, *s, "--restart", os.path.join(res, "restart_channel_ckpt_00000137"))
+    check("restarted from" in p.stdout, f"{streaming}: the log says where it restarted from")
+    same_fields(final(ref, 400), final(res, 400), f"{streaming}: restart from step 137")
+    with open(os.path.join(res, "probe_wake.csv")) as f, open(os.path.join(ref, "probe_wake.csv")) as g:
+        check(f.read() == g.read(), f"{streaming}: the probe series of the restarted run equals the reference")
+    summary = json.load(open(os.path.join(res, "summary.json")))
+    check(summary["status"] == "completed" and summary["first_step"] == 137, f"{streaming}: summary records the restart")
+
+    if MPIEXEC:  # written by 2 ranks, continued on 3 and on 1
+        for write_ranks, read_ranks in [(2, 3), (2, 1), (1, 4)]:
+            a = W(f"mpi_{streaming}_{write_ranks}_{read_ranks}")
+            run(a, *s, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
+            run(a, *s, "--restart", "latest", ranks=read_ranks)
+            same_fields(final(ref, 400), final(a, 400),
+                        f"{streaming}: checkpoint of {write_ranks} ranks continued on {read_ranks}")
+
+# Signals: stop a long run, check exit 6 + checkpoint, continue to a fixed end and compare.
+for sig in [signal.SIGTERM, signal.SIGUSR1]:
+    out = W(f"sig_{sig.name}")
+    cmd = [KOLIBRI, "run", DECK, "-o", out, "--progress", "lines", "--set", "run.steps=100000000",
+           "--set", "run.checkpoint_every=0", "--set", "run.output_every=0"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    for line in p.stdout:  # wait until it is stepping
+        if line.startswith("step "):
+            break
+    p.send_signal(sig)
+    out_text, err_text = p.communicate(timeout=120)
+    check(p.returncode == 6, f"{sig.name}: exit 6 (got {p.returncode})")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    stop = summary["steps"]
+    check(summary["status"] == "stopped" and os.path.isdir(summary.get("checkpoint", "")),
+          f"{sig.name}: summary says stopped at step {stop} with a checkpoint")
+    check(sig.name in out_text and "--restart" in out_text, f"{sig.name}: the log names the signal and the restart command")
+    end = stop + 60
+    ref = W(f"sigref_{sig.name}")
+    run(ref, "--set", f"run.steps={end}", "--set", "run.checkpoint_every=0", "--set", "run.output_every=0")
+    run(out, "--set", f"run.steps={end}", "--set", "run.checkpoint_every=0", "--set", "run.output_every=0",
+        "--restart", summary["checkpoint"])
+    same_fields(final(ref, end), final(out, end), f"{sig.name}: stopped at {stop}, continued to {end}")
+
+# --walltime: a run far too long for 3 s stops itself in time with a checkpoint.
+out = W("walltime")
+t0 = time.time()
+p = run(out, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0", "--walltime", "3", expect=6)
+check(time.time() - t0 < 20, f"--walltime 3: stopped after {time.time() - t0:.1f} s")
+check("wall-time" in p.stdout, "--walltime: the log says why it stopped")
+
+# Damaged checkpoints are refused before anything is written.
+base = W("damage")
+run(base, "--set", "run.steps=100", "--set", "run.checkpoint_every=100")
+ck = os.path.join(base, "restart_channel_ckpt_00000100")
+
+
+def refused(mutate, needle, what):
+    d = W("damaged")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(base, d)
+    c = os.path.join(d, "restart_channel_ckpt_00000100")
+    extra = mutate(c) or []
+    before = sorted(os.listdir(d))
+    p = run(d, "--restart", c, *extra, expect=7)
+    check(needle in p.stderr, f"{what}: message mentions '{needle}': {p.stderr.strip()[:200]}")
+    check(sorted(os.listdir(d)) == before, f"{what}: nothing written or removed")
+
+
+def data_file(c):
+    files = glob.glob(os.path.join(c, "*.h5"))
+    return max(files, key=os.path.getsize)
+
+
+def flip(c):
+    f = data_file(c)
+    size = os.path.getsize(f)
+    with open(f, "r+b") as h:
+        h.seek(size - size // 3)
+        b = h.read(1)
+        h.seek(size - size // 3)
+        h.write(bytes([b[0] ^ 0x40]))
+
+
+def truncate(c):
+    f = data_file(c)
+    os.truncate(f, os.path.getsize(f) // 2)
+
+
+refused(flip, "checksum", "a flipped byte")
+refused(truncate, os.path.basename(data_file(ck)), "a truncated file")
+refused(lambda c: os.remove(os.path.join(c, "manifest.toml")), "manifest", "a missing manifest")
+refused(lambda c: ["--set", "physics.reynolds=30"], "tau", "another viscosity")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
