@@ -61,6 +61,12 @@ int do_bench(void* p) {
   auto& a = *static_cast<BenchArgs*>(p);
   auto& o = a.options;
   using namespace kolibri;
+  if (Comm::world().size() > 1) {
+    if (Comm::world().root())
+      std::cerr << "kolibri: error: bench measures one device; for several ranks time `kolibri run` on a periodic deck "
+                   "(perf/decks/scaling.toml)\n";
+    return kExitUsage;
+  }
   try {
     if (!a.lattices.empty()) {
       o.lattices.clear();

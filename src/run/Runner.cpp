@@ -439,6 +439,13 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   res.wall_seconds = seconds_since(t_start);
   res.mlups = t_step > 0 ? fluid * double(step - first_step) / t_step * 1e-6 : 0.0;
   res.mass_drift = mass0 > 0 ? (d.mass - mass0) / mass0 : 0.0;
+  const double exchange = comm.max(solver->exchange_seconds());
+  if (comm.size() > 1) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "kolibri: halo exchange: %.3f s of %.3f s stepping (%.1f%%, the slowest rank)", exchange,
+                  t_step, t_step > 0 ? 100.0 * exchange / t_step : 0.0);
+    log << buf << std::endl;
+  }
   if (res.exit_code == kExitOk && !stop_reason.empty()) {
     write_ckpt(step);
     res.exit_code = kExitStopped;
@@ -462,7 +469,8 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
         .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps)
         .add("first_step", first_step).add("wall_time_s", res.wall_seconds)
         .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
-        .add("max_speed", res.max_speed).add("ranks", comm.size()).add("backend", bi.execution_space).add("device", bi.device)
+        .add("max_speed", res.max_speed).add("ranks", comm.size()).add("exchange_time_s", exchange)
+        .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" + std::to_string(dist.dc.dims[1]) + "x" + std::to_string(dist.dc.dims[2])).add("backend", bi.execution_space).add("device", bi.device)
         .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);
     if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
     if (!restart_path.empty()) js.add("restarted_from", restart_path);

@@ -46,6 +46,15 @@ KOKKOS_INLINE_FUNCTION bool is_finite(T x) {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 
+/// Wait for the work of one execution-space instance (a label where Kokkos takes one).
+inline void fence(const ExecSpace& e, [[maybe_unused]] const char* label) {
+#if KOKKOS_VERSION >= 40000
+  e.fence(label);
+#else
+  e.fence();
+#endif
+}
+
 /// Cell index type: 64-bit, since Q * cells exceeds 2^31 on large GPUs.
 using Index = std::int64_t;
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kolibri {
@@ -120,20 +121,37 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
   return out;
 }
 
-/// \brief The exchange of one mode over a population View of value type V.
+#if KOKKOS_VERSION >= 40000
+/// Host buffers of the staged exchange: page-locked where the backend has them (asynchronous
+/// copies on the exchange's own stream).
+using HaloHostSpace = Kokkos::SharedHostPinnedSpace;
+#else
+using HaloHostSpace = Kokkos::HostSpace;
+#endif
+
+/// \brief The exchange of one mode over a population View of value type V. Pack, copies and
+/// unpack run on an execution-space instance of their own (a second stream on GPUs), so that
+/// they overlap the interior update the caller launches on the default instance:
+/// pack(f) -> [caller launches other work] -> post() -> finish(f).
 template <class V>
 class HaloExchange {
  public:
   HaloExchange() = default;
   HaloExchange(const Comm& comm, HaloLists lists, bool device_buffers)
       : m_comm(&comm), m_messages(std::move(lists.messages)) {
+#if KOKKOS_VERSION >= 40000
+    m_exec = Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
+#endif
     m_send_idx = to_device(lists.send, "kolibri::halo_send_idx");
     m_recv_idx = to_device(lists.recv, "kolibri::halo_recv_idx");
     m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
     m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", lists.recv.size());
-    m_h_send = Kokkos::create_mirror_view(m_send);
-    m_h_recv = Kokkos::create_mirror_view(m_recv);
-    m_staged = !device_buffers && m_h_send.data() != m_send.data();
+    constexpr bool host_memory = std::is_same_v<MemSpace, Kokkos::HostSpace>;
+    m_staged = !device_buffers && !host_memory;
+    if (m_staged) {
+      m_h_send = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_send_host", lists.send.size());
+      m_h_recv = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_recv_host", lists.recv.size());
+    }
     auto* sbase = reinterpret_cast<std::byte*>(m_staged ? m_h_send.data() : m_send.data());
     auto* rbase = reinterpret_cast<std::byte*>(m_staged ? m_h_recv.data() : m_recv.data());
     for (auto& m : m_messages) {
@@ -145,34 +163,53 @@ class HaloExchange {
   /// Values moved per exchange (sent by this rank).
   std::size_t volume() const { return m_send.extent(0); }
 
-  /// Pack the send buffer from `f` and post the messages; the caller may launch other work on
-  /// cells the exchange does not touch before finish().
-  void start(const Kokkos::View<V*, MemSpace>& f) {
+  /// Gather the send buffer from `f` (and copy it to the host when staged) on the exchange's
+  /// instance. The values of `f` it reads must be complete (fence their producer first).
+  void pack(const Kokkos::View<V*, MemSpace>& f) {
     if (!active()) return;
     const auto idx = m_send_idx;
     const auto buf = m_send;
     Kokkos::parallel_for(
-        "kolibri::halo_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(idx.extent(0))),
+        "kolibri::halo_pack",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
         KOKKOS_LAMBDA(const Index e) { buf(e) = f(idx(e)); });
-    if (m_staged) Kokkos::deep_copy(m_h_send, m_send);  // fences the pack
-    else Kokkos::fence();
-    m_comm->start(m_messages, m_pending);
+    if (m_staged) Kokkos::deep_copy(m_exec, m_h_send, m_send);
   }
-  /// Wait for the messages and scatter the receive buffer into `f`.
+  /// Wait for the pack, then post the messages.
+  void post() {
+    if (!active()) return;
+    Kokkos::Timer timer;
+    fence(m_exec, "kolibri::halo_pack_done");
+    m_comm->start(m_messages, m_pending);
+    m_seconds += timer.seconds();
+  }
+  /// Wait for the messages and scatter the receive buffer into `f` (on the exchange's
+  /// instance, complete on return).
   void finish(const Kokkos::View<V*, MemSpace>& f) {
     if (!active()) return;
+    Kokkos::Timer timer;
     m_comm->wait(m_pending);
-    if (m_staged) Kokkos::deep_copy(m_recv, m_h_recv);
+    if (m_staged) Kokkos::deep_copy(m_exec, m_recv, m_h_recv);
     const auto idx = m_recv_idx;
     const auto buf = m_recv;
     Kokkos::parallel_for(
-        "kolibri::halo_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(idx.extent(0))),
+        "kolibri::halo_unpack",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
         KOKKOS_LAMBDA(const Index e) { f(idx(e)) = buf(e); });
+    fence(m_exec, "kolibri::halo_unpack_done");
+    m_seconds += timer.seconds();
   }
+  /// The whole exchange, after the work on the default instance that produced `f`.
   void run(const Kokkos::View<V*, MemSpace>& f) {
-    start(f);
+    if (!active()) return;
+    fence(ExecSpace(), "kolibri::halo_producers_done");
+    pack(f);
+    post();
     finish(f);
   }
+  /// Host seconds spent waiting for the pack and the messages and in the unpack (work on the
+  /// default instance may run meanwhile, so this is an upper bound of the exposed cost).
+  double seconds() const { return m_seconds; }
 
  private:
   static Kokkos::View<Index*, MemSpace> to_device(const std::vector<Index>& v, const char* label) {
@@ -185,10 +222,12 @@ class HaloExchange {
   const Comm* m_comm = nullptr;
   std::vector<HaloMessage> m_messages;
   PendingExchange m_pending;
+  ExecSpace m_exec{};
   Kokkos::View<Index*, MemSpace> m_send_idx, m_recv_idx;
   Kokkos::View<V*, MemSpace> m_send, m_recv;
-  typename Kokkos::View<V*, MemSpace>::HostMirror m_h_send, m_h_recv;
+  Kokkos::View<V*, HaloHostSpace> m_h_send, m_h_recv;
   bool m_staged = false;
+  double m_seconds = 0.0;
 };
 
 }  // namespace kolibri

@@ -68,6 +68,8 @@ class Solver {
   /// "float64", "float32" or "float16": the stored value type.
   virtual std::string value_type() const = 0;
   virtual int populations_per_cell() const = 0;
+  /// Seconds this rank spent in halo exchanges that other work did not hide (0 on one rank).
+  virtual double exchange_seconds() const { return 0.0; }
   /// Restore the step counter (restarts).
   void set_steps_done(std::int64_t s) { m_steps = s; }
 

@@ -145,15 +145,18 @@ class SolverImpl final : public Solver {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
         if (m_pull.active()) {
-          // Cells next to the ghost layers first, then their values leave while the rest updates.
+          // Cells next to the ghost layers first; their values are packed and sent on the
+          // exchange's own stream while the other cells update.
           k.want = k.also = kFluidBorder;
           Kokkos::parallel_for(InteriorTag::label, interior, k);
           if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nbb), k);
-          m_pull.start(m_f[1 - m_cur]);
+          fence(ExecSpace(), "kolibri::border_cells_done");
+          m_pull.pack(m_f[1 - m_cur]);
           k.want = k.also = kFluid;
         }
         Kokkos::parallel_for(InteriorTag::label, interior, k);
         if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(m_pull.active() ? nbb : 0, nb), k);
+        m_pull.post();
         m_pull.finish(m_f[1 - m_cur]);
         m_cur = 1 - m_cur;
       }
@@ -287,6 +290,7 @@ class SolverImpl final : public Solver {
     return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
   }
   int populations_per_cell() const override { return L::Q; }
+  double exchange_seconds() const override { return m_pull.seconds() + m_fwd.seconds() + m_rev.seconds(); }
 
   Diagnostics diagnostics() const override {
     const Index n = m_cfg.cells();
