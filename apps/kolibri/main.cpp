@@ -40,7 +40,7 @@ int with_runtime(int& argc, char**& argv, int (*body)(void*), void* arg) {
 struct RunArgs {
   std::string deck;
   std::vector<std::string> overrides;
-  std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi;
+  std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport;
   bool check_only = false;
 };
 
@@ -130,6 +130,7 @@ int do_run(void* p) {
     if (!a.progress.empty()) c.run.progress = a.progress;       // checked by CLI11
     if (!a.output_dir.empty()) c.run.output_dir = a.output_dir;  // taken as given, not as TOML
     if (!a.gpu_aware_mpi.empty()) c.run.gpu_aware_mpi = a.gpu_aware_mpi;
+    if (!a.halo_transport.empty()) c.run.halo_transport = a.halo_transport;
     kolibri::RunOptions opts;
     try {
       if (!a.grid.empty()) c.run.grid = kolibri::parse_grid(a.grid);
@@ -194,6 +195,9 @@ int main(int argc, char** argv) {
   run->add_option("--grid", ra.grid, "MPI process grid PXxPYxPZ (e.g. 2x2x1) or auto (default: deck, else auto)");
   run->add_option("--gpu-aware-mpi", ra.gpu_aware_mpi, "Hand device buffers to MPI: auto (ask MPI), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  run->add_option("--halo-transport", ra.halo_transport,
+                  "Halo exchange between GPUs: auto (NCCL where built), mpi, nccl")
+      ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");

@@ -463,7 +463,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     rc.grid = *g;
   }
   rc.gpu_aware_mpi = par.choice("gpu_aware_mpi", "auto", {"auto", "on", "off"});
-  par.finish({"grid", "gpu_aware_mpi"});
+  rc.halo_transport = par.choice("transport", "auto", {"auto", "mpi", "nccl"});
+  par.finish({"grid", "gpu_aware_mpi", "transport"});
 
   // [[probe]]
   if (const toml::node* pn = top.node("probe")) {

@@ -23,9 +23,18 @@ std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size)
       const int px = size / pz / py;
       if (px > cfg.nx) continue;
       const int p[3] = {px, py, pz};
-      double cost = 0.0;  // cells on cut planes (per rank), with a small bias: z cuts first
-      for (int d = 0; d < 3; ++d)
-        if (p[d] > 1) cost += n[(d + 1) % 3] * n[(d + 2) % 3] / (p[(d + 1) % 3] * p[(d + 2) % 3]) * (1.0 + 1e-3 * (2 - d));
+      // Cells on the cut planes of an inner rank: two planes per split axis (one when a
+      // non-periodic axis has two ranks); ties go to fewer split axes, then to z, then y.
+      double cost = 0.0;
+      int split = 0;
+      for (int d = 0; d < 3; ++d) {
+        if (p[d] == 1) continue;
+        const double planes = (p[d] == 2 && !periodic(cfg, d)) ? 1.0 : 2.0;
+        cost += planes * n[(d + 1) % 3] * n[(d + 2) % 3] / (p[(d + 1) % 3] * p[(d + 2) % 3]);
+        ++split;
+      }
+      cost *= 1.0 + 1e-3 * split;
+      for (int d = 0; d < 3; ++d) cost *= 1.0 + 1e-6 * (2 - d) * (p[d] > 1);
       if (cost < best_cost) best_cost = cost, best = {px, py, pz};
     }
   }

@@ -143,6 +143,11 @@ std::string first_difference(const std::string& a, const std::string& b) {
 
 RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts) {
   namespace fs = std::filesystem;
+  const auto t_start = Clock::now();  // --walltime counts the set-up too
+  install_stop_signals();             // a stop request during set-up is honoured at the first check
+  struct Restore {
+    ~Restore() { restore_stop_signals(); }
+  } restore;
   const Comm& comm = Comm::world();
   std::ostream null_stream(nullptr);
   std::ostream& log = comm.root() ? log_all : null_stream;
@@ -158,22 +163,36 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
 
-  // Ranks: a Cartesian process grid; device buffers go to MPI only when it says it can take them.
+  // Ranks: a Cartesian process grid. Halo transport: NCCL/RCCL between GPUs where built, else
+  // MPI, handed device buffers only when it says it can take them.
   Distribution dist;
+  std::unique_ptr<NcclComm> nccl;
   if (comm.size() > 1) {
     try {
       dist.dc = Decomposition::make(sc, comm.size(), comm.rank(), rc.grid);
       for (int r = 0; r < comm.size(); ++r) dist.boxes.push_back(Decomposition::make(sc, comm.size(), r, dist.dc.dims).mine);
     } catch (const std::invalid_argument& e) {
-      throw DeckError(c.source + ": parallel.grid: " + e.what());
+      throw DeckError(c.source + ": process grid: " + e.what());
     }
     dist.comm = &comm;
     const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
-    dist.device_buffers = gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" && Comm::mpi_reports_gpu_support()));
+    if (rc.halo_transport == "nccl" && !(gpu && NcclComm::built()))
+      throw DeckError(c.source + ": parallel.transport = \"nccl\": " +
+                      (gpu ? "this kolibri was built without NCCL (-DKOLIBRI_ENABLE_NCCL=ON)" : "NCCL needs a GPU backend"));
+    std::string how;
+    if (gpu && rc.halo_transport != "mpi" && NcclComm::built()) {
+      nccl = std::make_unique<NcclComm>(comm);
+      dist.nccl = nccl.get();
+      how = "through NCCL (device to device)";
+    } else {
+      dist.device_buffers =
+          gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" && Comm::mpi_reports_gpu_support()));
+      how = !gpu ? "through MPI from host memory"
+            : dist.device_buffers ? "through GPU-aware MPI (device buffers)"
+                                  : "through MPI, staged in page-locked host buffers";
+    }
     log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
-        << dist.dc.dims[2] << " grid, halo exchange "
-        << (!gpu ? "from host memory" : dist.dc.dims == std::array<int, 3>{1, 1, 1} ? "none" : dist.device_buffers ? "GPU-aware (device buffers)" : "staged through host buffers")
-        << std::endl;
+        << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
   }
 
   // A restart reads its checkpoint before anything is written or removed.
@@ -221,6 +240,15 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   }
   const std::int64_t first_step = restart_path.empty() ? 0 : restart_info.step;
 
+  if (restart_path.empty()) {  // never delete an earlier run's checkpoints without being asked
+    std::vector<std::string> old;
+    if (comm.root()) old = list_checkpoints(dir, rc.name);
+    if (comm.any(!old.empty()))
+      throw OutputError(dir + ": holds checkpoints of an earlier run of '" + rc.name + "' (newest: " +
+                      (old.empty() ? std::string("?") : old.back()) +
+                      "). Continue it with --restart latest, or remove them (or use another run.name or output "
+                      "directory) to start afresh.");
+  }
   on_root(comm, [&] {
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -236,8 +264,6 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
         ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
-    const auto old = prune_checkpoints(dir, rc.name, 0);
-    removed += int(old.size());
     if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
   });
   const Diagnostics d0 = solver->diagnostics();
@@ -313,7 +339,10 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   if (!restart_path.empty() && rc.output_every > 0)  // the series so far, for the XDMF
     for (std::int64_t s = 0; s <= first_step; s += rc.output_every)
       if (fs::exists(dir + "/" + field_file(s) + ".h5")) outputs.emplace_back(s, field_file(s) + ".h5");
+  bool line_probes = false;
+  for (const auto& p : c.probes) line_probes = line_probes || p.kind == Probe::Kind::Line;
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
+    if (!rc.write_fields && !line_probes) return;
     const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
     on_root(comm, [&] {
       if (rc.write_fields) {
@@ -365,11 +394,6 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   sample_points(first_step, restart_path.empty());  // a restart samples only the probes due now
   if (rc.output_every > 0 && restart_path.empty()) write_output(0, false);
 
-  install_stop_signals();
-  struct Restore {
-    ~Restore() { restore_stop_signals(); }
-  } restore;
-  const auto t_start = Clock::now();
   double t_step = 0.0;
   std::int64_t step = first_step, chunk = 1;
   Diagnostics d = d0;
@@ -450,7 +474,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     write_ckpt(step);
     res.exit_code = kExitStopped;
     res.message = "stopped at step " + std::to_string(step) + " of " + std::to_string(rc.steps) + " (" + stop_reason +
-                  "); continue with: kolibri run " + c.source + " --restart " + res.checkpoint;
+                  "); continue with the same command and --restart " + res.checkpoint + " (or --restart latest)";
     log << "kolibri: " << res.message << std::endl;
   } else if (res.exit_code == kExitOk) {
     write_output(step, true);

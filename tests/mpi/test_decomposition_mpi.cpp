@@ -2,13 +2,17 @@
 // Run under mpirun with 1, 2, 4 and 8 ranks: a decomposed run gives the same fields, bit for
 // bit, as the single-rank run of the same case, for every boundary type, obstacles across rank
 // borders, both streaming schemes, every lattice and storage, and several process grids.
+#include <kolibri/core/Kokkos.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/parallel/Nccl.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,15 @@ namespace {
 using namespace kolibri;
 
 const Comm& comm() { return Comm::world(); }
+
+/// NCCL/RCCL between GPUs where built (compared like the MPI transport), else none.
+const NcclComm* nccl() {
+  static std::unique_ptr<NcclComm> n = [] {
+    const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
+    return gpu && NcclComm::built() && comm().size() > 1 ? std::make_unique<NcclComm>(comm()) : nullptr;
+  }();
+  return n.get();
+}
 
 /// Walls, a moving lid (with a tangential z component in 3D), a sphere and a body force.
 SolverConfig closed_box(LatticeKind lat) {
@@ -79,6 +92,16 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
   EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
   par->step(steps);
   const MacroFields b = par->macroscopic();
+  if (nccl()) {  // the same through NCCL
+    dist.nccl = nccl();
+    auto via_nccl = make_solver(cfg, dist);
+    via_nccl->step(steps);
+    const MacroFields c = via_nccl->macroscopic();
+    if (comm().root()) {
+      EXPECT_EQ(c.rho, b.rho) << "NCCL transport";
+      EXPECT_EQ(c.u, b.u) << "NCCL transport";
+    }
+  }
   const Diagnostics db = par->diagnostics();
   EXPECT_NEAR(db.mass, da.mass, 1e-9 * da.mass);  // summation order differs
   EXPECT_EQ(db.max_speed, da.max_speed);

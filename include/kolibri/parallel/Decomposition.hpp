@@ -31,8 +31,8 @@ struct Decomposition {
   /// process grid (all three > 0, product = size) or, with zeros, lets choose_grid pick it.
   /// Throws std::invalid_argument (with the reason) when it cannot be done.
   static Decomposition make(const SolverConfig& cfg, int size, int rank, std::array<int, 3> grid = {0, 0, 0});
-  /// The process grid with the least halo surface (ties: split z first, then y), each axis
-  /// getting at most one rank per cell; 2D boxes are not split in z.
+  /// The process grid with the least halo surface of an inner rank (ties: fewer split axes,
+  /// then z before y before x), at most one rank per cell layer; 2D boxes are not split in z.
   static std::array<int, 3> choose_grid(const SolverConfig& cfg, int size);
 
   /// Rank of grid coordinates (x fastest).

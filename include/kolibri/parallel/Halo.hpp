@@ -10,6 +10,7 @@
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/parallel/Nccl.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -137,8 +138,10 @@ template <class V>
 class HaloExchange {
  public:
   HaloExchange() = default;
-  HaloExchange(const Comm& comm, HaloLists lists, bool device_buffers)
-      : m_comm(&comm), m_messages(std::move(lists.messages)) {
+  /// `nccl`: send device buffers through NCCL/RCCL on the exchange's stream; otherwise MPI
+  /// with device buffers (`device_buffers`, GPU-aware MPI) or page-locked host copies.
+  HaloExchange(const Comm& comm, HaloLists lists, bool device_buffers, const NcclComm* nccl = nullptr)
+      : m_comm(&comm), m_nccl(nccl), m_messages(std::move(lists.messages)) {
 #if KOKKOS_VERSION >= 40000
     m_exec = Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
 #endif
@@ -147,7 +150,7 @@ class HaloExchange {
     m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
     m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", lists.recv.size());
     constexpr bool host_memory = std::is_same_v<MemSpace, Kokkos::HostSpace>;
-    m_staged = !device_buffers && !host_memory;
+    m_staged = !device_buffers && !host_memory && nccl == nullptr;
     if (m_staged) {
       m_h_send = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_send_host", lists.send.size());
       m_h_recv = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_recv_host", lists.recv.size());
@@ -175,12 +178,16 @@ class HaloExchange {
         KOKKOS_LAMBDA(const Index e) { buf(e) = f(idx(e)); });
     if (m_staged) Kokkos::deep_copy(m_exec, m_h_send, m_send);
   }
-  /// Wait for the pack, then post the messages.
+  /// Wait for the pack, then post the messages (NCCL: enqueue them behind the pack).
   void post() {
     if (!active()) return;
     Kokkos::Timer timer;
-    fence(m_exec, "kolibri::halo_pack_done");
-    m_comm->start(m_messages, m_pending);
+    if (m_nccl) {
+      m_nccl->exchange(m_messages, stream_of(m_exec));
+    } else {
+      fence(m_exec, "kolibri::halo_pack_done");
+      m_comm->start(m_messages, m_pending);
+    }
     m_seconds += timer.seconds();
   }
   /// Wait for the messages and scatter the receive buffer into `f` (on the exchange's
@@ -212,6 +219,14 @@ class HaloExchange {
   double seconds() const { return m_seconds; }
 
  private:
+  static void* stream_of([[maybe_unused]] const ExecSpace& e) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return e.cuda_stream();
+#elif defined(KOKKOS_ENABLE_HIP)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) return e.hip_stream();
+#endif
+    return nullptr;
+  }
   static Kokkos::View<Index*, MemSpace> to_device(const std::vector<Index>& v, const char* label) {
     Kokkos::View<Index*, MemSpace> d(std::string(label), v.size());
     auto h = Kokkos::create_mirror_view(d);
@@ -220,6 +235,7 @@ class HaloExchange {
     return d;
   }
   const Comm* m_comm = nullptr;
+  const NcclComm* m_nccl = nullptr;
   std::vector<HaloMessage> m_messages;
   PendingExchange m_pending;
   ExecSpace m_exec{};

@@ -108,6 +108,7 @@ struct RunConfig {
   int checkpoint_keep = 2;            ///< complete checkpoints kept (the newest ones)
   std::array<int, 3> grid{0, 0, 0};   ///< MPI process grid; zeros: chosen automatically
   std::string gpu_aware_mpi = "auto"; ///< auto | on | off
+  std::string halo_transport = "auto";  ///< auto (NCCL on GPUs where built) | mpi | nccl
 };
 
 /// \brief The whole case: solver set-up, derived physics and run control.

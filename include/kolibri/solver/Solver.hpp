@@ -6,6 +6,7 @@
 
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/parallel/Nccl.hpp>
 #include <kolibri/solver/Case.hpp>
 
 #include <array>
@@ -38,6 +39,7 @@ struct Distribution {
   Decomposition dc;
   const Comm* comm = nullptr;   ///< null: a single-rank solver (no collective calls)
   bool device_buffers = false;  ///< hand device buffers to MPI (GPU-aware MPI)
+  const NcclComm* nccl = nullptr;  ///< halo exchange through NCCL/RCCL instead of MPI
   std::vector<Box> boxes;       ///< every rank's cells, by rank
 };
 

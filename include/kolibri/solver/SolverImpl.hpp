@@ -77,10 +77,10 @@ class SolverImpl final : public Solver {
       m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
       const auto& dc = m_dist.dc;
       if (m_in_place) {
-        m_fwd = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAForward, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
-        m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
+        m_fwd = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAForward, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
+        m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
       } else {
-        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::Pull, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers);
+        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::Pull, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
       }
     }
     m_boundary = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::boundary_cells", boundary.size());
