@@ -41,12 +41,17 @@ BackendInfo backend_info() {
   b.concurrency = ExecSpace().concurrency();
   b.device = cpu_model();
   b.vendor = "host";
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  b.device_uid = "host";
 #if defined(KOKKOS_ENABLE_CUDA)
   int dev = 0;
   cudaDeviceProp prop{};
   if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
     b.device = prop.name;
     b.vendor = "NVIDIA";
+    char bus[32] = "";
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) b.device_uid = bus;
   }
 #elif defined(KOKKOS_ENABLE_HIP)
   int dev = 0;
@@ -54,8 +59,11 @@ BackendInfo backend_info() {
   if (hipGetDevice(&dev) == hipSuccess && hipGetDeviceProperties(&prop, dev) == hipSuccess) {
     b.device = prop.name;
     b.vendor = "AMD";
+    char bus[32] = "";
+    if (hipDeviceGetPCIBusId(bus, sizeof bus, dev) == hipSuccess) b.device_uid = bus;
   }
 #endif
+  b.device_uid = std::string(host) + "/" + b.device_uid;
 #if defined(__clang__)
   b.compiler = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

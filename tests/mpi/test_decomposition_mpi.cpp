@@ -6,12 +6,14 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
+#include <kolibri/run/Runner.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
+#include <set>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -27,7 +29,9 @@ const Comm& comm() { return Comm::world(); }
 const NcclComm* nccl() {
   static std::unique_ptr<NcclComm> n = [] {
     const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
-    return gpu && NcclComm::built() && comm().size() > 1 ? std::make_unique<NcclComm>(comm()) : nullptr;
+    const auto uids = comm().allgather(backend_info().device_uid);  // NCCL: one rank per GPU
+    const bool distinct = std::set<std::string>(uids.begin(), uids.end()).size() == uids.size();
+    return gpu && distinct && NcclComm::built() && comm().size() > 1 ? std::make_unique<NcclComm>(comm()) : nullptr;
   }();
   return n.get();
 }

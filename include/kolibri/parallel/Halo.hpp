@@ -12,6 +12,7 @@
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -166,8 +167,12 @@ class HaloExchange {
   /// Values moved per exchange (sent by this rank).
   std::size_t volume() const { return m_send.extent(0); }
 
+  /// The exchange's own execution-space instance: work launched on it before pack() (e.g. the
+  /// cells whose values are sent) is ordered before the pack.
+  const ExecSpace& exec() const { return m_exec; }
+
   /// Gather the send buffer from `f` (and copy it to the host when staged) on the exchange's
-  /// instance. The values of `f` it reads must be complete (fence their producer first).
+  /// instance. The values of `f` it reads must be complete or produced on exec().
   void pack(const Kokkos::View<V*, MemSpace>& f) {
     if (!active()) return;
     const auto idx = m_send_idx;
@@ -181,20 +186,17 @@ class HaloExchange {
   /// Wait for the pack, then post the messages (NCCL: enqueue them behind the pack).
   void post() {
     if (!active()) return;
-    Kokkos::Timer timer;
     if (m_nccl) {
       m_nccl->exchange(m_messages, stream_of(m_exec));
     } else {
       fence(m_exec, "kolibri::halo_pack_done");
       m_comm->start(m_messages, m_pending);
     }
-    m_seconds += timer.seconds();
   }
   /// Wait for the messages and scatter the receive buffer into `f` (on the exchange's
   /// instance, complete on return).
   void finish(const Kokkos::View<V*, MemSpace>& f) {
     if (!active()) return;
-    Kokkos::Timer timer;
     m_comm->wait(m_pending);
     if (m_staged) Kokkos::deep_copy(m_exec, m_recv, m_h_recv);
     const auto idx = m_recv_idx;
@@ -204,7 +206,6 @@ class HaloExchange {
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
         KOKKOS_LAMBDA(const Index e) { f(idx(e)) = buf(e); });
     fence(m_exec, "kolibri::halo_unpack_done");
-    m_seconds += timer.seconds();
   }
   /// The whole exchange, after the work on the default instance that produced `f`.
   void run(const Kokkos::View<V*, MemSpace>& f) {
@@ -214,9 +215,22 @@ class HaloExchange {
     post();
     finish(f);
   }
-  /// Host seconds spent waiting for the pack and the messages and in the unpack (work on the
-  /// default instance may run meanwhile, so this is an upper bound of the exposed cost).
-  double seconds() const { return m_seconds; }
+  /// Seconds per exchange of `f` measured alone (pack, transfer, unpack; nothing to overlap),
+  /// the median of `repeats`; collective over the neighbours. Rewrites the same ghost values.
+  double time_alone(const Kokkos::View<V*, MemSpace>& f, int repeats) {
+    if (!active()) return 0.0;
+    fence(ExecSpace(), "kolibri::halo_timing");
+    std::vector<double> t;
+    for (int r = 0; r < repeats; ++r) {
+      Kokkos::Timer timer;
+      pack(f);
+      post();
+      finish(f);
+      t.push_back(timer.seconds());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
 
  private:
   static void* stream_of([[maybe_unused]] const ExecSpace& e) {
@@ -243,7 +257,6 @@ class HaloExchange {
   Kokkos::View<V*, MemSpace> m_send, m_recv;
   Kokkos::View<V*, HaloHostSpace> m_h_send, m_h_recv;
   bool m_staged = false;
-  double m_seconds = 0.0;
 };
 
 }  // namespace kolibri

@@ -55,6 +55,7 @@ struct BackendInfo {
   std::string execution_space;
   std::string device;    ///< GPU name, or the host's CPU model
   std::string vendor;    ///< NVIDIA, AMD or host
+  std::string device_uid;  ///< host name / PCI bus id of the device: ranks sharing a GPU match
   std::string compiler;
   int concurrency = 1;
 };

@@ -70,8 +70,9 @@ class Solver {
   /// "float64", "float32" or "float16": the stored value type.
   virtual std::string value_type() const = 0;
   virtual int populations_per_cell() const = 0;
-  /// Seconds this rank spent in halo exchanges that other work did not hide (0 on one rank).
-  virtual double exchange_seconds() const { return 0.0; }
+  /// Seconds of halo exchange per time step, measured alone (pack, transfer, unpack; in two-
+  /// array runs it overlaps the interior update); 0 on one rank. Collective.
+  virtual double exchange_time_per_step(int /*repeats*/) { return 0.0; }
   /// Restore the step counter (restarts).
   void set_steps_done(std::int64_t s) { m_steps = s; }
 

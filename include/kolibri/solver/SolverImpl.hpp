@@ -60,10 +60,12 @@ class SolverImpl final : public Solver {
     auto hf = Kokkos::create_mirror_view(m_flags);
     m_fluid_cells = 0;
     std::vector<std::uint32_t> boundary, inner;  // boundary cells next to a ghost layer first
+    std::vector<std::uint32_t> border_list;      // kFluidBorder cells
     const auto& g = cfg.part.ghost;
     for (Index i = 0; i < n; ++i) {
       hf(i) = host_flags[static_cast<std::size_t>(i)];
       m_fluid_cells += is_updated(hf(i));
+      if (hf(i) == kFluidBorder) border_list.push_back(std::uint32_t(i));
       if (hf(i) != kBoundaryFluid) continue;
       const int x = int(i % cfg.nx), y = int(i / cfg.nx % cfg.ny), z = int(i / (Index(cfg.nx) * cfg.ny));
       const bool border = (g[0] && x == 1) || (g[1] && x == cfg.nx - 2) || (g[2] && y == 1) ||
@@ -71,6 +73,12 @@ class SolverImpl final : public Solver {
       (border ? boundary : inner).push_back(std::uint32_t(i));
     }
     m_boundary_border = Index(boundary.size());
+    m_border = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::border_cells", border_list.size());
+    {
+      auto hb = Kokkos::create_mirror_view(m_border);
+      for (std::size_t i = 0; i < border_list.size(); ++i) hb(i) = border_list[i];
+      Kokkos::deep_copy(m_border, hb);
+    }
     boundary.insert(boundary.end(), inner.begin(), inner.end());
     Kokkos::deep_copy(m_flags, hf);
     if (m_dist.comm) {
@@ -145,19 +153,23 @@ class SolverImpl final : public Solver {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
         if (m_pull.active()) {
-          // Cells next to the ghost layers first; their values are packed and sent on the
-          // exchange's own stream while the other cells update.
-          k.want = k.also = kFluidBorder;
-          Kokkos::parallel_for(InteriorTag::label, interior, k);
-          if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nbb), k);
-          fence(ExecSpace(), "kolibri::border_cells_done");
+          // Two streams: the cells next to the ghost layers, the pack, the transfer and the
+          // unpack on the exchange's instance, the other cells meanwhile on the default one.
+          const ExecSpace& ex = m_pull.exec();
+          k.border_cells = m_border;
+          Kokkos::parallel_for(BorderTag::label,
+                               Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(m_border.extent(0))), k);
+          if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(ex, 0, nbb), k);
           m_pull.pack(m_f[1 - m_cur]);
-          k.want = k.also = kFluid;
+          Kokkos::parallel_for(InteriorTag::label, interior, k);  // kFluid cells only
+          if (nb > nbb) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(nbb, nb), k);
+          m_pull.post();
+          m_pull.finish(m_f[1 - m_cur]);
+          fence(ExecSpace(), "kolibri::step_done");  // the next step's border cells read these
+        } else {
+          Kokkos::parallel_for(InteriorTag::label, interior, k);
+          if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nb), k);
         }
-        Kokkos::parallel_for(InteriorTag::label, interior, k);
-        if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(m_pull.active() ? nbb : 0, nb), k);
-        m_pull.post();
-        m_pull.finish(m_f[1 - m_cur]);
         m_cur = 1 - m_cur;
       }
     }
@@ -290,7 +302,10 @@ class SolverImpl final : public Solver {
     return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
   }
   int populations_per_cell() const override { return L::Q; }
-  double exchange_seconds() const override { return m_pull.seconds() + m_fwd.seconds() + m_rev.seconds(); }
+  double exchange_time_per_step(int repeats) override {
+    // two arrays: one exchange a step; in place: a forward and a reverse one every two steps
+    return m_in_place ? m_fwd.time_alone(m_f[0], repeats) : m_pull.time_alone(m_f[m_cur], repeats);
+  }
 
   Diagnostics diagnostics() const override {
     const Index n = m_cfg.cells();
@@ -449,6 +464,7 @@ class SolverImpl final : public Solver {
   Kokkos::View<Flag*, MemSpace> m_flags;
   Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
   Index m_boundary_border = 0;  ///< the first ones of m_boundary lie next to a ghost layer
+  Kokkos::View<std::uint32_t*, MemSpace> m_border;    ///< kFluidBorder cells (multi-rank)
   Distribution m_dist;          ///< multi-rank runs; comm is null otherwise
   HaloExchange<V> m_pull, m_fwd, m_rev;  ///< two arrays; in place before / after streaming
   R m_force[3]{};

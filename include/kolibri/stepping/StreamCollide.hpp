@@ -169,6 +169,10 @@ struct Rows {
 struct InteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_interior";
 };
+/// Fluid cells next to a ghost layer (multi-rank), from a list: the fast path of InteriorTag.
+struct BorderTag {
+  static constexpr const char* label = "kolibri::stream_collide_border";
+};
 /// Cells next to a solid or a non-periodic face, from a compact list.
 struct BoundaryTag {
   static constexpr const char* label = "kolibri::stream_collide_boundary";
@@ -202,6 +206,7 @@ struct StreamCollide {
   C collide;
   Boundary<L, R> bc;
   Flag want = kFluid, also = kFluid;  ///< InteriorTag updates the cells with one of these flags
+  Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
 
   struct Departing {  // post-collision population j of cell m: slot j of src
     Kokkos::View<const V*, MemSpace> src;
@@ -214,6 +219,12 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
     const Flag flag = bc.flags(n);
     if (flag != want && flag != also) return;
+    fast(n);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast(Index(border_cells(i))); }
+
+  /// Gather, collide, write: a cell whose upwind neighbours are all fluid.
+  KOKKOS_INLINE_FUNCTION void fast(const Index n) const {
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
