@@ -173,7 +173,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       dist.dc = Decomposition::make(sc, comm.size(), comm.rank(), rc.grid);
       for (int r = 0; r < comm.size(); ++r) dist.boxes.push_back(Decomposition::make(sc, comm.size(), r, dist.dc.dims).mine);
     } catch (const std::invalid_argument& e) {
-      throw DeckError(c.source + ": process grid: " + e.what());
+      throw DeckError(c.source + ": " + e.what());
     }
     dist.comm = &comm;
     const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
@@ -195,7 +195,8 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
           gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" && Comm::mpi_reports_gpu_support()));
       how = !gpu ? "through MPI from host memory"
             : dist.device_buffers ? "through GPU-aware MPI (device buffers)"
-                                  : "through MPI, staged in page-locked host buffers";
+                                  : (KOKKOS_VERSION >= 40000 ? "through MPI, staged in page-locked host buffers"
+                                                             : "through MPI, staged in host buffers");
     }
     log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
         << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
