@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/run/Signals.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace kolibri {
 namespace {
@@ -52,35 +54,40 @@ const char* signal_name(int sig) {
 
 double parse_walltime(const std::string& s) {
   const auto bad = [&] {
-    return std::invalid_argument("walltime '" + s + "': expected seconds (5400), MM:SS, HH:MM:SS or D-HH:MM:SS");
+    return std::invalid_argument("walltime '" + s +
+                                 "': expected seconds (5400), MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS");
   };
-  if (s.empty()) throw bad();
-  long days = 0;
-  std::string rest = s;
-  if (const auto dash = s.find('-'); dash != std::string::npos) {
-    try {
-      std::size_t used = 0;
-      days = std::stol(s.substr(0, dash), &used);
-      if (used != dash || days < 0) throw bad();
-    } catch (const std::logic_error&) {
+  // Fields are non-negative numbers; only the last may have a fraction.
+  auto number = [&](const std::string& f, bool last) {
+    if (f.empty() || f.find_first_not_of("0123456789.") != std::string::npos ||
+        std::count(f.begin(), f.end(), '.') > (last ? 1 : 0) || f == ".")
       throw bad();
-    }
+    return std::stod(f);
+  };
+  std::string rest = s;
+  double days = -1;
+  if (const auto dash = s.find('-'); dash != std::string::npos) {
+    days = number(s.substr(0, dash), false);
     rest = s.substr(dash + 1);
   }
-  std::istringstream is(rest);
-  std::string part;
-  double fields[3];
-  int n = 0;
-  while (std::getline(is, part, ':')) {
-    if (n == 3 || part.empty() || part.find_first_not_of("0123456789.") != std::string::npos) throw bad();
-    fields[n++] = std::stod(part);
-  }
+  std::vector<std::string> f;
+  std::size_t from = 0;
+  for (std::size_t colon; (colon = rest.find(':', from)) != std::string::npos; from = colon + 1)
+    f.push_back(rest.substr(from, colon - from));
+  f.push_back(rest.substr(from));
+  if (f.size() > 3) throw bad();
+  std::vector<double> v;
+  for (std::size_t i = 0; i < f.size(); ++i) v.push_back(number(f[i], i + 1 == f.size()));
   double t = 0;
-  if (n == 1 && days == 0) t = fields[0];
-  else if (n == 2 && days == 0) t = fields[0] * 60 + fields[1];
-  else if (n == 3) t = fields[0] * 3600 + fields[1] * 60 + fields[2];
-  else throw bad();
-  t += days * 86400.0;
+  if (days >= 0) {  // D-HH, D-HH:MM, D-HH:MM:SS
+    t = days * 86400.0 + v[0] * 3600.0 + (v.size() > 1 ? v[1] * 60.0 : 0.0) + (v.size() > 2 ? v[2] : 0.0);
+  } else if (v.size() == 1) {
+    t = v[0];
+  } else if (v.size() == 2) {
+    t = v[0] * 60.0 + v[1];
+  } else {
+    t = v[0] * 3600.0 + v[1] * 60.0 + v[2];
+  }
   if (!(t > 0)) throw bad();
   return t;
 }

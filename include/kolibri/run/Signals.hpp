@@ -18,8 +18,9 @@ void clear_stop_signal();
 /// "SIGTERM", "SIGUSR1", "SIGINT" or "signal N".
 const char* signal_name(int sig);
 
-/// \brief Parse a wall-clock limit: seconds ("5400"), "MM:SS", "HH:MM:SS" or "D-HH:MM:SS" (Slurm
-/// style). Throws std::invalid_argument with the expected forms.
+/// \brief Parse a wall-clock limit: seconds ("5400"), "MM:SS", "HH:MM:SS", or with days as
+/// Slurm writes them ("D-HH", "D-HH:MM", "D-HH:MM:SS"). Throws std::invalid_argument naming the
+/// expected forms.
 double parse_walltime(const std::string& s);
 
 }  // namespace kolibri
