@@ -9,6 +9,8 @@
 #include <hdf5.h>
 #include <toml++/toml.h>
 
+#include "TomlText.hpp"
+
 #if defined(KOLIBRI_HAVE_MPI) || defined(KOLIBRI_HAVE_PARALLEL_HDF5)
 #include <mpi.h>
 #endif
@@ -291,17 +293,7 @@ std::string agree(const Comm& comm, const std::string& mine) {
 // ---------------------------------------------------------------------------------------------
 // Reading the manifest
 
-std::string type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date/time";
-  }
-}
+std::string type_name(const toml::node& n) { return detail::toml_type_name(n); }
 
 class Manifest {
  public:

@@ -3,6 +3,8 @@
 
 #include <toml++/toml.h>
 
+#include "TomlText.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -13,17 +15,7 @@
 namespace kolibri {
 namespace {
 
-std::string type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date/time";
-  }
-}
+std::string type_name(const toml::node& n) { return detail::toml_type_name(n); }
 
 /// Reads one table of the deck, remembers which keys were used and reports the rest as unknown.
 class Section {

@@ -28,6 +28,41 @@ inline SolverConfig plates(LatticeKind lat, int ny, double tau, CollisionKind co
   return c;
 }
 
+/// Scene with every wall kind: walls, a moving lid (with a tangential z component in 3D), a
+/// sphere and a body force.
+inline SolverConfig closed_box(LatticeKind lat) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = periodic_box(lat, 14, 12, two_d ? 1 : 10, 0.7);
+  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::Wall;
+  c.faces[3].type = FaceType::MovingWall;
+  c.faces[3].velocity = {0.05, 0, two_d ? 0.0 : 0.01};
+  Obstacle o;
+  o.shape = Obstacle::Shape::Sphere;
+  o.center = {7, 6, two_d ? 0.5 : 5};
+  o.radius = 2.5;
+  c.obstacles.push_back(o);
+  c.force = {1e-5, -2e-5, 0};
+  return c;
+}
+
+/// Open scene: velocity inlet, pressure outlet, walls in y, periodic z (3D), a box obstacle
+/// from x = 6 to `obstacle_x_max`.
+inline SolverConfig channel(LatticeKind lat, double obstacle_x_max = 9) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = periodic_box(lat, 20, 10, two_d ? 1 : 6, 0.8);
+  c.faces[0].type = FaceType::VelocityInlet;
+  c.faces[0].velocity = {0.04, 0, 0};
+  c.faces[1].type = FaceType::PressureOutlet;
+  c.faces[1].density = 1.0;
+  c.faces[2].type = c.faces[3].type = FaceType::Wall;
+  Obstacle o;
+  o.shape = Obstacle::Shape::Box;
+  o.min = {6, 3, 0};
+  o.max = {obstacle_x_max, 6, 100};
+  c.obstacles.push_back(o);
+  return c;
+}
+
 /// The observed order of convergence between errors e1 and e2 at resolutions n1 < n2 (cells).
 inline double order(double e1, double e2, double n1, double n2) {
   return std::log(e1 / e2) / std::log(n2 / n1);

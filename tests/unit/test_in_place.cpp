@@ -17,36 +17,8 @@ struct Scene {
   SolverConfig cfg;
 };
 
-SolverConfig closed_box(LatticeKind lat) {
-  const bool two_d = lat == LatticeKind::D2Q9;
-  auto c = test::periodic_box(lat, 14, 12, two_d ? 1 : 10, 0.7);
-  for (int f = 0; f < (two_d ? 4 : 6); ++f) c.faces[f].type = FaceType::Wall;
-  c.faces[3].type = FaceType::MovingWall;
-  c.faces[3].velocity = {0.05, 0, two_d ? 0.0 : 0.01};
-  Obstacle o;
-  o.shape = Obstacle::Shape::Sphere;
-  o.center = {7, 6, two_d ? 0.5 : 5};
-  o.radius = 2.5;
-  c.obstacles.push_back(o);
-  c.force = {1e-5, -2e-5, 0};
-  return c;
-}
-
-SolverConfig channel(LatticeKind lat) {
-  const bool two_d = lat == LatticeKind::D2Q9;
-  auto c = test::periodic_box(lat, 20, 10, two_d ? 1 : 6, 0.8);
-  c.faces[0].type = FaceType::VelocityInlet;
-  c.faces[0].velocity = {0.04, 0, 0};
-  c.faces[1].type = FaceType::PressureOutlet;
-  c.faces[1].density = 1.0;
-  c.faces[2].type = c.faces[3].type = FaceType::Wall;  // z stays periodic in 3D
-  Obstacle o;
-  o.shape = Obstacle::Shape::Box;
-  o.min = {6, 3, 0};
-  o.max = {9, 6, 100};
-  c.obstacles.push_back(o);
-  return c;
-}
+SolverConfig closed_box(LatticeKind lat) { return test::closed_box(lat); }
+SolverConfig channel(LatticeKind lat) { return test::channel(lat); }
 
 class InPlace : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind, int>> {};
 
