@@ -15,10 +15,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -206,14 +208,32 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   CheckpointInfo restart_info;
   std::string restart_path;
   if (!opts.restart.empty()) {
-    restart_path = opts.restart;
-    if (restart_path == "latest") {
-      const auto all = list_checkpoints(dir, rc.name);
-      if (all.empty())
-        throw CheckpointError(dir + ": no complete checkpoint of '" + rc.name + "' to restart from (--restart latest)");
-      restart_path = all.back();
+    // Rank 0 resolves "latest" and checks the manifest; every rank then reads the manifest of
+    // that one path, and all agree on any error (a lagging file system must not split them).
+    std::string err;
+    if (comm.root()) {
+      try {
+        restart_path = opts.restart;
+        if (restart_path == "latest") {
+          const auto all = list_checkpoints(dir, rc.name);
+          if (all.empty())
+            throw CheckpointError(dir + ": no complete checkpoint of '" + rc.name + "' to restart from (--restart latest)");
+          restart_path = all.back();
+        }
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
     }
-    restart_info = read_checkpoint_info(restart_path);
+    comm.bcast(restart_path);
+    if (err.empty()) {
+      try {
+        restart_info = read_checkpoint_info(restart_path);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    for (const auto& e : comm.allgather(err))
+      if (!e.empty()) throw CheckpointError(e);
     const std::string diff = first_difference(restart_info.signature, solver_signature(sc));
     if (!diff.empty())
       throw CheckpointError(restart_path + ": written for another set-up; the deck differs in " + diff +
@@ -229,8 +249,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       throw CheckpointError(restart_path + ": holds " + restart_info.value_type + " values, this set-up stores " +
                             solver->value_type());
     StatePiece mine;
-    int phase = 0;
-    mine.box = solver->state(phase).box;
+    mine.box = solver->state_box();
     std::string err;  // every rank reads its own pieces: agree on the outcome
     try {
       read_checkpoint_state(restart_path, restart_info, mine);
@@ -292,8 +311,12 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       if (!restart_path.empty()) {  // keep the rows up to the restart step
         std::ifstream in(path);
         std::string line;
-        for (bool header = true; std::getline(in, line); header = false)
-          if (!header && !line.empty() && std::stoll(line.substr(0, line.find(','))) < first_step) kept += line + "\n";
+        for (bool header = true; std::getline(in, line); header = false) {
+          if (header || line.empty()) continue;
+          char* end = nullptr;
+          const long long s = std::strtoll(line.c_str(), &end, 10);
+          if (end != line.c_str() && *end == ',' && s < first_step) kept += line + "\n";  // a torn last row is dropped
+        }
       }
       point_files.emplace_back(path, std::ios::trunc);
       if (!point_files.back()) throw OutputError(path + ": cannot write the probe file");
@@ -355,7 +378,10 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       if (rc.write_fields) {
         const std::string file = field_file(step) + tag + ".h5";
         write_fields_hdf5(dir + "/" + file, f, step);
-        if (tag.empty()) outputs.emplace_back(step, file);
+        if (tag.empty()) {
+          if (!outputs.empty() && outputs.back().first == step) outputs.pop_back();  // e.g. a restart at the end
+          outputs.emplace_back(step, file);
+        }
         write_file_atomic(dir + "/" + rc.name + ".xdmf", xdmf_series(outputs, sc.nx, sc.ny, sc.nz));
       }
       write_lines(f, step, final);
@@ -367,10 +393,15 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   auto write_ckpt = [&](std::int64_t step) {
     const auto t0 = Clock::now();
     const std::string path = checkpoint_path(dir, rc.name, step);
-    bool exists = false;
-    if (comm.root()) exists = fs::exists(path + "/manifest.toml");
+    bool exists = false;  // the same state of the same set-up (a deterministic run) is there already
+    if (comm.root() && fs::exists(path + "/manifest.toml")) {
+      try {
+        exists = read_checkpoint_info(path).signature == solver_signature(sc);
+      } catch (const CheckpointError&) {
+      }
+    }
     exists = comm.any(exists);
-    if (exists) {  // the same state (e.g. stopped right after a restart from it)
+    if (exists) {
       res.checkpoint = path;
       return;
     }
@@ -386,9 +417,18 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     info.ranks = comm.size();
     const StatePiece mine = solver->state(info.phase);
     write_checkpoint(comm, path, info, mine);
-    on_root(comm, [&] {
-      for (const auto& old : prune_checkpoints(dir, rc.name, rc.checkpoint_keep))
-        log << "kolibri: removed the older checkpoint " << old << "\n";
+    on_root(comm, [&] {  // keep this one and the newest older ones; never one of a later step
+      prune_checkpoints(dir, rc.name, std::numeric_limits<int>::max());  // stale .tmp directories only
+      std::vector<std::string> older;
+      auto step_of = [](const std::string& p) { return std::strtoll(p.substr(p.rfind("_ckpt_") + 6).c_str(), nullptr, 10); };
+      for (const auto& p : list_checkpoints(dir, rc.name))  // oldest first
+        if (step_of(p) < step) older.push_back(p);
+      const std::size_t keep = std::size_t(std::max(rc.checkpoint_keep - 1, 0));
+      for (std::size_t i = 0; i + keep < older.size(); ++i) {
+        std::error_code ec;
+        fs::remove_all(older[i], ec);
+        if (!ec) log << "kolibri: removed the older checkpoint " << older[i] << "\n";
+      }
     });
     ckpt_seconds = comm.max(seconds_since(t0));
     res.checkpoint = path;
@@ -454,7 +494,9 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       if (sig != 0) {
         stop_reason = std::string("received ") + signal_name(sig);
       } else if (opts.walltime > 0) {
-        const double ckpt = ckpt_seconds >= 0 ? ckpt_seconds : fluid * solver->bytes_per_cell() / 2e8 + 1.0;
+        const double stored = double(solver->state_box().cells()) * solver->populations_per_cell() *
+                              value_bytes(solver->value_type());  // this rank's checkpoint bytes
+        const double ckpt = ckpt_seconds >= 0 ? ckpt_seconds : comm.max(stored) / 2e8 + 1.0;
         const double elapsed = comm.max(seconds_since(t_start));
         if (elapsed + 2.0 * dt + 1.5 * ckpt >= opts.walltime) {
           char buf[128];
@@ -470,15 +512,6 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   res.wall_seconds = seconds_since(t_start);
   res.mlups = t_step > 0 ? fluid * double(step - first_step) / t_step * 1e-6 : 0.0;
   res.mass_drift = mass0 > 0 ? (d.mass - mass0) / mass0 : 0.0;
-  double exchange = 0.0;  // seconds per step, measured alone on the final state
-  if (comm.size() > 1 && res.exit_code != kExitDiverged) {
-    exchange = comm.max(solver->exchange_time_per_step(20));
-    const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "kolibri: halo exchange alone: %.3f ms per step (%.1f%% of a step of %.3f ms; the slowest rank)",
-                  1e3 * exchange, per_step > 0 ? 100.0 * exchange / per_step : 0.0, 1e3 * per_step);
-    log << buf << std::endl;
-  }
   if (res.exit_code == kExitOk && !stop_reason.empty()) {
     write_ckpt(step);
     res.exit_code = kExitStopped;
@@ -490,6 +523,15 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     if (rc.checkpoint_every > 0) write_ckpt(step);  // a finished run can be continued to more steps
   }
 
+  double exchange = 0.0;  // seconds per step, measured alone on the final state
+  if (comm.size() > 1 && res.exit_code != kExitDiverged) {
+    exchange = comm.max(solver->exchange_time_per_step(20));
+    const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "kolibri: halo exchange alone: %.3f ms per step (%.1f%% of a step of %.3f ms; the slowest rank)",
+                  1e3 * exchange, per_step > 0 ? 100.0 * exchange / per_step : 0.0, 1e3 * per_step);
+    log << buf << std::endl;
+  }
   const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
   on_root(comm, [&] {
     JsonObject js;

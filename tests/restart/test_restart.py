@@ -87,6 +87,21 @@ for streaming in ["two_array", "in_place"]:
     summary = json.load(open(os.path.join(res, "summary.json")))
     check(summary["status"] == "completed" and summary["first_step"] == 137, f"{streaming}: summary records the restart")
 
+    # Restart from the older of the two kept checkpoints: the newer one (same set-up, same
+    # state at step 400) is reused, not pruned away, and nothing is lost.
+    older = W(f"older_{streaming}")
+    shutil.copytree(ref, older)
+    p = run(older, *s, "--restart", os.path.join(older, "restart_channel_ckpt_00000300"))
+    same_fields(final(ref, 400), final(older, 400), f"{streaming}: restart from the older checkpoint")
+    left = sorted(os.path.basename(c) for c in glob.glob(os.path.join(older, "restart_channel_ckpt_*")))
+    check(left == ["restart_channel_ckpt_00000300", "restart_channel_ckpt_00000400"], f"{streaming}: both kept ({left})")
+    # A fresh run refuses to start over an earlier run's checkpoints (exit 4), removing nothing.
+    before = sorted(os.listdir(older))
+    p = run(older, *s, expect=4)
+    check("--restart latest" in p.stderr, f"{streaming}: a fresh run over checkpoints is refused: {p.stderr.strip()[:120]}")
+    check(sorted(os.listdir(older)) == before, f"{streaming}: the refused run wrote and removed nothing")
+    check(len(glob.glob(os.path.join(older, "restart_channel_ckpt_*"))) == 2, f"{streaming}: the checkpoints are still there")
+
     if MPIEXEC:  # written by 2 ranks, continued on 3 and on 1
         for write_ranks, read_ranks in [(2, 3), (2, 1), (1, 4)]:
             a = W(f"mpi_{streaming}_{write_ranks}_{read_ranks}")

@@ -65,6 +65,8 @@ class Solver {
   /// The raw stored state of this rank's cells (checkpoints); `phase` gets its layout: 0 two
   /// arrays (slot q), 1 in place after a local step (slot opposite(q)), 2 in place, arriving.
   virtual StatePiece state(int& phase) const = 0;
+  /// The cells whose state this rank saves and loads (global coordinates).
+  virtual Box state_box() const = 0;
   /// Restore a state() of this rank's box (collective: refreshes the ghost layers).
   virtual void load_state(const StatePiece& piece, int phase) = 0;
   /// "float64", "float32" or "float16": the stored value type.

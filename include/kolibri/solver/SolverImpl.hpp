@@ -264,17 +264,26 @@ class SolverImpl final : public Solver {
     return out;
   }
 
+  Box state_box() const override {
+    return m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
+  }
+
+  /// Packed on the device (this rank's cells, no ghosts), then one copy into the piece's bytes:
+  /// the host holds the state once.
   StatePiece state(int& phase) const override {
     phase = m_in_place ? (m_arriving ? 2 : 1) : 0;
-    const Box b = m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
-    const auto list = real_cells(b);
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
     StatePiece p;
-    p.box = b;
-    p.data.resize(list.size() * L::Q * sizeof(V));
-    std::size_t k = 0;
-    for (int q = 0; q < L::Q; ++q)
-      for (const auto i : list) std::memcpy(p.data.data() + sizeof(V) * k++, &h(m_idx(i, q)), sizeof(V));
+    p.box = state_box();
+    const Index m = Index(p.box.cells());
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * L::Q);
+    const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
+    const StateSlots slot = state_slots();
+    Kokkos::parallel_for("kolibri::state_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * L::Q),
+                         KOKKOS_LAMBDA(const Index k) { packed(k) = f(slot(k, m)); });
+    p.data.resize(std::size_t(m) * L::Q * sizeof(V));
+    Kokkos::View<V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(reinterpret_cast<V*>(p.data.data()),
+                                                                                   std::size_t(m) * L::Q);
+    Kokkos::deep_copy(h, packed);
     return p;
   }
 
@@ -284,18 +293,40 @@ class SolverImpl final : public Solver {
     if ((phase == 0) != (mine == 0))
       throw std::invalid_argument(std::string("the state was saved with ") + (phase == 0 ? "two arrays" : "in-place streaming") +
                                   "; set streaming to match");
-    const Box b = m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
-    const auto list = real_cells(b);
-    if (!(p.box == b) || p.data.size() != list.size() * L::Q * sizeof(V))
+    const Box b = state_box();
+    const Index m = Index(b.cells());
+    if (!(p.box == b) || p.data.size() != std::size_t(m) * L::Q * sizeof(V))
       throw std::invalid_argument("state piece does not match this rank's box or value type");
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
-    std::size_t k = 0;
-    for (int q = 0; q < L::Q; ++q)
-      for (const auto i : list) std::memcpy(&h(m_idx(i, q)), p.data.data() + sizeof(V) * k++, sizeof(V));
-    Kokkos::deep_copy(m_f[m_cur], h);
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * L::Q);
+    Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * L::Q);
+    Kokkos::deep_copy(packed, h);
+    const Kokkos::View<V*, MemSpace> f = m_f[m_cur];
+    const StateSlots slot = state_slots();
+    Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * L::Q),
+                         KOKKOS_LAMBDA(const Index k) { f(slot(k, m)) = packed(k); });
     m_arriving = phase == 2;
     refresh_ghosts();
     Kokkos::fence();
+  }
+
+  /// Slot of the k-th stored value of a state piece: population q = k / m of the (k % m)-th cell
+  /// of this rank's box (x fastest), in the local array with its ghost layers.
+  struct StateSlots {
+    SoA idx;
+    int nx, ny, bn[3], off[3];
+    KOKKOS_INLINE_FUNCTION Index operator()(Index k, Index m) const {
+      const int q = int(k / m);
+      const Index i = k % m;
+      const int x = int(i % bn[0]), y = int(i / bn[0] % bn[1]), z = int(i / (Index(bn[0]) * bn[1]));
+      return idx((x + off[0]) + Index(nx) * ((y + off[1]) + Index(ny) * (z + off[2])), q);
+    }
+  };
+  StateSlots state_slots() const {
+    const auto& g = m_cfg.part.ghost;
+    const bool d = m_dist.comm != nullptr;
+    const Box b = state_box();
+    return {m_idx, m_cfg.nx, m_cfg.ny, {b.n[0], b.n[1], b.n[2]}, {d ? g[0] : 0, d ? g[2] : 0, d ? g[4] : 0}};
   }
 
   std::string value_type() const override {
