@@ -20,18 +20,6 @@
 
 namespace kolibri {
 
-/// The value unchanged, but the compiler must assume it changed: it recomputes what depends on it
-/// instead of keeping the results in registers across the code before (register pressure).
-/// An empty asm statement on NVIDIA and AMD device passes; the value itself elsewhere.
-KOKKOS_FORCEINLINE_FUNCTION std::uint32_t opaque(std::uint32_t v) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("" : "+r"(v));
-#elif defined(__HIP_DEVICE_COMPILE__)
-  asm volatile("" : "+v"(v));
-#endif
-  return v;
-}
-
 /// \brief Math functions that moved from Kokkos::Experimental (3.x) to Kokkos (4.x).
 namespace math {
 #if KOKKOS_VERSION >= 40000

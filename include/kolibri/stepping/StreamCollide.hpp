@@ -158,10 +158,6 @@ struct Rows {
     const U plane = ux * uy;
     zs[0] = (z == uz - 1 ? 0u : z + 1) * plane, zs[1] = z * plane, zs[2] = (z == 0 ? uz - 1 : z - 1) * plane;
   }
-  /// The same rows, recomputed from here on instead of kept (see opaque()).
-  KOKKOS_INLINE_FUNCTION void launder() {
-    for (int k = 0; k < 3; ++k) xs[k] = opaque(xs[k]), ys[k] = opaque(ys[k]), zs[k] = opaque(zs[k]);
-  }
   /// Upwind neighbour of direction q (the cell at x - c_q).
   template <class L>
   KOKKOS_INLINE_FUNCTION Index upwind(int q) const {
@@ -292,9 +288,8 @@ struct InPlaceStep {
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(n, q)), q);
     collide(f, bc.force);
-    const Index m = Index(opaque(std::uint32_t(n)));  // addresses recomputed, not kept (cells < 2^32)
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) a(idx(m, L::opposite(q))) = S::template store<L>(f[q], q);
+    for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
@@ -305,10 +300,8 @@ struct InPlaceStep {
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(rows.upwind<L>(q), L::opposite(q))), q);
     collide(f, bc.force);
-    Rows out = rows;  // store addresses recomputed from 9 row values, not kept as 19 pointers
-    out.launder();
     KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
-    for (int q = 0; q < L::Q; ++q) a(idx(out.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
+    for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(OutletVelocityTag, const Index i) const {
