@@ -253,8 +253,11 @@ Case parse_deck(const std::string& text, const std::string& file,
   Section model(file, "model", subtable(top, "model"));
   const std::string lat = model.choice("lattice", "D2Q9", {"D2Q9", "D3Q19", "D3Q27"});
   sc.lattice = lat == "D2Q9" ? LatticeKind::D2Q9 : lat == "D3Q19" ? LatticeKind::D3Q19 : LatticeKind::D3Q27;
-  const std::string col = model.choice("collision", "bgk", {"bgk", "trt", "regularized"});
-  sc.collision = col == "bgk" ? CollisionKind::Bgk : col == "trt" ? CollisionKind::Trt : CollisionKind::Regularized;
+  const std::string col = model.choice("collision", "bgk", {"bgk", "trt", "regularized", "recursive"});
+  sc.collision = col == "bgk"         ? CollisionKind::Bgk
+                 : col == "trt"       ? CollisionKind::Trt
+                 : col == "recursive" ? CollisionKind::RecursiveRegularized
+                                      : CollisionKind::Regularized;
   sc.precision = model.choice("precision", "fp64", {"fp64", "fp32"}) == "fp32" ? Precision::FP32 : Precision::FP64;
   sc.streaming = model.choice("streaming", "two_array", {"two_array", "in_place"}) == "in_place"
                      ? Streaming::InPlace : Streaming::TwoArray;

@@ -23,6 +23,7 @@ const char* to_string(CollisionKind k) {
     case CollisionKind::Bgk: return "bgk";
     case CollisionKind::Trt: return "trt";
     case CollisionKind::Regularized: return "regularized";
+    case CollisionKind::RecursiveRegularized: return "recursive";
   }
   return "?";
 }

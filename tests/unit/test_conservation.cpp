@@ -97,6 +97,9 @@ TEST_P(SolverInvariants, UniformFlowIsAFixedPoint) {
   c.precision = p.prec;
   c.initial.velocity = {0.04, -0.03, p.lat == LatticeKind::D2Q9 ? 0.0 : 0.02};
   auto s = make_solver(c);
+  // The recursive operator's equilibrium carries the higher Hermite terms (rho uuu, ...) that the
+  // initial second-order equilibrium lacks: its fixed point is the state after one step.
+  if (p.col == CollisionKind::RecursiveRegularized) s->step(1);
   const auto before = s->populations();
   s->step(20);
   const auto after = s->populations();
@@ -111,7 +114,7 @@ std::string combo_name(const ::testing::TestParamInfo<Combo>& i) {
 std::vector<Combo> all_combos() {
   std::vector<Combo> v;
   for (auto l : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
-    for (auto c : {CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized})
+    for (auto c : {CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized})
       for (auto p : {Precision::FP64, Precision::FP32}) v.push_back({l, c, p});
   return v;
 }

@@ -100,7 +100,7 @@ std::string scene_name(const ::testing::TestParamInfo<InPlace::ParamType>& i) {
 INSTANTIATE_TEST_SUITE_P(
     Scenes, InPlace,
     ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
-                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized),
                        ::testing::Values(0, 1, 2)),
     scene_name);
 }  // namespace

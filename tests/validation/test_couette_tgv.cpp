@@ -32,7 +32,7 @@ TEST_P(Couette, LinearProfileIsExact) {
 INSTANTIATE_TEST_SUITE_P(
     Operators, Couette,
     ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
-                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized)),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized)),
     [](const auto& i) {
       return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param));
     });
@@ -59,7 +59,7 @@ TEST_P(TaylorGreen, DecayRateGivesTheViscosity) {
 INSTANTIATE_TEST_SUITE_P(
     Operators, TaylorGreen,
     ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
-                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized)),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized)),
     [](const auto& i) {
       return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param));
     });

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief Collision operators in population form: BGK, TRT and projective regularized BGK, all
-/// with Guo's body-force term (THEORY.md sections 4.2, 6.1, 6.2).
+/// \brief Collision operators in population form: BGK, TRT, projective and recursive regularized
+/// BGK, all with Guo's body-force term (THEORY.md sections 4.2, 4.3, 6.1, 6.2).
 ///
 /// Each operator is a small aggregate of parameters with
 /// `void operator()(R (&f)[Q], const R (&F)[3]) const` that maps the node's pre-collision
@@ -132,6 +132,150 @@ struct RegularizedBgk {
                     R(2) * (cx * cy * A[3] + cx * cz * A[4] + cy * cz * A[5]);
       f[q] = R(L::w(q)) *
              (rho + R(3) * (cx * js[0] + cy * js[1] + cz * js[2]) + R(4.5) * (cAc - cs2 * trA));
+    }
+  }
+};
+
+/// \brief Hermite polynomial h_p(xi) of one component, p in {0, 1, 2} (cs^2 = 1/3).
+template <class R>
+KOKKOS_INLINE_FUNCTION R hermite1(int p, R xi) {
+  return p == 0 ? R(1) : p == 1 ? xi : xi * xi - R(1) / R(3);
+}
+
+/// \brief Recursive non-equilibrium Hermite coefficient a^neq_pqr (Malaspinas 2015, THEORY.md
+/// 4.3): the sum over all index pairs of a2[pair] times the velocities of the other indices.
+/// a2 is the symmetric second-order tensor (xx yy zz xy xz yz).
+template <class R>
+KOKKOS_INLINE_FUNCTION R recursive_neq(int p, int q, int r, const R (&a2)[6], const R (&u)[3]) {
+  int axis[6];
+  int n = 0;
+  for (int k = 0; k < p; ++k) axis[n++] = 0;
+  for (int k = 0; k < q; ++k) axis[n++] = 1;
+  for (int k = 0; k < r; ++k) axis[n++] = 2;
+  R sum = R(0);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) {
+      const int a = axis[i], b = axis[j];
+      const int k2 = a == b ? a : (a + b == 1 ? 3 : a + b == 2 ? 4 : 5);  // xy 3, xz 4, yz 5
+      R prod = a2[k2];
+      for (int k = 0; k < n; ++k)
+        if (k != i && k != j) prod *= u[axis[k]];
+      sum += prod;
+    }
+  return sum;
+}
+
+/// \brief The Hermite terms above second order that a lattice supports (THEORY.md 4.1): exponent
+/// triples (p, q, r) with p + q + r >= 3. D3Q19's third order comes in the pairs it can tell apart
+/// (xxy, yzz), (xzz, xyy), (yyz, xxz); its fourth order is unusable.
+template <class L>
+struct HigherHermite;
+template <>
+struct HigherHermite<D2Q9> {
+  static constexpr int count = 3, pairs = 0;
+  KOKKOS_INLINE_FUNCTION static constexpr int pqr(int k, int d) {
+    constexpr int t[3][3] = {{2, 1, 0}, {1, 2, 0}, {2, 2, 0}};
+    return t[k][d];
+  }
+  KOKKOS_INLINE_FUNCTION static constexpr int pair(int, int, int) { return 0; }
+};
+template <>
+struct HigherHermite<D3Q19> {
+  static constexpr int count = 0, pairs = 3;
+  KOKKOS_INLINE_FUNCTION static constexpr int pqr(int, int) { return 0; }
+  /// Exponent d of member m of pair k.
+  KOKKOS_INLINE_FUNCTION static constexpr int pair(int k, int m, int d) {
+    constexpr int t[3][2][3] = {{{2, 1, 0}, {0, 1, 2}}, {{1, 0, 2}, {1, 2, 0}}, {{0, 2, 1}, {2, 0, 1}}};
+    return t[k][m][d];
+  }
+};
+template <>
+struct HigherHermite<D3Q27> {
+  static constexpr int count = 17, pairs = 0;
+  KOKKOS_INLINE_FUNCTION static constexpr int pqr(int k, int d) {
+    constexpr int t[17][3] = {{2, 1, 0}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {1, 0, 2}, {0, 1, 2}, {1, 1, 1}, {2, 2, 0}, {2, 0, 2},
+                              {0, 2, 2}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {2, 2, 1}, {2, 1, 2}, {1, 2, 2}, {2, 2, 2}};
+    return t[k][d];
+  }
+  KOKKOS_INLINE_FUNCTION static constexpr int pair(int, int, int) { return 0; }
+};
+
+/// \brief The Hermite polynomial H_pqr(c) = h_p(c_x) h_q(c_y) h_r(c_z).
+template <class R>
+KOKKOS_INLINE_FUNCTION R hermite3(int p, int q, int r, const R (&c)[3]) {
+  return hermite1(p, c[0]) * hermite1(q, c[1]) * hermite1(r, c[2]);
+}
+
+/// \brief Recursive regularized BGK (Malaspinas 2015; Coreixas et al. 2017) with Guo forcing: the
+/// projective operator's moments up to second order, plus every higher Hermite term the lattice
+/// supports, a*_pqr = rho u^p u^q u^r + (1 - omega) a^neq_pqr with a^neq built recursively from
+/// Pi_neq (THEORY.md 4.3). Up to 4th order on D2Q9, 3rd (paired) on D3Q19, 6th on D3Q27.
+template <class L, class R>
+struct RecursiveRegularizedBgk {
+  R omega;
+  KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
+    R rho = R(0), j[3] = {R(0), R(0), R(0)};
+    R pi[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};  // xx yy zz xy xz yz
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
+      rho += f[q];
+      j[0] += cx * f[q], j[1] += cy * f[q], j[2] += cz * f[q];
+      pi[0] += cx * cx * f[q], pi[1] += cy * cy * f[q], pi[2] += cz * cz * f[q];
+      pi[3] += cx * cy * f[q], pi[4] += cx * cz * f[q], pi[5] += cy * cz * f[q];
+    }
+    const R inv = R(1) / rho;
+    const R u[3] = {(j[0] + R(0.5) * F[0]) * inv, (j[1] + R(0.5) * F[1]) * inv,
+                    (j[2] + R(0.5) * F[2]) * inv};
+    const R cs2 = R(1) / R(3), a = R(1) - omega, b = R(1) - R(0.5) * omega;
+    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
+    R A[6], neq[6];
+    for (int k = 0; k < 6; ++k) {
+      const R ruu = rho * u[ia[k]] * u[ib[k]];
+      neq[k] = pi[k] - ruu - (k < L::D ? rho * cs2 : R(0));
+      A[k] = ruu + a * neq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+    }
+    // Post-collision coefficients above second order: rho u^p u^q u^r + (1 - omega) a^neq_pqr.
+    using H = HigherHermite<L>;
+    auto coeff = [&](int p, int q, int r) {
+      R eq = rho;
+      for (int k = 0; k < p; ++k) eq *= u[0];
+      for (int k = 0; k < q; ++k) eq *= u[1];
+      for (int k = 0; k < r; ++k) eq *= u[2];
+      return eq + a * recursive_neq(p, q, r, neq, u);
+    };
+    R hi[H::count > 0 ? H::count : 1], hp[H::pairs > 0 ? H::pairs : 1][2];
+    KOLIBRI_UNROLL
+    for (int k = 0; k < H::count; ++k) hi[k] = coeff(H::pqr(k, 0), H::pqr(k, 1), H::pqr(k, 2));
+    KOLIBRI_UNROLL
+    for (int k = 0; k < H::pairs; ++k)
+      for (int m = 0; m < 2; ++m) hp[k][m] = coeff(H::pair(k, m, 0), H::pair(k, m, 1), H::pair(k, m, 2));
+    const R js[3] = {rho * u[0] + R(0.5) * F[0], rho * u[1] + R(0.5) * F[1],
+                     rho * u[2] + R(0.5) * F[2]};
+    const R trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const R c[3] = {R(L::c(q, 0)), R(L::c(q, 1)), R(L::c(q, 2))};
+      const R cAc = c[0] * c[0] * A[0] + c[1] * c[1] * A[1] + c[2] * c[2] * A[2] +
+                    R(2) * (c[0] * c[1] * A[3] + c[0] * c[2] * A[4] + c[1] * c[2] * A[5]);
+      R high = R(0);
+      KOLIBRI_UNROLL
+      for (int k = 0; k < H::count; ++k) {
+        const int p = H::pqr(k, 0), qq = H::pqr(k, 1), r = H::pqr(k, 2);
+        const int e[3] = {p, qq, r};
+        R norm = R(1);  // p! q! r! cs^(2n)
+        for (int d = 0; d < 3; ++d) norm *= (e[d] == 2 ? R(2) * cs2 * cs2 : e[d] == 1 ? cs2 : R(1));
+        high += hi[k] * hermite3(p, qq, r, c) / norm;
+      }
+      KOLIBRI_UNROLL
+      for (int k = 0; k < H::pairs; ++k) {  // D3Q19: (H_A +- H_B)(a_A +- a_B) / (2 cs^6), / (6 cs^6)
+        const R ha = hermite3(H::pair(k, 0, 0), H::pair(k, 0, 1), H::pair(k, 0, 2), c);
+        const R hb = hermite3(H::pair(k, 1, 0), H::pair(k, 1, 1), H::pair(k, 1, 2), c);
+        const R cs6 = cs2 * cs2 * cs2;
+        high += (ha + hb) * (hp[k][0] + hp[k][1]) / (R(2) * cs6) + (ha - hb) * (hp[k][0] - hp[k][1]) / (R(6) * cs6);
+      }
+      f[q] = R(L::w(q)) *
+             (rho + R(3) * (c[0] * js[0] + c[1] * js[1] + c[2] * js[2]) + R(4.5) * (cAc - cs2 * trA) + high);
     }
   }
 };

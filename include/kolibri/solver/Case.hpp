@@ -13,7 +13,7 @@
 namespace kolibri {
 
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
-enum class CollisionKind { Bgk, Trt, Regularized };
+enum class CollisionKind { Bgk, Trt, Regularized, RecursiveRegularized };
 enum class Precision { FP64, FP32 };
 /// Population storage: two arrays (pull from one, write the other) or one array streamed in
 /// place (AA pattern: half the memory, identical results).

@@ -36,6 +36,10 @@ template <class L, class R>
 struct CollisionFactory<RegularizedBgk<L, R>> {
   static RegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
 };
+template <class L, class R>
+struct CollisionFactory<RecursiveRegularizedBgk<L, R>> {
+  static RecursiveRegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
+};
 
 /// \tparam L lattice, S storage policy (NativeStorage<double>, NativeStorage<float>, Fp16Storage),
 /// C collision operator on S::real.
