@@ -513,7 +513,34 @@ std::vector<std::string> deck_warnings(const Case& c) {
     w.push_back("the fastest wall, inlet or initial velocity " + std::to_string(c.u_max) + " gives Mach " +
                 std::to_string(c.u_max * std::sqrt(3.0)) + " > 0.3");
   if (c.solver.tau < 0.51 && c.solver.collision == CollisionKind::Bgk)
-    w.push_back("tau = " + std::to_string(c.solver.tau) + " < 0.51 with BGK: consider trt or regularized");
+    w.push_back("tau = " + std::to_string(c.solver.tau) + " < 0.51 with BGK: consider trt, regularized or recursive");
+  const auto& s = c.solver;
+  static const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
+  for (std::size_t f = 0; f < 6; ++f) {
+    const double un = s.faces[f].velocity[f / 2];
+    if (s.faces[f].type == FaceType::MovingWall && un != 0.0)
+      w.push_back(std::string("boundary.") + face[f] + ": the moving wall's velocity has a component normal to the wall (" +
+                  std::to_string(un) + "): it pushes mass through the wall; use velocity_inlet for flow through a face");
+  }
+  // Obstacles that cover no cell centre (too small, or outside the box) have no effect.
+  for (std::size_t i = 0; i < s.obstacles.size(); ++i) {
+    const auto& o = s.obstacles[i];
+    int lo[3], hi[3];
+    const int n[3] = {s.nx, s.ny, s.nz};
+    for (int d = 0; d < 3; ++d) {
+      const double a = o.shape == Obstacle::Shape::Box ? o.min[std::size_t(d)] : o.center[std::size_t(d)] - o.radius;
+      const double b = o.shape == Obstacle::Shape::Box ? o.max[std::size_t(d)] : o.center[std::size_t(d)] + o.radius;
+      const bool along_axis = o.shape == Obstacle::Shape::Cylinder && d == o.axis;
+      lo[d] = along_axis ? 0 : std::max(0, int(std::floor(a - 0.5)));
+      hi[d] = along_axis ? n[d] - 1 : std::min(n[d] - 1, int(std::ceil(b)));
+    }
+    bool any = false;
+    for (int z = lo[2]; z <= hi[2] && !any; ++z)
+      for (int y = lo[1]; y <= hi[1] && !any; ++y)
+        for (int x = lo[0]; x <= hi[0] && !any; ++x) any = covers(o, x, y, z);
+    if (!any)
+      w.push_back("obstacle[" + std::to_string(i) + "] covers no cell centre (too small, or outside the box): it has no effect");
+  }
   return w;
 }
 

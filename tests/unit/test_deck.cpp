@@ -135,3 +135,26 @@ TEST(Deck, ShippedDecksAreValid) {
   }
 }
 }  // namespace
+
+namespace {
+bool has_warning(const Case& c, const std::string& needle) {
+  for (const auto& w : deck_warnings(c))
+    if (w.find(needle) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST(Deck, WarnsAboutMovingWallsThatMoveThroughThemselves) {
+  EXPECT_FALSE(has_warning(parse_deck(base, "case.toml"), "normal to the wall"));
+  const Case c = parse_deck(base, "case.toml", {"boundary.y_max={type=\"moving_wall\",velocity=[0.1,0.01]}"});
+  EXPECT_TRUE(has_warning(c, "boundary.y_max: the moving wall's velocity has a component normal to the wall"));
+}
+
+TEST(Deck, WarnsAboutObstaclesThatCoverNoCell) {
+  const std::string inside = base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 3.0\n";
+  EXPECT_FALSE(has_warning(parse_deck(inside, "case.toml"), "covers no cell"));
+  const std::string tiny = base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 0.2\n";
+  EXPECT_TRUE(has_warning(parse_deck(tiny, "case.toml"), "obstacle[0] covers no cell centre"));
+  const std::string outside = base + "[[obstacle]]\ntype = \"box\"\nmin = [40.0, 2.0]\nmax = [50.0, 6.0]\n";
+  EXPECT_TRUE(has_warning(parse_deck(outside, "case.toml"), "obstacle[0] covers no cell centre"));
+}

@@ -56,9 +56,6 @@ KOKKOS_INLINE_FUNCTION Index neighbour_cell(const int (&type)[6], const int (&si
   return face >= 0 ? Index(-1) : s[0] + Index(size[0]) * (s[1] + Index(size[1]) * s[2]);
 }
 
-/// \brief True where the obstacle covers the centre of cell (x, y, z).
-bool covers(const Obstacle& o, int x, int y, int z);
-
 /// \brief Flags of every cell, x fastest: solids from the obstacles, then kBoundaryFluid for fluid
 /// cells with an upwind neighbour that is solid or lies across a non-periodic face. Periodic
 /// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag. In a

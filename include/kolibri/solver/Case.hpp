@@ -43,6 +43,9 @@ struct Obstacle {
   int axis = 2;                                      ///< cylinder axis: 0 x, 1 y, 2 z
 };
 
+/// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
+bool covers(const Obstacle& o, int x, int y, int z);
+
 /// \brief Initial condition.
 struct InitialCondition {
   enum class Kind { Uniform, TaylorGreen } kind = Kind::Uniform;
