@@ -142,26 +142,38 @@ KOKKOS_INLINE_FUNCTION R hermite1(int p, R xi) {
   return p == 0 ? R(1) : p == 1 ? xi : xi * xi - R(1) / R(3);
 }
 
+/// \brief x^k for k in {0, 1, 2}.
+template <class R>
+KOKKOS_INLINE_FUNCTION R pow012(R x, int k) {
+  return k == 0 ? R(1) : k == 1 ? x : x * x;
+}
+
 /// \brief Recursive non-equilibrium Hermite coefficient a^neq_pqr (Malaspinas 2015, THEORY.md
-/// 4.3): the sum over all index pairs of a2[pair] times the velocities of the other indices.
-/// a2 is the symmetric second-order tensor (xx yy zz xy xz yz).
+/// 4.3): the sum over all index pairs of a2[pair] times the velocities of the other indices,
+/// grouped by axes: C(m_d, 2) pairs (d, d) and m_d m_e pairs (d, e) for exponents m = (p, q, r)
+/// in {0, 1, 2}. a2 is the symmetric second-order tensor (xx yy zz xy xz yz). No arrays indexed
+/// at run time (GPU registers, no stack).
 template <class R>
 KOKKOS_INLINE_FUNCTION R recursive_neq(int p, int q, int r, const R (&a2)[6], const R (&u)[3]) {
-  int axis[6];
-  int n = 0;
-  for (int k = 0; k < p; ++k) axis[n++] = 0;
-  for (int k = 0; k < q; ++k) axis[n++] = 1;
-  for (int k = 0; k < r; ++k) axis[n++] = 2;
+  const int m[3] = {p, q, r};
   R sum = R(0);
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j) {
-      const int a = axis[i], b = axis[j];
-      const int k2 = a == b ? a : (a + b == 1 ? 3 : a + b == 2 ? 4 : 5);  // xy 3, xz 4, yz 5
-      R prod = a2[k2];
-      for (int k = 0; k < n; ++k)
-        if (k != i && k != j) prod *= u[axis[k]];
-      sum += prod;
+  KOLIBRI_UNROLL
+  for (int d = 0; d < 3; ++d) {
+    if (m[d] == 2) {  // one pair (d, d)
+      R rest = R(1);
+      KOLIBRI_UNROLL
+      for (int e = 0; e < 3; ++e)
+        if (e != d) rest *= pow012(u[e], m[e]);
+      sum += a2[d] * rest;
     }
+    KOLIBRI_UNROLL
+    for (int e = d + 1; e < 3; ++e) {
+      if (m[d] == 0 || m[e] == 0) continue;
+      const int f = 3 - d - e;  // the third axis
+      const int de = d + e == 1 ? 3 : d + e == 2 ? 4 : 5;
+      sum += R(m[d] * m[e]) * a2[de] * pow012(u[d], m[d] - 1) * pow012(u[e], m[e] - 1) * pow012(u[f], m[f]);
+    }
+  }
   return sum;
 }
 
