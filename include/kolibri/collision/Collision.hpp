@@ -256,12 +256,23 @@ struct RecursiveRegularizedBgk {
       for (int k = 0; k < r; ++k) eq *= u[2];
       return eq + a * recursive_neq(p, q, r, neq, u);
     };
+    // Divided by the Hermite norms p! q! r! cs^(2n) here, once, not once per direction.
     R hi[H::count > 0 ? H::count : 1], hp[H::pairs > 0 ? H::pairs : 1][2];
     KOLIBRI_UNROLL
-    for (int k = 0; k < H::count; ++k) hi[k] = coeff(H::pqr(k, 0), H::pqr(k, 1), H::pqr(k, 2));
+    for (int k = 0; k < H::count; ++k) {
+      const int e[3] = {H::pqr(k, 0), H::pqr(k, 1), H::pqr(k, 2)};
+      R norm = R(1);
+      for (int d = 0; d < 3; ++d) norm *= (e[d] == 2 ? R(2) * cs2 * cs2 : e[d] == 1 ? cs2 : R(1));
+      hi[k] = coeff(e[0], e[1], e[2]) / norm;
+    }
+    const R cs6 = cs2 * cs2 * cs2;
     KOLIBRI_UNROLL
-    for (int k = 0; k < H::pairs; ++k)
-      for (int m = 0; m < 2; ++m) hp[k][m] = coeff(H::pair(k, m, 0), H::pair(k, m, 1), H::pair(k, m, 2));
+    for (int k = 0; k < H::pairs; ++k) {  // D3Q19: (H_A +- H_B)(a_A +- a_B) / (2 cs^6), / (6 cs^6)
+      const R a0 = coeff(H::pair(k, 0, 0), H::pair(k, 0, 1), H::pair(k, 0, 2));
+      const R a1 = coeff(H::pair(k, 1, 0), H::pair(k, 1, 1), H::pair(k, 1, 2));
+      hp[k][0] = (a0 + a1) / (R(2) * cs6);
+      hp[k][1] = (a0 - a1) / (R(6) * cs6);
+    }
     const R js[3] = {rho * u[0] + R(0.5) * F[0], rho * u[1] + R(0.5) * F[1],
                      rho * u[2] + R(0.5) * F[2]};
     const R trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
@@ -272,19 +283,12 @@ struct RecursiveRegularizedBgk {
                     R(2) * (c[0] * c[1] * A[3] + c[0] * c[2] * A[4] + c[1] * c[2] * A[5]);
       R high = R(0);
       KOLIBRI_UNROLL
-      for (int k = 0; k < H::count; ++k) {
-        const int p = H::pqr(k, 0), qq = H::pqr(k, 1), r = H::pqr(k, 2);
-        const int e[3] = {p, qq, r};
-        R norm = R(1);  // p! q! r! cs^(2n)
-        for (int d = 0; d < 3; ++d) norm *= (e[d] == 2 ? R(2) * cs2 * cs2 : e[d] == 1 ? cs2 : R(1));
-        high += hi[k] * hermite3(p, qq, r, c) / norm;
-      }
+      for (int k = 0; k < H::count; ++k) high += hi[k] * hermite3(H::pqr(k, 0), H::pqr(k, 1), H::pqr(k, 2), c);
       KOLIBRI_UNROLL
-      for (int k = 0; k < H::pairs; ++k) {  // D3Q19: (H_A +- H_B)(a_A +- a_B) / (2 cs^6), / (6 cs^6)
+      for (int k = 0; k < H::pairs; ++k) {
         const R ha = hermite3(H::pair(k, 0, 0), H::pair(k, 0, 1), H::pair(k, 0, 2), c);
         const R hb = hermite3(H::pair(k, 1, 0), H::pair(k, 1, 1), H::pair(k, 1, 2), c);
-        const R cs6 = cs2 * cs2 * cs2;
-        high += (ha + hb) * (hp[k][0] + hp[k][1]) / (R(2) * cs6) + (ha - hb) * (hp[k][0] - hp[k][1]) / (R(6) * cs6);
+        high += (ha + hb) * hp[k][0] + (ha - hb) * hp[k][1];
       }
       f[q] = R(L::w(q)) *
              (rho + R(3) * (c[0] * js[0] + c[1] * js[1] + c[2] * js[2]) + R(4.5) * (cAc - cs2 * trA) + high);
