@@ -180,6 +180,8 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
       {Precision::FP32, StorageKind::FP16, Streaming::InPlace, CollisionKind::Bgk},
       {Precision::FP32, StorageKind::FP16, Streaming::TwoArray, CollisionKind::Regularized},
       {Precision::FP64, StorageKind::Same, Streaming::InPlace, CollisionKind::Regularized},
+      {Precision::FP64, StorageKind::Same, Streaming::TwoArray, CollisionKind::RecursiveRegularized},
+      {Precision::FP32, StorageKind::Same, Streaming::InPlace, CollisionKind::RecursiveRegularized},
   };
   for (const auto& v : variants)
     for (auto cfg : {closed_box(LatticeKind::D3Q19), channel(LatticeKind::D3Q27)}) {
