@@ -752,10 +752,12 @@ std::vector<std::string> list_checkpoints(const std::string& dir, const std::str
 }
 
 // Not collective: call it from rank 0 only (after write_checkpoint returned on every rank).
-std::vector<std::string> prune_checkpoints(const std::string& dir, const std::string& name, int keep) {
+std::vector<std::string> prune_checkpoints(const std::string& dir, const std::string& name, int keep,
+                                           std::int64_t upto_step) {
   if (keep < 0) throw std::invalid_argument("prune_checkpoints: keep must be >= 0, got " + std::to_string(keep));
-  std::vector<std::string> doomed;
-  const auto complete = list_checkpoints(dir, name);
+  std::vector<std::string> doomed, complete;
+  for (const auto& p : list_checkpoints(dir, name))  // oldest first
+    if (ckpt_step(fs::path(p).filename().string(), name, "") <= upto_step) complete.push_back(p);
   if (complete.size() > std::size_t(keep)) doomed.assign(complete.begin(), complete.end() - keep);
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -92,12 +92,6 @@ SolverConfig Decomposition::local_config(const SolverConfig& cfg) const {
   return l;
 }
 
-std::string Decomposition::describe() const {
-  std::ostringstream os;
-  os << dims[0] << "x" << dims[1] << "x" << dims[2] << " ranks";
-  return os.str();
-}
-
 std::array<int, 3> parse_grid(const std::string& s) {
   if (s.empty() || s == "auto") return {0, 0, 0};
   std::array<int, 3> g{0, 0, 0};

@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -172,12 +171,10 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   std::unique_ptr<NcclComm> nccl;
   if (comm.size() > 1) {
     try {
-      dist.dc = Decomposition::make(sc, comm.size(), comm.rank(), rc.grid);
-      for (int r = 0; r < comm.size(); ++r) dist.boxes.push_back(Decomposition::make(sc, comm.size(), r, dist.dc.dims).mine);
+      dist = distribute(sc, comm, rc.grid);
     } catch (const std::invalid_argument& e) {
       throw DeckError(c.source + ": " + e.what());
     }
-    dist.comm = &comm;
     const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
     if (rc.halo_transport == "nccl" && !(gpu && NcclComm::built()))
       throw DeckError(c.source + ": parallel.transport = \"nccl\": " +
@@ -418,17 +415,8 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     const StatePiece mine = solver->state(info.phase);
     write_checkpoint(comm, path, info, mine);
     on_root(comm, [&] {  // keep this one and the newest older ones; never one of a later step
-      prune_checkpoints(dir, rc.name, std::numeric_limits<int>::max());  // stale .tmp directories only
-      std::vector<std::string> older;
-      auto step_of = [](const std::string& p) { return std::strtoll(p.substr(p.rfind("_ckpt_") + 6).c_str(), nullptr, 10); };
-      for (const auto& p : list_checkpoints(dir, rc.name))  // oldest first
-        if (step_of(p) < step) older.push_back(p);
-      const std::size_t keep = std::size_t(std::max(rc.checkpoint_keep - 1, 0));
-      for (std::size_t i = 0; i + keep < older.size(); ++i) {
-        std::error_code ec;
-        fs::remove_all(older[i], ec);
-        if (!ec) log << "kolibri: removed the older checkpoint " << older[i] << "\n";
-      }
+      for (const auto& old : prune_checkpoints(dir, rc.name, rc.checkpoint_keep, step))
+        log << "kolibri: removed the older checkpoint " << old << "\n";
     });
     ckpt_seconds = comm.max(seconds_since(t0));
     res.checkpoint = path;

@@ -37,6 +37,14 @@ Box slab_box(int rank, int size) {
   return Box{{0, 0, z0}, {kGlobal[0], kGlobal[1], nz}};
 }
 
+/// The piece that rank `rank` of `size` writes (writer_box), filled with the test data.
+StatePiece writer_piece(const std::string& vt, int rank, int size) {
+  StatePiece p;
+  p.box = writer_box(rank, size);
+  p.data = test::checkpoint_state(vt, kGlobal, kQ, p.box);
+  return p;
+}
+
 CheckpointInfo make_info(const std::string& vt) {
   CheckpointInfo info;
   info.step = 4200;
@@ -89,9 +97,7 @@ void round_trip(CheckpointLayout layout, const std::string& format) {
   for (const std::string vt : {"float64", "float32", "float16"}) {
     SCOPED_TRACE(vt);
     const auto info = make_info(vt);
-    StatePiece mine;
-    mine.box = writer_box(comm.rank(), comm.size());
-    mine.data = test::checkpoint_state(vt, kGlobal, kQ, mine.box);
+    const StatePiece mine = writer_piece(vt, comm.rank(), comm.size());
     const std::string path = dir + "/" + vt;
     write_checkpoint(comm, path, info, mine, layout);
     // Every rank returns after the rename.
@@ -119,9 +125,7 @@ TEST(CheckpointMpi, SingleFileRoundTripOnOtherDecompositions) {
     const Comm& comm = Comm::world();
     const std::string dir = fresh_dir(comm);
     const auto info = make_info("float64");
-    StatePiece mine;
-    mine.box = writer_box(comm.rank(), comm.size());
-    mine.data = test::checkpoint_state("float64", kGlobal, kQ, mine.box);
+    const StatePiece mine = writer_piece("float64", comm.rank(), comm.size());
     EXPECT_THROW(write_checkpoint(comm, dir + "/single", info, mine, CheckpointLayout::Single), OutputError);
     write_checkpoint(comm, dir + "/auto", info, mine, CheckpointLayout::Auto);
     EXPECT_EQ(read_checkpoint_info(dir + "/auto").format, "per-rank");
@@ -134,9 +138,7 @@ TEST(CheckpointMpi, AutoLayout) {
   const Comm& comm = Comm::world();
   const std::string dir = fresh_dir(comm);
   const auto info = make_info("float32");
-  StatePiece mine;
-  mine.box = writer_box(comm.rank(), comm.size());
-  mine.data = test::checkpoint_state("float32", kGlobal, kQ, mine.box);
+  const StatePiece mine = writer_piece("float32", comm.rank(), comm.size());
   write_checkpoint(comm, dir + "/auto", info, mine);
   // Single with parallel HDF5 and MPI, else per-rank (on one rank both are possible: the test
   // cannot see which HDF5 the library was built with).
@@ -153,9 +155,7 @@ TEST(CheckpointMpi, OneRankFailingFailsEveryRank) {
   const std::string dir = fresh_dir(comm);
   for (const auto layout : {CheckpointLayout::PerRank, CheckpointLayout::Auto}) {
     const auto info = make_info("float64");
-    StatePiece mine;
-    mine.box = writer_box(comm.rank(), comm.size());
-    mine.data = test::checkpoint_state("float64", kGlobal, kQ, mine.box);
+    StatePiece mine = writer_piece("float64", comm.rank(), comm.size());
     const int bad = comm.size() - 1;
     if (comm.rank() == bad) mine.data.resize(mine.data.size() - 8);
     try {
@@ -178,9 +178,7 @@ TEST(CheckpointMpi, OverlappingPiecesAreRefused) {
   if (comm.size() == 1) GTEST_SKIP() << "one rank cannot overlap itself";
   const std::string dir = fresh_dir(comm);
   const auto info = make_info("float64");
-  StatePiece mine;
-  mine.box = writer_box(0, comm.size());
-  mine.data = test::checkpoint_state("float64", kGlobal, kQ, mine.box);
+  const StatePiece mine = writer_piece("float64", 0, comm.size());
   try {
     write_checkpoint(comm, dir + "/ck", info, mine, CheckpointLayout::PerRank);
     ADD_FAILURE() << "rank " << comm.rank() << ": no exception";
@@ -195,9 +193,7 @@ TEST(CheckpointMpi, AnExistingCheckpointIsRefusedOnEveryRank) {
   const Comm& comm = Comm::world();
   const std::string dir = fresh_dir(comm);
   const auto info = make_info("float64");
-  StatePiece mine;
-  mine.box = writer_box(comm.rank(), comm.size());
-  mine.data = test::checkpoint_state("float64", kGlobal, kQ, mine.box);
+  const StatePiece mine = writer_piece("float64", comm.rank(), comm.size());
   write_checkpoint(comm, dir + "/ck", info, mine, CheckpointLayout::PerRank);
   EXPECT_THROW(write_checkpoint(comm, dir + "/ck", info, mine, CheckpointLayout::PerRank), OutputError);
   comm.barrier();

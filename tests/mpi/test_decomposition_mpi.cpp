@@ -58,10 +58,7 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
   const MacroFields a = ref->macroscopic();
   const Diagnostics da = ref->diagnostics();
 
-  Distribution dist;
-  dist.dc = Decomposition::make(cfg, comm().size(), comm().rank(), grid);
-  for (int r = 0; r < comm().size(); ++r) dist.boxes.push_back(Decomposition::make(cfg, comm().size(), r, dist.dc.dims).mine);
-  dist.comm = &comm();
+  Distribution dist = distribute(cfg, comm(), grid);
   auto par = make_solver(cfg, dist);
   EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
   par->step(steps);

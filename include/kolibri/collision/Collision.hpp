@@ -93,15 +93,17 @@ struct Trt {
   }
 };
 
-/// \brief Projective regularized BGK (Latt & Chopard 2006) with Guo forcing, written as the
-/// post-collision Hermite moments: f*_q = w_q [rho + c.j*/cs^2 + H2(c):A*/(2 cs^4)] with
-/// j* = rho u + F/2 and A* = rho uu + (1 - omega) Pi_neq + (1 - omega/2)(uF + Fu).
+/// \brief The second-order part shared by the regularized operators: the node's density,
+/// velocity (with half the force), Pi_neq, and the post-collision j* = rho u + F/2 and
+/// A* = rho uu + (1 - omega) Pi_neq + (1 - omega/2)(uF + Fu) (components xx yy zz xy xz yz).
 template <class L, class R>
-struct RegularizedBgk {
-  R omega;
-  KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
-    R rho = R(0), j[3] = {R(0), R(0), R(0)};
-    R pi[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};  // xx yy zz xy xz yz
+struct RegularizedMoments {
+  R rho, u[3], neq[6], A[6], js[3], trA;
+
+  KOKKOS_INLINE_FUNCTION RegularizedMoments(const R (&f)[L::Q], const R (&F)[3], R omega) {
+    R j[3] = {R(0), R(0), R(0)};
+    R pi[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};
+    rho = R(0);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
@@ -111,28 +113,38 @@ struct RegularizedBgk {
       pi[3] += cx * cy * f[q], pi[4] += cx * cz * f[q], pi[5] += cy * cz * f[q];
     }
     const R inv = R(1) / rho;
-    const R u[3] = {(j[0] + R(0.5) * F[0]) * inv, (j[1] + R(0.5) * F[1]) * inv,
-                    (j[2] + R(0.5) * F[2]) * inv};
+    for (int d = 0; d < 3; ++d) u[d] = (j[d] + R(0.5) * F[d]) * inv;
     const R cs2 = R(1) / R(3), a = R(1) - omega, b = R(1) - R(0.5) * omega;
     const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
-    R A[6];
     for (int k = 0; k < 6; ++k) {
       const R ruu = rho * u[ia[k]] * u[ib[k]];
       // Isotropic part rho cs^2 I lives on the lattice's D axes only (no zz term in 2D).
-      const R neq = pi[k] - ruu - (k < L::D ? rho * cs2 : R(0));
-      A[k] = ruu + a * neq + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+      neq[k] = pi[k] - ruu - (k < L::D ? rho * cs2 : R(0));
+      A[k] = ruu + a * neq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
     }
-    const R js[3] = {rho * u[0] + R(0.5) * F[0], rho * u[1] + R(0.5) * F[1],
-                     rho * u[2] + R(0.5) * F[2]};
-    const R trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
+    for (int d = 0; d < 3; ++d) js[d] = rho * u[d] + R(0.5) * F[d];
+    trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
+  }
+
+  /// rho + c.j*/cs^2 + H2(c):A*/(2 cs^4) for direction q: f*_q / w_q up to second order.
+  KOKKOS_INLINE_FUNCTION R second_order(int q) const {
+    const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
+    const R cAc = cx * cx * A[0] + cy * cy * A[1] + cz * cz * A[2] +
+                  R(2) * (cx * cy * A[3] + cx * cz * A[4] + cy * cz * A[5]);
+    return rho + R(3) * (cx * js[0] + cy * js[1] + cz * js[2]) + R(4.5) * (cAc - R(1) / R(3) * trA);
+  }
+};
+
+/// \brief Projective regularized BGK (Latt & Chopard 2006) with Guo forcing, written as the
+/// post-collision Hermite moments: f*_q = w_q [rho + c.j*/cs^2 + H2(c):A*/(2 cs^4)] with
+/// j* = rho u + F/2 and A* = rho uu + (1 - omega) Pi_neq + (1 - omega/2)(uF + Fu).
+template <class L, class R>
+struct RegularizedBgk {
+  R omega;
+  KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
+    const RegularizedMoments<L, R> m(f, F, omega);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) {
-      const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
-      const R cAc = cx * cx * A[0] + cy * cy * A[1] + cz * cz * A[2] +
-                    R(2) * (cx * cy * A[3] + cx * cz * A[4] + cy * cz * A[5]);
-      f[q] = R(L::w(q)) *
-             (rho + R(3) * (cx * js[0] + cy * js[1] + cz * js[2]) + R(4.5) * (cAc - cs2 * trA));
-    }
+    for (int q = 0; q < L::Q; ++q) f[q] = R(L::w(q)) * m.second_order(q);
   }
 };
 
@@ -226,27 +238,9 @@ template <class L, class R>
 struct RecursiveRegularizedBgk {
   R omega;
   KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
-    R rho = R(0), j[3] = {R(0), R(0), R(0)};
-    R pi[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};  // xx yy zz xy xz yz
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) {
-      const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
-      rho += f[q];
-      j[0] += cx * f[q], j[1] += cy * f[q], j[2] += cz * f[q];
-      pi[0] += cx * cx * f[q], pi[1] += cy * cy * f[q], pi[2] += cz * cz * f[q];
-      pi[3] += cx * cy * f[q], pi[4] += cx * cz * f[q], pi[5] += cy * cz * f[q];
-    }
-    const R inv = R(1) / rho;
-    const R u[3] = {(j[0] + R(0.5) * F[0]) * inv, (j[1] + R(0.5) * F[1]) * inv,
-                    (j[2] + R(0.5) * F[2]) * inv};
-    const R cs2 = R(1) / R(3), a = R(1) - omega, b = R(1) - R(0.5) * omega;
-    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
-    R A[6], neq[6];
-    for (int k = 0; k < 6; ++k) {
-      const R ruu = rho * u[ia[k]] * u[ib[k]];
-      neq[k] = pi[k] - ruu - (k < L::D ? rho * cs2 : R(0));
-      A[k] = ruu + a * neq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
-    }
+    const RegularizedMoments<L, R> m(f, F, omega);
+    const R rho = m.rho, cs2 = R(1) / R(3), a = R(1) - omega;
+    const R(&u)[3] = m.u;
     // Post-collision coefficients above second order: rho u^p u^q u^r + (1 - omega) a^neq_pqr.
     using H = HigherHermite<L>;
     auto coeff = [&](int p, int q, int r) {
@@ -254,7 +248,7 @@ struct RecursiveRegularizedBgk {
       for (int k = 0; k < p; ++k) eq *= u[0];
       for (int k = 0; k < q; ++k) eq *= u[1];
       for (int k = 0; k < r; ++k) eq *= u[2];
-      return eq + a * recursive_neq(p, q, r, neq, u);
+      return eq + a * recursive_neq(p, q, r, m.neq, u);
     };
     // Divided by the Hermite norms p! q! r! cs^(2n) here, once, not once per direction.
     R hi[H::count > 0 ? H::count : 1], hp[H::pairs > 0 ? H::pairs : 1][2];
@@ -273,14 +267,9 @@ struct RecursiveRegularizedBgk {
       hp[k][0] = (a0 + a1) / (R(2) * cs6);
       hp[k][1] = (a0 - a1) / (R(6) * cs6);
     }
-    const R js[3] = {rho * u[0] + R(0.5) * F[0], rho * u[1] + R(0.5) * F[1],
-                     rho * u[2] + R(0.5) * F[2]};
-    const R trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       const R c[3] = {R(L::c(q, 0)), R(L::c(q, 1)), R(L::c(q, 2))};
-      const R cAc = c[0] * c[0] * A[0] + c[1] * c[1] * A[1] + c[2] * c[2] * A[2] +
-                    R(2) * (c[0] * c[1] * A[3] + c[0] * c[2] * A[4] + c[1] * c[2] * A[5]);
       R high = R(0);
       KOLIBRI_UNROLL
       for (int k = 0; k < H::count; ++k) high += hi[k] * hermite3(H::pqr(k, 0), H::pqr(k, 1), H::pqr(k, 2), c);
@@ -290,8 +279,7 @@ struct RecursiveRegularizedBgk {
         const R hb = hermite3(H::pair(k, 1, 0), H::pair(k, 1, 1), H::pair(k, 1, 2), c);
         high += (ha + hb) * hp[k][0] + (ha - hb) * hp[k][1];
       }
-      f[q] = R(L::w(q)) *
-             (rho + R(3) * (c[0] * js[0] + c[1] * js[1] + c[2] * js[2]) + R(4.5) * (cAc - cs2 * trA) + high);
+      f[q] = R(L::w(q)) * (m.second_order(q) + high);
     }
   }
 };

@@ -56,6 +56,14 @@ KOKKOS_INLINE_FUNCTION Index neighbour_cell(const int (&type)[6], const int (&si
   return face >= 0 ? Index(-1) : s[0] + Index(size[0]) * (s[1] + Index(size[1]) * s[2]);
 }
 
+/// \brief True for a cell of the box in the layer next to one of its ghost layers (cfg.part):
+/// its values leave in the halo exchange.
+inline bool next_to_ghost(const SolverConfig& cfg, int x, int y, int z) {
+  const auto& g = cfg.part.ghost;
+  return (g[0] && x == 1) || (g[1] && x == cfg.nx - 2) || (g[2] && y == 1) || (g[3] && y == cfg.ny - 2) ||
+         (g[4] && z == 1) || (g[5] && z == cfg.nz - 2);
+}
+
 /// \brief Flags of every cell, x fastest: solids from the obstacles, then kBoundaryFluid for fluid
 /// cells with an upwind neighbour that is solid or lies across a non-periodic face. Periodic
 /// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag. In a
@@ -94,9 +102,7 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     for (int y = 0; y < n[1]; ++y)
       for (int x = 0; x < n[0]; ++x) {
         if (!is_updated(at(x, y, z))) continue;
-        const bool border = (g[0] && x == 1) || (g[1] && x == n[0] - 2) || (g[2] && y == 1) ||
-                            (g[3] && y == n[1] - 2) || (g[4] && z == 1) || (g[5] && z == n[2] - 2);
-        if (border) at(x, y, z) = kFluidBorder;
+        if (next_to_ghost(cfg, x, y, z)) at(x, y, z) = kFluidBorder;
         // Without obstacles only the layer next to a non-periodic face can be a boundary cell
         // (|c| <= 1): skip the neighbour scan elsewhere (large benchmark boxes build in seconds).
         const bool edge = (x == 0 && open[0]) || (x == n[0] - 1 && open[1]) || (y == 0 && open[2]) ||

@@ -80,8 +80,11 @@ std::string checkpoint_path(const std::string& dir, const std::string& name, std
 /// \brief Complete checkpoints (with a manifest) of `name` in `dir`, oldest first.
 std::vector<std::string> list_checkpoints(const std::string& dir, const std::string& name);
 
-/// \brief Remove all but the newest `keep` complete checkpoints of `name` in `dir`, and stale
-/// `.tmp` directories of this name (a run killed while writing). Returns the removed paths.
-std::vector<std::string> prune_checkpoints(const std::string& dir, const std::string& name, int keep);
+/// \brief Remove all but the newest `keep` complete checkpoints of `name` in `dir` among those at
+/// steps up to `upto_step`, and stale `.tmp` directories of this name (a run killed while
+/// writing). Checkpoints of later steps are never removed (a run restarted from an earlier one
+/// writing at `upto_step`). Returns the removed paths.
+std::vector<std::string> prune_checkpoints(const std::string& dir, const std::string& name, int keep,
+                                           std::int64_t upto_step = INT64_MAX);
 
 }  // namespace kolibri

@@ -43,7 +43,6 @@ struct Decomposition {
   }
   /// The solver configuration of this rank's box (ghost layers included).
   SolverConfig local_config(const SolverConfig& cfg) const;
-  std::string describe() const;  ///< "2x2x1 ranks, rank 3: cells [64,128) x ..."
 };
 
 /// \brief Parse "2x2x1" (or "auto") into a process grid; throws std::invalid_argument.

@@ -164,8 +164,6 @@ class HaloExchange {
     }
   }
   bool active() const { return m_comm != nullptr && !m_messages.empty(); }
-  /// Values moved per exchange (sent by this rank).
-  std::size_t volume() const { return m_send.extent(0); }
 
   /// The exchange's own execution-space instance: work launched on it before pack() (e.g. the
   /// cells whose values are sent) is ordered before the pack.

@@ -43,6 +43,10 @@ struct Distribution {
   std::vector<Box> boxes;       ///< every rank's cells, by rank
 };
 
+/// \brief This rank's piece of `cfg` over the ranks of `comm`, with every rank's box (grid zeros:
+/// chosen automatically). Throws std::invalid_argument when the grid does not fit.
+Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid = {0, 0, 0});
+
 /// With a Distribution, the calls marked collective must be made by every rank; fields and
 /// reductions are global (macroscopic() on rank 0 only, the rest on every rank).
 class Solver {

@@ -65,16 +65,13 @@ class SolverImpl final : public Solver {
     m_fluid_cells = 0;
     std::vector<std::uint32_t> boundary, inner;  // boundary cells next to a ghost layer first
     std::vector<std::uint32_t> border_list;      // kFluidBorder cells
-    const auto& g = cfg.part.ghost;
     for (Index i = 0; i < n; ++i) {
       hf(i) = host_flags[static_cast<std::size_t>(i)];
       m_fluid_cells += is_updated(hf(i));
       if (hf(i) == kFluidBorder) border_list.push_back(std::uint32_t(i));
       if (hf(i) != kBoundaryFluid) continue;
       const int x = int(i % cfg.nx), y = int(i / cfg.nx % cfg.ny), z = int(i / (Index(cfg.nx) * cfg.ny));
-      const bool border = (g[0] && x == 1) || (g[1] && x == cfg.nx - 2) || (g[2] && y == 1) ||
-                          (g[3] && y == cfg.ny - 2) || (g[4] && z == 1) || (g[5] && z == cfg.nz - 2);
-      (border ? boundary : inner).push_back(std::uint32_t(i));
+      (next_to_ghost(cfg, x, y, z) ? boundary : inner).push_back(std::uint32_t(i));
     }
     m_boundary_border = Index(boundary.size());
     m_border = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::border_cells", border_list.size());
@@ -134,8 +131,7 @@ class SolverImpl final : public Solver {
       for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
       if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
         m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
-      InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
-      k.also = kFluidBorder;
+      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
       const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
       const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
       for (std::int64_t s = 0; s < nsteps; ++s) {

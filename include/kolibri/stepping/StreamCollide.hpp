@@ -205,7 +205,6 @@ struct StreamCollide {
   SoA idx;
   C collide;
   Boundary<L, R> bc;
-  Flag want = kFluid, also = kFluid;  ///< InteriorTag updates the cells with one of these flags
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
 
   struct Departing {  // post-collision population j of cell m: slot j of src
@@ -216,9 +215,9 @@ struct StreamCollide {
     }
   };
 
+  /// kFluid cells only: cells next to a ghost layer (kFluidBorder) go through BorderTag.
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    const Flag flag = bc.flags(n);
-    if (flag != want && flag != also) return;
+    if (bc.flags(n) != kFluid) return;
     fast(n);
   }
   KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast(Index(border_cells(i))); }
@@ -265,7 +264,6 @@ struct InPlaceStep {
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
-  Flag want = kFluid, also = kFluid;  ///< InteriorTag updates the cells with one of these flags
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
@@ -293,8 +291,8 @@ struct InPlaceStep {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    const Flag flag = bc.flags(n);
-    if (flag != want && flag != also) return;
+    const Flag flag = bc.flags(n);  // in place the exchange is not overlapped: border cells too
+    if (flag != kFluid && flag != kFluidBorder) return;
     const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
     KOLIBRI_UNROLL
