@@ -88,7 +88,7 @@ int do_bench(void* p) {
     if (!a.streamings.empty()) {
       o.streamings.clear();
       for (const auto& q : a.streamings)
-        o.streamings.push_back(q == "in_place" ? Streaming::InPlace : Streaming::TwoArray);
+        o.streamings.push_back(q == "in_place" ? Streaming::InPlace : q == "moments" ? Streaming::Moments : Streaming::TwoArray);
     }
     if (!a.sizes.empty()) {
       o.sizes.clear();
@@ -211,8 +211,12 @@ int main(int argc, char** argv) {
   bench->add_option("--precision", ba.precisions,
                     "Precisions (default fp32,fp16,fp64; fp16 = FP32 arithmetic with FP16 storage)")
       ->delimiter(',')->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
-  bench->add_option("--streaming", ba.streamings, "Population storage (default in_place,two_array)")
-      ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array"}));
+  bench->add_option("--streaming", ba.streamings,
+                    "Storage schemes: in_place, two_array, moments (default in_place,two_array; moments runs "
+                    "with the regularized operators only)")
+      ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array", "moments"}));
+  bench->add_option("--tile", ba.options.moment_tile, "Moment kernel tile across columns, TX TY (GPU; default 32 4)")
+      ->expected(2);
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");

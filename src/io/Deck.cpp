@@ -259,11 +259,18 @@ Case parse_deck(const std::string& text, const std::string& file,
                  : col == "recursive" ? CollisionKind::RecursiveRegularized
                                       : CollisionKind::Regularized;
   sc.precision = model.choice("precision", "fp64", {"fp64", "fp32"}) == "fp32" ? Precision::FP32 : Precision::FP64;
-  sc.streaming = model.choice("streaming", "two_array", {"two_array", "in_place"}) == "in_place"
-                     ? Streaming::InPlace : Streaming::TwoArray;
+  const std::string str = model.choice("streaming", "two_array", {"two_array", "in_place", "moments"});
+  sc.streaming = str == "in_place" ? Streaming::InPlace : str == "moments" ? Streaming::Moments : Streaming::TwoArray;
   sc.storage = model.choice("storage", "same", {"same", "fp16"}) == "fp16" ? StorageKind::FP16 : StorageKind::Same;
   if (sc.storage == StorageKind::FP16 && sc.precision != Precision::FP32)
     model.fail("storage", "fp16 storage needs precision = \"fp32\" (FP32 arithmetic), got precision = \"fp64\"");
+  if (sc.streaming == Streaming::Moments && sc.collision != CollisionKind::Regularized &&
+      sc.collision != CollisionKind::RecursiveRegularized)
+    model.fail("streaming", "the moment representation (streaming = \"moments\") stores the ten moments a regularized "
+                            "operator keeps: it needs collision = \"regularized\" or \"recursive\", got \"" + col + "\"");
+  if (sc.streaming == Streaming::Moments && sc.storage == StorageKind::FP16)
+    model.fail("storage", "fp16 storage is for populations; streaming = \"moments\" stores moments in the arithmetic "
+                          "precision: use storage = \"same\"");
   sc.trt_magic = model.number("trt_magic", 3.0 / 16.0);
   if (sc.trt_magic <= 0) model.fail("trt_magic", "expected a positive number (3/16 puts walls exactly halfway)");
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic"});

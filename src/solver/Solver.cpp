@@ -28,7 +28,9 @@ const char* to_string(CollisionKind k) {
   return "?";
 }
 const char* to_string(Precision p) { return p == Precision::FP32 ? "fp32" : "fp64"; }
-const char* to_string(Streaming s) { return s == Streaming::InPlace ? "in_place" : "two_array"; }
+const char* to_string(Streaming s) {
+  return s == Streaming::InPlace ? "in_place" : s == Streaming::Moments ? "moments" : "two_array";
+}
 const char* to_string(StorageKind s) { return s == StorageKind::FP16 ? "fp16" : "same"; }
 const char* to_string(FaceType t) {
   switch (t) {
@@ -104,6 +106,10 @@ void check(const SolverConfig& cfg) {
     if ((cfg.faces[2 * a].type == FaceType::Periodic) != (cfg.faces[2 * a + 1].type == FaceType::Periodic))
       throw std::invalid_argument("make_solver: periodic faces come in pairs");
   if (!(cfg.tau > 0.5)) throw std::invalid_argument("make_solver: tau must be > 0.5");
+  if (cfg.streaming == Streaming::Moments &&
+      (cfg.storage != StorageKind::Same ||
+       (cfg.collision != CollisionKind::Regularized && cfg.collision != CollisionKind::RecursiveRegularized)))
+    throw std::invalid_argument("make_solver: the moment representation needs a regularized operator and storage same");
 }
 
 std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {

@@ -94,24 +94,34 @@ struct Trt {
 };
 
 /// \brief The second-order part shared by the regularized operators: the node's density,
-/// velocity (with half the force), Pi_neq, and the post-collision j* = rho u + F/2 and
+/// velocity (with half the force), (1 - omega) Pi_neq, and the post-collision j* = rho u + F/2 and
 /// A* = rho uu + (1 - omega) Pi_neq + (1 - omega/2)(uF + Fu) (components xx yy zz xy xz yz).
+/// Built from populations, from raw moments (rho, sum c f, sum cc f), or from a stored
+/// post-collision state (rho, j*, A*) of the moment representation: the ten numbers determine
+/// every post-collision population of both regularized operators.
 template <class L, class R>
 struct RegularizedMoments {
-  R rho, u[3], neq[6], A[6], js[3], trA;
+  R rho, u[3], aneq[6], A[6], js[3], trA;
 
+  RegularizedMoments() = default;
   KOKKOS_INLINE_FUNCTION RegularizedMoments(const R (&f)[L::Q], const R (&F)[3], R omega) {
     R j[3] = {R(0), R(0), R(0)};
     R pi[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};
-    rho = R(0);
+    R r = R(0);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
-      rho += f[q];
+      r += f[q];
       j[0] += cx * f[q], j[1] += cy * f[q], j[2] += cz * f[q];
       pi[0] += cx * cx * f[q], pi[1] += cy * cy * f[q], pi[2] += cz * cz * f[q];
       pi[3] += cx * cy * f[q], pi[4] += cx * cz * f[q], pi[5] += cy * cz * f[q];
     }
+    collide(r, j, pi, F, omega);
+  }
+
+  /// Collide the raw moments of the arriving populations: r = sum f, j = sum c f, pi = sum cc f.
+  KOKKOS_INLINE_FUNCTION void collide(R r, const R (&j)[3], const R (&pi)[6], const R (&F)[3], R omega) {
+    rho = r;
     const R inv = R(1) / rho;
     for (int d = 0; d < 3; ++d) u[d] = (j[d] + R(0.5) * F[d]) * inv;
     const R cs2 = R(1) / R(3), a = R(1) - omega, b = R(1) - R(0.5) * omega;
@@ -119,10 +129,24 @@ struct RegularizedMoments {
     for (int k = 0; k < 6; ++k) {
       const R ruu = rho * u[ia[k]] * u[ib[k]];
       // Isotropic part rho cs^2 I lives on the lattice's D axes only (no zz term in 2D).
-      neq[k] = pi[k] - ruu - (k < L::D ? rho * cs2 : R(0));
-      A[k] = ruu + a * neq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+      aneq[k] = a * (pi[k] - ruu - (k < L::D ? rho * cs2 : R(0)));
+      A[k] = ruu + aneq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
     }
     for (int d = 0; d < 3; ++d) js[d] = rho * u[d] + R(0.5) * F[d];
+    trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
+  }
+
+  /// A stored post-collision state: u = (j* - F/2) / rho, (1 - omega) Pi_neq = A* - rho uu -
+  /// (1 - omega/2)(uF + Fu).
+  KOKKOS_INLINE_FUNCTION void post(R r, const R (&j_star)[3], const R (&a_star)[6], const R (&F)[3], R omega) {
+    rho = r;
+    const R inv = R(1) / rho, b = R(1) - R(0.5) * omega;
+    for (int d = 0; d < 3; ++d) js[d] = j_star[d], u[d] = (j_star[d] - R(0.5) * F[d]) * inv;
+    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
+    for (int k = 0; k < 6; ++k) {
+      A[k] = a_star[k];
+      aneq[k] = A[k] - rho * u[ia[k]] * u[ib[k]] - b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+    }
     trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
   }
 
@@ -142,7 +166,10 @@ template <class L, class R>
 struct RegularizedBgk {
   R omega;
   KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
-    const RegularizedMoments<L, R> m(f, F, omega);
+    project(RegularizedMoments<L, R>(f, F, omega), f);
+  }
+  /// The post-collision populations of a collided state.
+  KOKKOS_INLINE_FUNCTION static void project(const RegularizedMoments<L, R>& m, R (&f)[L::Q]) {
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = R(L::w(q)) * m.second_order(q);
   }
@@ -238,17 +265,21 @@ template <class L, class R>
 struct RecursiveRegularizedBgk {
   R omega;
   KOKKOS_INLINE_FUNCTION void operator()(R (&f)[L::Q], const R (&F)[3]) const {
-    const RegularizedMoments<L, R> m(f, F, omega);
-    const R rho = m.rho, cs2 = R(1) / R(3), a = R(1) - omega;
+    project(RegularizedMoments<L, R>(f, F, omega), f);
+  }
+  /// The post-collision populations of a collided state.
+  KOKKOS_INLINE_FUNCTION static void project(const RegularizedMoments<L, R>& m, R (&f)[L::Q]) {
+    const R rho = m.rho, cs2 = R(1) / R(3);
     const R(&u)[3] = m.u;
-    // Post-collision coefficients above second order: rho u^p u^q u^r + (1 - omega) a^neq_pqr.
+    // Post-collision coefficients above second order: rho u^p u^q u^r + (1 - omega) a^neq_pqr
+    // (a^neq is linear in Pi_neq: built from (1 - omega) Pi_neq directly).
     using H = HigherHermite<L>;
     auto coeff = [&](int p, int q, int r) {
       R eq = rho;
       for (int k = 0; k < p; ++k) eq *= u[0];
       for (int k = 0; k < q; ++k) eq *= u[1];
       for (int k = 0; k < r; ++k) eq *= u[2];
-      return eq + a * recursive_neq(p, q, r, m.neq, u);
+      return eq + recursive_neq(p, q, r, m.aneq, u);
     };
     // Divided by the Hermite norms p! q! r! cs^(2n) here, once, not once per direction.
     R hi[H::count > 0 ? H::count : 1], hp[H::pairs > 0 ? H::pairs : 1][2];
@@ -283,5 +314,14 @@ struct RecursiveRegularizedBgk {
     }
   }
 };
+
+/// True for the operators whose post-collision state is the ten moments (rho, j*, A*): the
+/// regularized ones, which the moment representation supports.
+template <class C>
+inline constexpr bool kMomentOperator = false;
+template <class L, class R>
+inline constexpr bool kMomentOperator<RegularizedBgk<L, R>> = true;
+template <class L, class R>
+inline constexpr bool kMomentOperator<RecursiveRegularizedBgk<L, R>> = true;
 
 }  // namespace kolibri

@@ -26,6 +26,7 @@ enum class HaloMode {
   Pull,       ///< two arrays: my border cells' post-collision populations to the neighbour's ghosts
   AAForward,  ///< in place, before a streaming step: departing slots (opposite(q)) to the ghosts
   AAReverse,  ///< in place, after a streaming step: the ghosts' arriving slots back to their owners
+  Moments,    ///< moment representation: all stored moments of my border cells to the neighbour's ghosts
 };
 
 /// \brief Send and receive index lists of one exchange mode, in message order.
@@ -46,7 +47,7 @@ struct HaloLists {
 /// local box's (build_flags, local_config).
 template <class L>
 HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t value_bytes,
-                           const std::vector<Flag>& flags, const FaceSet& faces) {
+                           const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0) {
   const auto ext = dc.local_extent();
   int type[6];
   for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
@@ -84,11 +85,18 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
     const std::array<int, 3> from = ghost ? std::array<int, 3>{0, 0, 0} : d;
     std::array<int, 3> lo{}, hi{};
     region(d, ghost, lo, hi);
-    for (int q = 0; q < L::Q; ++q) {
-      bool moves = true;
+    auto crosses = [&](int q) {  // population q moves towards side d (sign +1) or from it (-1)
       for (int k = 0; k < 3; ++k)
-        if (d[std::size_t(k)] != 0 && L::c(q, k) != sign * d[std::size_t(k)]) moves = false;
-      if (!moves) continue;
+        if (d[std::size_t(k)] != 0 && L::c(q, k) != sign * d[std::size_t(k)]) return false;
+      return true;
+    };
+    // Moments: every stored value of the cells, where some population crosses towards side d.
+    bool any = false;
+    for (int q = 0; q < L::Q; ++q) any = any || crosses(q);
+    const bool moments_mode = mode == HaloMode::Moments;
+    const int slots = moments_mode ? (any ? moments : 0) : L::Q;
+    for (int q = 0; q < slots; ++q) {
+      if (!moments_mode && !crosses(q)) continue;
       const int slot = opposite_slot ? L::opposite(q) : q;
       for (int z = lo[2]; z <= hi[2]; ++z)
         for (int y = lo[1]; y <= hi[1]; ++y)

@@ -15,9 +15,10 @@ namespace kolibri {
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
 enum class CollisionKind { Bgk, Trt, Regularized, RecursiveRegularized };
 enum class Precision { FP64, FP32 };
-/// Population storage: two arrays (pull from one, write the other) or one array streamed in
-/// place (AA pattern: half the memory, identical results).
-enum class Streaming { TwoArray, InPlace };
+/// Population storage: two arrays (pull from one, write the other), one array streamed in
+/// place (AA pattern: half the memory, identical results), or the moment representation (two
+/// arrays of 6 or 10 moments a cell, streamed through team scratch; regularized operators only).
+enum class Streaming { TwoArray, InPlace, Moments };
 /// Population storage precision: the arithmetic type itself, or FP16 (with FP32 arithmetic).
 enum class StorageKind { Same, FP16 };
 
@@ -71,6 +72,7 @@ struct SolverConfig {
   Precision precision = Precision::FP64;
   Streaming streaming = Streaming::TwoArray;
   StorageKind storage = StorageKind::Same;
+  std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda

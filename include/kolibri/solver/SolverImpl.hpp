@@ -7,6 +7,7 @@
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
+#include <kolibri/stepping/MomentStream.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <cstring>
@@ -41,6 +42,19 @@ struct CollisionFactory<RecursiveRegularizedBgk<L, R>> {
   static RecursiveRegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
 };
 
+/// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends), else 32 x 4 in 3D
+/// and 256 x 1 in 2D; on host backends the fixed one-thread tile (16 x 8, 128 x 1).
+template <class L, class R, class C>
+MomentTile moment_tile_for(const SolverConfig& cfg) {
+  constexpr int cpt = MomentStep<L, R, C>::CPT;
+  if (cpt > 1) return L::D == 3 ? MomentTile{16, cpt / 16} : MomentTile{cpt, 1};
+  MomentTile t = L::D == 3 ? MomentTile{32, 4} : MomentTile{256, 1};
+  if (cfg.moment_tile[0] > 0) t.tx = cfg.moment_tile[0];
+  if (cfg.moment_tile[1] > 0) t.ty = L::D == 3 ? cfg.moment_tile[1] : 1;
+  if (t.tx * t.ty > 1024) throw std::invalid_argument("moment tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + ": at most 1024 cells");
+  return t;
+}
+
 /// \tparam L lattice, S storage policy (NativeStorage<double>, NativeStorage<float>, Fp16Storage),
 /// C collision operator on S::real.
 template <class L, class S, class C>
@@ -48,6 +62,9 @@ class SolverImpl final : public Solver {
  public:
   using R = typename S::real;
   using V = typename S::value_type;
+  /// The moment representation: regularized operators, values stored in the arithmetic type.
+  static constexpr bool kMoments = kMomentOperator<C> && std::is_same_v<V, R>;
+  static constexpr int M = MomentSlots<L>::M;
 
   /// `dist` (multi-rank runs): cfg is this rank's local configuration (Decomposition::local_config).
   explicit SolverImpl(const SolverConfig& cfg, const Distribution* dist = nullptr) : Solver(cfg) {
@@ -57,8 +74,15 @@ class SolverImpl final : public Solver {
       throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
     m_idx = SoA{n};
     m_in_place = cfg.streaming == Streaming::InPlace;
-    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", n * L::Q);
-    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", n * L::Q);
+    m_moments = cfg.streaming == Streaming::Moments;
+    if (m_moments && !kMoments)
+      throw std::invalid_argument("kolibri: the moment representation needs collision = \"regularized\" or "
+                                  "\"recursive\" and storage = \"same\"");
+    m_per_cell = m_moments ? M : L::Q;
+    if constexpr (kMoments)
+      if (m_moments) m_tile = moment_tile_for<L, R, C>(cfg);
+    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", n * m_per_cell);
+    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", n * m_per_cell);
     const auto host_flags = build_flags<L>(cfg);
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
@@ -89,7 +113,9 @@ class SolverImpl final : public Solver {
         m_fwd = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAForward, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
         m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
       } else {
-        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::Pull, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
+        const HaloMode mode = m_moments ? HaloMode::Moments : HaloMode::Pull;
+        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M),
+                                 m_dist.device_buffers, m_dist.nccl);
       }
     }
     m_boundary = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::boundary_cells", boundary.size());
@@ -126,7 +152,18 @@ class SolverImpl final : public Solver {
     using BoundaryPolicy = Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>;
     const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
     const Index nb = Index(m_boundary.extent(0));
-    if (m_in_place) {
+    if (m_moments) {
+      if constexpr (kMoments) {
+        MomentStep<L, R, C> k{{}, {}, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty};
+        for (std::int64_t s = 0; s < nsteps; ++s) {
+          k.src = m_f[m_cur];
+          k.dst = m_f[1 - m_cur];
+          k.run();
+          m_pull.run(m_f[1 - m_cur]);  // the neighbours' new moments into the ghost cells
+          m_cur = 1 - m_cur;
+        }
+      }
+    } else if (m_in_place) {
       bool outlets = false;
       for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
       if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
@@ -271,39 +308,39 @@ class SolverImpl final : public Solver {
   /// Packed on the device (this rank's cells, no ghosts), then one copy into the piece's bytes:
   /// the host holds the state once.
   StatePiece state(int& phase) const override {
-    phase = m_in_place ? (m_arriving ? 2 : 1) : 0;
+    phase = m_moments ? 3 : m_in_place ? (m_arriving ? 2 : 1) : 0;
     StatePiece p;
     p.box = state_box();
     const Index m = Index(p.box.cells());
-    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * L::Q);
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_per_cell);
     const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
     const StateSlots slot = state_slots();
-    Kokkos::parallel_for("kolibri::state_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * L::Q),
+    Kokkos::parallel_for("kolibri::state_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_per_cell),
                          KOKKOS_LAMBDA(const Index k) { packed(k) = f(slot(k, m)); });
-    p.data.resize(std::size_t(m) * L::Q * sizeof(V));
+    p.data.resize(std::size_t(m) * m_per_cell * sizeof(V));
     Kokkos::View<V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(reinterpret_cast<V*>(p.data.data()),
-                                                                                   std::size_t(m) * L::Q);
+                                                                                   std::size_t(m) * m_per_cell);
     Kokkos::deep_copy(h, packed);
     return p;
   }
 
   void load_state(const StatePiece& p, int phase) override {
-    const int mine = m_in_place ? 1 : 0;
-    if (phase != 0 && phase != 1 && phase != 2) throw std::invalid_argument("state phase " + std::to_string(phase) + " unknown");
-    if ((phase == 0) != (mine == 0))
-      throw std::invalid_argument(std::string("the state was saved with ") + (phase == 0 ? "two arrays" : "in-place streaming") +
-                                  "; set streaming to match");
+    if (phase < 0 || phase > 3) throw std::invalid_argument("state phase " + std::to_string(phase) + " unknown");
+    const int saved = phase == 0 ? 0 : phase == 3 ? 2 : 1, mine = m_moments ? 2 : m_in_place ? 1 : 0;
+    const char* names[3] = {"two arrays", "in-place streaming", "the moment representation"};
+    if (saved != mine)
+      throw std::invalid_argument(std::string("the state was saved with ") + names[saved] + "; set streaming to match");
     const Box b = state_box();
     const Index m = Index(b.cells());
-    if (!(p.box == b) || p.data.size() != std::size_t(m) * L::Q * sizeof(V))
+    if (!(p.box == b) || p.data.size() != std::size_t(m) * m_per_cell * sizeof(V))
       throw std::invalid_argument("state piece does not match this rank's box or value type");
-    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * L::Q);
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_per_cell);
     Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * L::Q);
+        reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * m_per_cell);
     Kokkos::deep_copy(packed, h);
     const Kokkos::View<V*, MemSpace> f = m_f[m_cur];
     const StateSlots slot = state_slots();
-    Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * L::Q),
+    Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_per_cell),
                          KOKKOS_LAMBDA(const Index k) { f(slot(k, m)) = packed(k); });
     m_arriving = phase == 2;
     refresh_ghosts();
@@ -332,9 +369,10 @@ class SolverImpl final : public Solver {
   std::string value_type() const override {
     return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
   }
-  int populations_per_cell() const override { return L::Q; }
+  int populations_per_cell() const override { return m_per_cell; }
   double exchange_time_per_step(int repeats) override {
-    // two arrays: one exchange a step; in place: a forward and a reverse one every two steps
+    // two arrays and moments: one exchange a step; in place: a forward and a reverse one every
+    // two steps
     return m_in_place ? m_fwd.time_alone(m_f[0], repeats) : m_pull.time_alone(m_f[m_cur], repeats);
   }
 
@@ -395,6 +433,7 @@ class SolverImpl final : public Solver {
   /// storage scheme. In place after a streaming step the state holds arriving (pre-collision)
   /// populations instead; those are returned as stored.
   std::vector<double> populations() const override {
+    if (m_moments) return moment_populations();
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
     const std::size_t n = std::size_t(m_cfg.cells());
     const bool opp = state_layout().opposite_slots;
@@ -406,17 +445,29 @@ class SolverImpl final : public Solver {
     return out;
   }
 
-  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(V) + sizeof(Flag); }
+  double bytes_per_update() const override { return 2.0 * m_per_cell * sizeof(V) + sizeof(Flag); }
   double bytes_per_cell() const override {
-    return (m_in_place ? 1.0 : 2.0) * L::Q * sizeof(V) + sizeof(Flag);
+    return (m_in_place ? 1.0 : 2.0) * m_per_cell * sizeof(V) + sizeof(Flag);
   }
+
 
  private:
   /// The equilibrium of the given fields (extent cells, or 1 for a uniform state) as the stored
   /// post-collision state.
   void set_equilibrium(Kokkos::View<const double*, MemSpace> rho, Kokkos::View<const double* [3], MemSpace> u) {
     m_arriving = false;
-    const InitEquilibrium<L, S> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place};
+    if (m_moments) {
+      if constexpr (kMoments) {
+        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}};
+        Kokkos::parallel_for("kolibri::init_moments",
+                             Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
+      }
+      refresh_ghosts();
+      Kokkos::fence();
+      return;
+    }
+    const InitEquilibrium<L, S, C> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place,
+                                        CollisionFactory<C>::make(m_cfg)};
     Kokkos::parallel_for("kolibri::init_equilibrium",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
     refresh_ghosts();
@@ -428,6 +479,32 @@ class SolverImpl final : public Solver {
   void refresh_ghosts() {
     if (!m_in_place) m_pull.run(m_f[m_cur]);
   }
+
+ public:  // (an extended device lambda inside needs public access)
+  /// Moment representation: the post-collision populations rebuilt from the moments, q-major.
+  std::vector<double> moment_populations() const {
+    const Index n = m_cfg.cells();
+    Kokkos::View<double*, MemSpace> out("kolibri::populations", std::size_t(n) * L::Q);
+    if constexpr (kMoments) {
+      const Kokkos::View<const R*, MemSpace> m = m_f[m_cur];
+      const auto idx = m_idx;
+      const auto flags = m_flags;
+      const auto op = CollisionFactory<C>::make(m_cfg);
+      const R force[3] = {m_force[0], m_force[1], m_force[2]};
+      Kokkos::parallel_for(
+          "kolibri::moment_populations", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n),
+          KOKKOS_LAMBDA(const Index i) {
+            if (flags(i) == kSolid) return;
+            R f[L::Q];
+            departing_populations<L>(m, idx, i, op, force, f);
+            for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
+          });
+    }
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, out);
+    return std::vector<double>(h.data(), h.data() + h.extent(0));
+  }
+
+ private:
 
   Index local_index(int x, int y, int z) const { return x + Index(m_cfg.nx) * (y + Index(m_cfg.ny) * z); }
   /// Local indices of the cells of global box b (this rank's cells), x fastest.
@@ -454,6 +531,7 @@ class SolverImpl final : public Solver {
             {m_force[0], m_force[1], m_force[2]}};
   }
   StateLayout state_layout() const {
+    if (m_moments) return {false, -1.0, true};
     if (!m_in_place) return {};
     return m_arriving ? StateLayout{false, +1.0} : StateLayout{true, -1.0};
   }
@@ -490,6 +568,9 @@ class SolverImpl final : public Solver {
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;
   bool m_in_place = false;   ///< one array streamed in place (AA pattern)
+  bool m_moments = false;    ///< moment representation: m_f hold M moments a cell
+  int m_per_cell = L::Q;     ///< stored values a cell
+  MomentTile m_tile{};
   bool m_arriving = false;   ///< in place: the array holds arriving (pre-collision) populations
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< in place with outlets: boundary-cell velocities
   Kokkos::View<Flag*, MemSpace> m_flags;

@@ -332,9 +332,11 @@ struct InPlaceStep {
 /// place, slot opposite(q); u = (sum c f* - F/2)/rho. Arriving state (in place after a streaming
 /// step): pre-collision population q in slot q; u = (sum c f + F/2)/rho, the velocity the next
 /// collision uses.
+/// Moment representation (`moments`): slot 0 holds rho, slots 1..D j* = rho u + F/2.
 struct StateLayout {
   bool opposite_slots = false;
   double half_force_sign = -1.0;
+  bool moments = false;
 };
 
 /// \brief Density and velocity of cell n from the stored state.
@@ -343,7 +345,11 @@ KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const typename S::va
                                          const SoA& idx, Index n, const R (&force)[3], double& rho,
                                          double (&u)[3], const StateLayout& layout = {}) {
   R r = R(0), j[3] = {R(0), R(0), R(0)};
-  for (int q = 0; q < L::Q; ++q) {
+  if (layout.moments) {
+    r = R(f(idx(n, 0)));
+    for (int d = 0; d < L::D; ++d) j[d] = R(f(idx(n, 1 + d)));
+  }
+  for (int q = 0; q < (layout.moments ? 0 : L::Q); ++q) {
     const R v = S::template load<L>(f(idx(n, layout.opposite_slots ? L::opposite(q) : q)), q);
     r += v;
     for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * v;
@@ -384,8 +390,12 @@ struct Macroscopic {
 
 /// \brief Equilibrium initialisation from rho and u as a post-collision state (slot q, or
 /// opposite(q) in place); the stored momentum is rho u + F/2, which Macroscopic maps back to u.
-/// Fields of extent 1 give every cell the same state (no per-cell temporaries for large boxes).
-template <class L, class S>
+/// The regularized operators store the populations they would produce from the equilibrium
+/// moments rho, rho v, rho vv (v = u + F/(2 rho)): the E2 equilibrium for the projective one,
+/// plus the higher Hermite terms for the recursive one, so the population form and the moment
+/// representation start from the same state. Fields of extent 1 give every cell the same state
+/// (no per-cell temporaries for large boxes).
+template <class L, class S, class C>
 struct InitEquilibrium {
   using R = typename S::real;
   Kokkos::View<typename S::value_type*, MemSpace> f;
@@ -394,15 +404,27 @@ struct InitEquilibrium {
   SoA idx;
   R force[3];
   bool opposite_slots;
+  C op;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
     const Index k = rho.extent(0) == 1 ? 0 : n;
     const R r = R(rho(k));
     R v[3];
     for (int d = 0; d < 3; ++d) v[d] = R(u(k, d)) + R(0.5) * force[d] / r;
-    const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    for (int q = 0; q < L::Q; ++q)
-      f(idx(n, opposite_slots ? L::opposite(q) : q)) = S::template store<L>(equilibrium<L>(q, r, v, usq), q);
+    R feq[L::Q];
+    if constexpr (kMomentOperator<C>) {
+      R js[3], A[6];
+      const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
+      for (int d = 0; d < 3; ++d) js[d] = r * v[d];
+      for (int c = 0; c < 6; ++c) A[c] = r * v[ia[c]] * v[ib[c]];
+      RegularizedMoments<L, R> s;
+      s.post(r, js, A, force, op.omega);
+      C::project(s, feq);
+    } else {
+      const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+      for (int q = 0; q < L::Q; ++q) feq[q] = equilibrium<L>(q, r, v, usq);
+    }
+    for (int q = 0; q < L::Q; ++q) f(idx(n, opposite_slots ? L::opposite(q) : q)) = S::template store<L>(feq[q], q);
   }
 };
 
