@@ -54,6 +54,7 @@ struct RunArgs {
 
 struct BenchArgs {
   std::vector<std::string> lattices, collisions, precisions, streamings, sizes;
+  std::vector<int> tile;
   kolibri::BenchOptions options;
 };
 
@@ -89,6 +90,13 @@ int do_bench(void* p) {
       o.streamings.clear();
       for (const auto& q : a.streamings)
         o.streamings.push_back(q == "in_place" ? Streaming::InPlace : q == "moments" ? Streaming::Moments : Streaming::TwoArray);
+    }
+    if (a.tile.size() == 2) {
+      if (a.tile[0] < 1 || a.tile[1] < 1) {
+        std::cerr << "kolibri: error: --tile " << a.tile[0] << " " << a.tile[1] << ": expected two positive sizes\n";
+        return kExitUsage;
+      }
+      o.moment_tile = {a.tile[0], a.tile[1]};
     }
     if (!a.sizes.empty()) {
       o.sizes.clear();
@@ -215,8 +223,10 @@ int main(int argc, char** argv) {
                     "Storage schemes: in_place, two_array, moments (default in_place,two_array; moments runs "
                     "with the regularized operators only)")
       ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array", "moments"}));
-  bench->add_option("--tile", ba.options.moment_tile, "Moment kernel tile across columns, TX TY (GPU; default 32 4)")
+  bench->add_option("--tile", ba.tile, "Moment kernel tile across columns, TX TY (GPU; default 30 6 in 3D)")
       ->expected(2);
+  bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 64)")
+      ->check(CLI::NonNegativeNumber);
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");

@@ -103,6 +103,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             c.lattice = lat, c.collision = col, c.precision = prec.arithmetic, c.storage = prec.storage;
             c.streaming = str;
             c.moment_tile = o.moment_tile;
+            c.moment_segment = o.moment_segment;
             c.nx = c.ny = c.nz = n;
             if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
             c.tau = 0.6;

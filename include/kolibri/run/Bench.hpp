@@ -29,6 +29,7 @@ struct BenchOptions {
   std::vector<Streaming> streamings{Streaming::InPlace, Streaming::TwoArray};
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   std::array<int, 2> moment_tile{0, 0}; ///< moment kernel tile (0: default)
+  int moment_segment = 0;               ///< moment kernel column segment (0: default)
   double min_seconds = 1.0;             ///< time each case for at least this long
   double memory_fraction = 0.85;        ///< of the free device memory, for size 0
   std::string json;                     ///< output file ("" = perf/results/bench_<device>_<date>.json)

@@ -73,6 +73,7 @@ struct SolverConfig {
   Streaming streaming = Streaming::TwoArray;
   StorageKind storage = StorageKind::Same;
   std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
+  int moment_segment = 0;                ///< moment kernel column segment in layers (0: default)
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda

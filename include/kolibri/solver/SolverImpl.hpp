@@ -42,17 +42,18 @@ struct CollisionFactory<RecursiveRegularizedBgk<L, R>> {
   static RecursiveRegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
 };
 
-/// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends), else 32 x 4 in 3D
-/// and 256 x 1 in 2D; on host backends the fixed one-thread tile (16 x 8, 128 x 1).
+/// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends), else 30 x 6 in 3D
+/// (32 x 8 threads with the ring) and 254 x 1 in 2D; on host backends a fixed one-thread tile.
 template <class L, class R, class C>
 MomentTile moment_tile_for(const SolverConfig& cfg) {
-  constexpr int cpt = MomentStep<L, R, C>::CPT;
-  if (cpt > 1) return L::D == 3 ? MomentTile{16, cpt / 16} : MomentTile{cpt, 1};
-  MomentTile t = L::D == 3 ? MomentTile{32, 4} : MomentTile{256, 1};
+  MomentTile t = L::D == 3 ? MomentTile{30, 6, 64, 2} : MomentTile{254, 1, 64, 2};
   if (cfg.moment_tile[0] > 0) t.tx = cfg.moment_tile[0];
   if (cfg.moment_tile[1] > 0) t.ty = L::D == 3 ? cfg.moment_tile[1] : 1;
-  if (t.tx * t.ty > 1024) throw std::invalid_argument("moment tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) + ": at most 1024 cells");
-  return t;
+  if (cfg.moment_segment > 0) t.segment = cfg.moment_segment;
+  if ((t.tx + 2) * (t.ty + (L::D == 3 ? 2 : 0)) > 1024)
+    throw std::invalid_argument("moment tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
+                                ": at most 1024 threads a team with the ring, (tx + 2)(ty + 2)");
+  return MomentStep<L, R, C>::fit(t);
 }
 
 /// \tparam L lattice, S storage policy (NativeStorage<double>, NativeStorage<float>, Fp16Storage),
@@ -154,7 +155,7 @@ class SolverImpl final : public Solver {
     const Index nb = Index(m_boundary.extent(0));
     if (m_moments) {
       if constexpr (kMoments) {
-        MomentStep<L, R, C> k{{}, {}, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty};
+        MomentStep<L, R, C> k{{}, {}, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.segment, m_tile.planes};
         for (std::int64_t s = 0; s < nsteps; ++s) {
           k.src = m_f[m_cur];
           k.dst = m_f[1 - m_cur];

@@ -9,6 +9,8 @@
 
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kolibri {
@@ -78,25 +80,30 @@ KOKKOS_INLINE_FUNCTION void departing_populations(const V& m, const SoA& idx, In
   C::project(s, f);
 }
 
-/// \brief Tile shape of the moment kernel: TX x TY cells across the columns (TY = 1 in 2D), and
-/// how many cells each team thread owns (1 on GPUs; the whole tile with one thread on hosts).
+/// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
+/// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
 struct MomentTile {
-  int tx = 32, ty = 4;
+  int tx = 30, ty = 6;
+  int segment = 64;
+  int planes = 2;  ///< scratch planes: 2 alternate (one barrier a layer), 1 where 2 do not fit
 };
 
-/// \brief One time step of the moment representation, one team per column of TX x TY cells.
+/// \brief One time step of the moment representation, one team per column segment of TX x TY
+/// cells.
 ///
-/// Columns run along z in 3D (y in 2D); the tile spans x and y (x in 2D). For each layer k of
-/// the column, bottom to top, with one layer before and after where the column axis is periodic:
-/// (A) every cell of the tile and of its one-cell ring (the neighbouring columns) rebuilds its
-/// post-collision populations from its stored moments; the ones that move across the column
-/// (c_x or c_y nonzero) go to team scratch, the others (rest, +-z) straight into the owning
-/// thread's running sums; (B) after one team barrier each thread adds the populations arriving
-/// from the scratch plane. Three running sums per cell (layers k-1, k, k+1) collect what
-/// arrives from layers k, k-1 and k-2 in turn, so layer k-1 is complete after step k: it is
-/// collided in moment space and written. Two scratch planes alternate, so one barrier a layer
-/// suffices. Reads and writes go to two moment arrays: a layer's moments are read by the
-/// neighbouring columns too, which other teams update at their own pace.
+/// Columns run along z in 3D (y in 2D); the tile spans x and y (x in 2D). A team has one thread
+/// per cell of the tile and of its one-cell ring (the neighbouring columns): (TX + 2)(TY + 2)
+/// threads in 3D. For each layer k of its segment, bottom to top, plus one layer below and one
+/// above: (A) every thread rebuilds the post-collision populations of its cell from the stored
+/// moments; the ones that move across the column (c_x or c_y nonzero) go to team scratch, the
+/// others (rest, +-z) of tile cells straight into the thread's running sums; the moments of
+/// layer k + 1 are loaded meanwhile. (B) After one team barrier each tile thread adds the
+/// populations arriving from the scratch plane. Three running sums per cell (layers k-1, k,
+/// k+1) collect what arrives from layers k, k-1 and k-2 in turn, so layer k-1 is complete after
+/// step k: it is collided in moment space and written. Two scratch planes alternate, so one
+/// barrier a layer suffices (one plane and two barriers where two exceed the team scratch
+/// limit). Reads and writes go to two moment arrays: a layer's moments are read by the
+/// neighbouring columns and segments too, which other teams update at their own pace.
 ///
 /// Boundaries are pushed like the in-place scheme's: a population whose downwind cell is solid
 /// or across a non-periodic face comes back to its own cell (Boundary::reflect), added to that
@@ -107,19 +114,21 @@ struct MomentStep {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<R*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int M = MomentSlots<L>::M;
-  /// Cells per thread: one on GPUs; on host backends (one thread a team) the whole tile.
-  static constexpr int kHostTile = 128;
-  static constexpr int CPT = std::is_same_v<MemSpace, Kokkos::HostSpace> ? kHostTile : 1;
   // axes: tile a, tile b, march m
   static constexpr int ta = 0, tb = L::D == 3 ? 1 : 2, ma = L::D == 3 ? 2 : 1;
   static constexpr int RB = L::D == 3 ? 1 : 0;  ///< ring width along tile axis b
+  /// Host backends run one thread a team, which owns every position of a fixed tile (8 x 8 in
+  /// 3D, 64 x 1 in 2D); GPUs one position a thread.
+  static constexpr bool kHost = std::is_same_v<MemSpace, Kokkos::HostSpace>;
+  static constexpr int kHostTx = L::D == 3 ? 8 : 64, kHostTy = L::D == 3 ? 8 : 1;
+  static constexpr int CPT = kHost ? (kHostTx + 2) * (kHostTy + 2 * RB) : 1;
 
   Kokkos::View<const R*, MemSpace> src;
   Kokkos::View<R*, MemSpace> dst;
   SoA idx;
   C op;
   Boundary<L, R> bc;
-  int tx, ty;
+  int tx, ty, segment = 0, planes = 2;
 
   /// Populations that cross the column (kept in scratch), numbered in direction order.
   KOKKOS_INLINE_FUNCTION static constexpr bool cross(int q) { return L::c(q, ta) != 0 || (RB && L::c(q, tb) != 0); }
@@ -132,10 +141,31 @@ struct MomentStep {
 
   KOKKOS_INLINE_FUNCTION int px() const { return tx + 2; }
   KOKKOS_INLINE_FUNCTION int py() const { return ty + 2 * RB; }
-  std::size_t scratch_bytes() const { return Scratch::shmem_size(std::size_t(2) * crossing() * px() * py()); }
-  int team_size() const { return tx * ty / CPT; }
+  KOKKOS_INLINE_FUNCTION std::size_t scratch_values() const { return std::size_t(planes) * crossing() * px() * py(); }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(scratch_values()); }
+  /// The largest team scratch a launch may ask for on this backend.
+  static std::size_t scratch_limit() { return Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0); }
+  /// `want` (the fixed tile on hosts), or the nearest tile that fits the scratch limit: two
+  /// planes, else one, else a thinner tile (ty, then tx halved).
+  static MomentTile fit(MomentTile want) {
+    if (kHost) want.tx = kHostTx, want.ty = kHostTy;
+    for (;;) {
+      for (int p = 2; p >= 1; --p) {
+        MomentStep k{};
+        k.tx = want.tx, k.ty = want.ty, k.planes = p;
+        if (k.scratch_bytes() <= scratch_limit()) return {want.tx, want.ty, want.segment, p};
+      }
+      if (kHost) throw std::runtime_error("moment representation: the host tile exceeds the team scratch memory");
+      if (want.ty > 1) want.ty /= 2;
+      else if (want.tx > 1) want.tx /= 2;
+      else throw std::runtime_error("moment representation: no tile fits the team scratch memory");
+    }
+  }
+  int team_size() const { return px() * py() / CPT; }
   int extent(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
-  int league() const { return ((extent(ta) + tx - 1) / tx) * ((extent(tb) + ty - 1) / ty); }
+  int segment_length() const { return segment > 0 && segment < extent(ma) ? segment : extent(ma); }
+  int segments() const { return (extent(ma) + segment_length() - 1) / segment_length(); }
+  int league() const { return ((extent(ta) + tx - 1) / tx) * ((extent(tb) + ty - 1) / ty) * segments(); }
 
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
   KOKKOS_INLINE_FUNCTION bool periodic(int axis) const {
@@ -154,11 +184,30 @@ struct MomentStep {
     return ((v % n) + n) % n;
   }
 
-  /// Post-collision populations of cell n into scratch position pos (zeros for no source).
-  KOKKOS_INLINE_FUNCTION void put(const Scratch& s, int plane, int pos, Index n, R (&f)[L::Q]) const {
+  /// The stored moments of cell n (zeros and no source for n < 0 or a solid cell).
+  struct Source {
+    R m[M];
+    Index n;
+    bool fluid;
+  };
+  KOKKOS_INLINE_FUNCTION void fetch(Index n, Source& s) const {
+    s.n = n;
+    s.fluid = n >= 0 && bc.flags(n) != kSolid;
+    KOLIBRI_UNROLL
+    for (int k = 0; k < M; ++k) s.m[k] = s.fluid ? src(idx(n, k)) : R(0);
+  }
+  /// Post-collision populations of a source into scratch position pos (zeros for no source).
+  KOKKOS_INLINE_FUNCTION void put(const Scratch& s, int plane, int pos, const Source& from, R (&f)[L::Q]) const {
     const int np = px() * py();
-    if (n >= 0 && bc.flags(n) != kSolid) {
-      departing_populations<L>(src, idx, n, op, bc.force, f);
+    if (from.fluid) {
+      R rho = from.m[0], js[3], A[6];
+      for (int d = 0; d < 3; ++d) js[d] = d < L::D ? from.m[1 + d] : R(0);
+      for (int k = 0; k < 6; ++k) A[k] = R(0);
+      KOLIBRI_UNROLL
+      for (int k = 0; k < M - 1 - L::D; ++k) A[MomentSlots<L>::a_component(k)] = from.m[1 + L::D + k];
+      RegularizedMoments<L, R> st;
+      st.post(rho, js, A, bc.force, op.omega);
+      C::project(st, f);
     } else {
       KOLIBRI_UNROLL
       for (int q = 0; q < L::Q; ++q) f[q] = R(0);
@@ -187,50 +236,56 @@ struct MomentStep {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
-    const Scratch s(team.team_scratch(0), std::size_t(2) * crossing() * px() * py());
+    const Scratch s(team.team_scratch(0), scratch_values());
     const int na = size(ta), nb = size(tb), nm = size(ma);
-    const int tiles_a = (na + tx - 1) / tx;
-    const int a0 = (team.league_rank() % tiles_a) * tx, b0 = (team.league_rank() / tiles_a) * ty;
+    const int tiles_a = (na + tx - 1) / tx, tiles_b = (nb + ty - 1) / ty;
+    const int tile = team.league_rank() % (tiles_a * tiles_b), seg = team.league_rank() / (tiles_a * tiles_b);
+    const int a0 = (tile % tiles_a) * tx, b0 = (tile / tiles_a) * ty;
+    const int len = segment > 0 && segment < nm ? segment : nm;
+    const int m0 = seg * len, m1 = m0 + len < nm ? m0 + len : nm;  // layers written: [m0, m1)
     const int t = team.team_rank(), T = team.team_size();
-    const int np = px() * py(), ring = 2 * px() * RB + 2 * ty;
-    const bool wrap_m = periodic(ma);
+    const int np = px() * py();
     MomentSum<R> acc[CPT][3];  // layers k-1, k, k+1
-    for (int c = 0; c < CPT; ++c)
+    Source next[CPT];
+    int wa[CPT], wb[CPT];
+    bool own[CPT];
+    for (int c = 0; c < CPT; ++c) {
+      const int p = t + c * T, pa = p % px(), pb = p / px();
+      const int a = a0 + pa - 1, b = RB ? b0 + pb - RB : b0;
+      own[c] = pa >= 1 && pa <= tx && pb >= RB && pb < RB + ty && a < na && b < nb;
+      // Positions past the box hold the wrapped cells there (periodic axes), read by the last
+      // cells of the box; a tile owns none of them.
+      wa[c] = wrap(a, ta), wb[c] = RB ? wrap(b, tb) : b;
       for (int l = 0; l < 3; ++l) acc[c][l].clear();
+      const int layer = wrap(m0 - 1, ma);
+      fetch(layer >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], layer) : Index(-1), next[c]);
+    }
     R f[L::Q];
-    for (int k = wrap_m ? -1 : 0; k <= nm; ++k) {
-      const int plane = k & 1;
-      const int layer = wrap(k, ma);
+    for (int k = m0 - 1; k <= m1; ++k) {
+      const int plane = planes == 2 ? k & 1 : 0;
+      const int layer = wrap(k, ma), after = k < m1 ? wrap(k + 1, ma) : -1;
       if (layer >= 0) {
-        for (int c = 0; c < CPT; ++c) {  // (A) own cells
-          const int i = t + c * T, a = a0 + i % tx, b = b0 + i / tx;
-          // A tile reaching past the box holds the wrapped cells there (periodic axes), which the
-          // last cells of the box read, but does not own them.
-          const int wa = wrap(a, ta), wb = RB ? wrap(b, tb) : b;
-          const Index n = wa >= 0 && wb >= 0 ? cell(wa, wb, layer) : Index(-1);
-          put(s, plane, (i / tx + RB) * px() + i % tx + 1, n, f);
-          if (a >= na || b >= nb) continue;
+        for (int c = 0; c < CPT; ++c) {  // (A)
+          const int p = t + c * T;
+          const Source cur = next[c];
+          // the next layer's moments, loading while this one is rebuilt and streamed
+          fetch(after >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], after) : Index(-1), next[c]);
+          put(s, plane, p, cur, f);
+          if (!own[c]) continue;
           KOLIBRI_UNROLL
           for (int q = 0; q < L::Q; ++q)
             if (!cross(q)) acc[c][1 + L::c(q, ma)].template add<L>(q, f[q]);
-          if (bc.flags(n) == kBoundaryFluid) reflect(n, f, acc[c][1]);
+          if (cur.fluid && bc.flags(cur.n) == kBoundaryFluid) reflect(cur.n, f, acc[c][1]);
         }
-        for (int r = t; r < ring; r += T) {  // (A) the ring: neighbouring columns
-          int pa, pb;
-          if (r < 2 * px() * RB) {
-            pa = r % px(), pb = r < px() ? 0 : py() - 1;
-          } else {
-            const int e = r - 2 * px() * RB;
-            pa = e < ty ? 0 : px() - 1, pb = RB + e % ty;
-          }
-          const int a = wrap(a0 + pa - 1, ta), b = RB ? wrap(b0 + pb - RB, tb) : b0;
-          put(s, plane, pb * px() + pa, a >= 0 && b >= 0 ? cell(a, b, layer) : Index(-1), f);
-        }
+      } else {
+        for (int c = 0; c < CPT; ++c)
+          fetch(after >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], after) : Index(-1), next[c]);
       }
       team.team_barrier();
       if (layer >= 0) {
         for (int c = 0; c < CPT; ++c) {  // (B) arrivals across the column
-          const int i = t + c * T, pos = (i / tx + RB) * px() + i % tx + 1;
+          if (!own[c]) continue;
+          const int pos = t + c * T;
           KOLIBRI_UNROLL
           for (int q = 0; q < L::Q; ++q)
             if (cross(q)) {
@@ -239,17 +294,16 @@ struct MomentStep {
             }
         }
       }
-      if (k >= 1) {  // layer k - 1 is complete: collide and write
+      if (planes == 1) team.team_barrier();  // the plane is rewritten next
+      if (k - 1 >= m0) {  // layer k - 1 is complete: collide and write
         for (int c = 0; c < CPT; ++c) {
-          const int i = t + c * T, a = a0 + i % tx, b = b0 + i / tx;
-          if (a < na && b < nb) {
-            const Index n = cell(a, b, k - 1);
-            if (is_updated(bc.flags(n))) {
-              RegularizedMoments<L, R> post;
-              const MomentSum<R>& m = acc[c][0];
-              post.collide(m.rho, m.j, m.pi, bc.force, op.omega);
-              MomentSlots<L>::store(dst, idx, n, post.rho, post.js, post.A);
-            }
+          if (!own[c]) continue;
+          const Index n = cell(wa[c], wb[c], k - 1);
+          if (is_updated(bc.flags(n))) {
+            RegularizedMoments<L, R> post;
+            const MomentSum<R>& m = acc[c][0];
+            post.collide(m.rho, m.j, m.pi, bc.force, op.omega);
+            MomentSlots<L>::store(dst, idx, n, post.rho, post.js, post.A);
           }
         }
       }
@@ -261,8 +315,15 @@ struct MomentStep {
     }
   }
 
-  /// Launch over all columns.
+  /// Launch over all column segments.
   void run(const ExecSpace& ex = ExecSpace()) const {
+    if (team_size() < 1 || px() * py() != team_size() * CPT)
+      throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + ": expected " +
+                                  std::to_string(CPT) + " cells a thread");
+    if (scratch_bytes() > scratch_limit())
+      throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
+                                  std::to_string(scratch_bytes()) + " bytes of team scratch, over the limit of " +
+                                  std::to_string(scratch_limit()));
     Kokkos::TeamPolicy<ExecSpace> policy(ex, league(), team_size());
     Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())), *this);
   }
