@@ -9,6 +9,7 @@
 
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -184,22 +185,25 @@ struct MomentStep {
     return ((v % n) + n) % n;
   }
 
-  /// The stored moments of cell n (zeros and no source for n < 0 or a solid cell).
+  /// The stored moments and flag of cell n (n < 0: none). Loaded without a branch on the flag,
+  /// so the loads of the next layer are all in flight while this one is processed.
   struct Source {
     R m[M];
     Index n;
-    bool fluid;
+    Flag flag;
+    KOKKOS_INLINE_FUNCTION bool fluid() const { return n >= 0 && flag != kSolid; }
   };
   KOKKOS_INLINE_FUNCTION void fetch(Index n, Source& s) const {
     s.n = n;
-    s.fluid = n >= 0 && bc.flags(n) != kSolid;
+    const Index safe = n >= 0 ? n : 0;
+    s.flag = bc.flags(safe);
     KOLIBRI_UNROLL
-    for (int k = 0; k < M; ++k) s.m[k] = s.fluid ? src(idx(n, k)) : R(0);
+    for (int k = 0; k < M; ++k) s.m[k] = src(idx(safe, k));
   }
   /// Post-collision populations of a source into scratch position pos (zeros for no source).
   KOKKOS_INLINE_FUNCTION void put(const Scratch& s, int plane, int pos, const Source& from, R (&f)[L::Q]) const {
     const int np = px() * py();
-    if (from.fluid) {
+    if (from.fluid()) {
       R rho = from.m[0], js[3], A[6];
       for (int d = 0; d < 3; ++d) js[d] = d < L::D ? from.m[1 + d] : R(0);
       for (int k = 0; k < 6; ++k) A[k] = R(0);
@@ -249,6 +253,7 @@ struct MomentStep {
     Source next[CPT];
     int wa[CPT], wb[CPT];
     bool own[CPT];
+    Flag done[CPT], last[CPT];  // flags of layers k - 1 (own positions, from the fetch)
     for (int c = 0; c < CPT; ++c) {
       const int p = t + c * T, pa = p % px(), pb = p / px();
       const int a = a0 + pa - 1, b = RB ? b0 + pb - RB : b0;
@@ -257,6 +262,7 @@ struct MomentStep {
       // cells of the box; a tile owns none of them.
       wa[c] = wrap(a, ta), wb[c] = RB ? wrap(b, tb) : b;
       for (int l = 0; l < 3; ++l) acc[c][l].clear();
+      done[c] = last[c] = kSolid;
       const int layer = wrap(m0 - 1, ma);
       fetch(layer >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], layer) : Index(-1), next[c]);
     }
@@ -275,7 +281,8 @@ struct MomentStep {
           KOLIBRI_UNROLL
           for (int q = 0; q < L::Q; ++q)
             if (!cross(q)) acc[c][1 + L::c(q, ma)].template add<L>(q, f[q]);
-          if (cur.fluid && bc.flags(cur.n) == kBoundaryFluid) reflect(cur.n, f, acc[c][1]);
+          if (cur.n >= 0 && cur.flag == kBoundaryFluid) reflect(cur.n, f, acc[c][1]);
+          done[c] = cur.flag;
         }
       } else {
         for (int c = 0; c < CPT; ++c)
@@ -299,7 +306,7 @@ struct MomentStep {
         for (int c = 0; c < CPT; ++c) {
           if (!own[c]) continue;
           const Index n = cell(wa[c], wb[c], k - 1);
-          if (is_updated(bc.flags(n))) {
+          if (is_updated(last[c])) {
             RegularizedMoments<L, R> post;
             const MomentSum<R>& m = acc[c][0];
             post.collide(m.rho, m.j, m.pi, bc.force, op.omega);
@@ -308,6 +315,7 @@ struct MomentStep {
         }
       }
       for (int c = 0; c < CPT; ++c) {
+        last[c] = done[c];
         acc[c][0] = acc[c][1];
         acc[c][1] = acc[c][2];
         acc[c][2].clear();
@@ -324,6 +332,11 @@ struct MomentStep {
       throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
                                   std::to_string(scratch_bytes()) + " bytes of team scratch, over the limit of " +
                                   std::to_string(scratch_limit()));
+    if (!kHost && team_size() == 256 && std::getenv("KOLIBRI_MR_BOUNDS")) {  // EXPERIMENT
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 3>> policy(ex, league(), team_size());
+      Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())), *this);
+      return;
+    }
     Kokkos::TeamPolicy<ExecSpace> policy(ex, league(), team_size());
     Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())), *this);
   }
