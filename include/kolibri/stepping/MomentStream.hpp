@@ -9,7 +9,6 @@
 
 #include <kolibri/stepping/StreamCollide.hpp>
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -332,7 +331,10 @@ struct MomentStep {
       throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
                                   std::to_string(scratch_bytes()) + " bytes of team scratch, over the limit of " +
                                   std::to_string(scratch_limit()));
-    if (!kHost && team_size() == 256 && std::getenv("KOLIBRI_MR_BOUNDS")) {  // EXPERIMENT
+    // FP32 teams of up to 256 threads: registers capped for three teams an SM (80 instead of
+    // 128 registers, a few bytes spilled): +7% on the H100 (docs/performance.md). FP64 would
+    // spill hundreds of bytes.
+    if (!kHost && sizeof(R) == 4 && team_size() <= 256) {
       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 3>> policy(ex, league(), team_size());
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())), *this);
       return;
