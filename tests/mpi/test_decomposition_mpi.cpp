@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Run under mpirun with 1, 2, 4 and 8 ranks: a decomposed run gives the same fields, bit for
 // bit, as the single-rank run of the same case, for every boundary type, obstacles across rank
-// borders, both streaming schemes, every lattice and storage, and several process grids.
+// borders, every storage scheme (two arrays, in place, moments), every lattice and storage, and
+// several process grids.
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
@@ -171,6 +172,23 @@ TEST(Decomposition, IdenticalToOneRankInPlace) {
       }
 }
 
+TEST(Decomposition, IdenticalToOneRankMoments) {
+  // The halo carries all moments of the border layer; columns and segments cut at rank borders.
+  for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
+    for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
+      const std::string what = std::string(to_string(lat)) + " moments " + name(g);
+      for (int segment : {0, 4}) {  // whole columns, and columns cut into segments
+        int scene = 0;
+        for (auto cfg : {closed_box(lat), channel(lat), tgv(lat)}) {
+          cfg.streaming = Streaming::Moments;
+          cfg.collision = CollisionKind::Regularized;
+          cfg.moment_segment = segment;
+          expect_identical(cfg, g, 12, what + " segment " + std::to_string(segment) + " scene " + std::to_string(scene++));
+        }
+      }
+    }
+}
+
 TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
   const Variant variants[] = {
       {Precision::FP32, StorageKind::Same, Streaming::TwoArray, CollisionKind::Trt},
@@ -179,6 +197,8 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
       {Precision::FP64, StorageKind::Same, Streaming::InPlace, CollisionKind::Regularized},
       {Precision::FP64, StorageKind::Same, Streaming::TwoArray, CollisionKind::RecursiveRegularized},
       {Precision::FP32, StorageKind::Same, Streaming::InPlace, CollisionKind::RecursiveRegularized},
+      {Precision::FP32, StorageKind::Same, Streaming::Moments, CollisionKind::Regularized},
+      {Precision::FP64, StorageKind::Same, Streaming::Moments, CollisionKind::RecursiveRegularized},
   };
   for (const auto& v : variants)
     for (auto cfg : {closed_box(LatticeKind::D3Q19), channel(LatticeKind::D3Q27)}) {

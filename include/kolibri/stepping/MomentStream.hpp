@@ -168,8 +168,10 @@ struct MomentStep {
   int league() const { return ((extent(ta) + tx - 1) / tx) * ((extent(tb) + ty - 1) / ty) * segments(); }
 
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
-  KOKKOS_INLINE_FUNCTION bool periodic(int axis) const {
-    return bc.faces.type[2 * axis] == static_cast<int>(FaceType::Periodic);
+  /// True where the box side (axis, 0 low / 1 high) wraps: a periodic face, or a rank's ghost
+  /// side (an open connection, whose faces differ on the two sides of a rank's box).
+  KOKKOS_INLINE_FUNCTION bool periodic(int axis, int side) const {
+    return bc.faces.type[2 * axis + side] == static_cast<int>(FaceType::Periodic);
   }
   KOKKOS_INLINE_FUNCTION Index cell(int a, int b, int m) const {
     int p[3];
@@ -180,7 +182,7 @@ struct MomentStep {
   KOKKOS_INLINE_FUNCTION int wrap(int v, int axis) const {
     const int n = size(axis);
     if (v >= 0 && v < n) return v;
-    if (!periodic(axis)) return -1;
+    if (!periodic(axis, v < 0 ? 0 : 1)) return -1;
     return ((v % n) + n) % n;
   }
 
