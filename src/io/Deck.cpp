@@ -264,13 +264,9 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.storage = model.choice("storage", "same", {"same", "fp16"}) == "fp16" ? StorageKind::FP16 : StorageKind::Same;
   if (sc.storage == StorageKind::FP16 && sc.precision != Precision::FP32)
     model.fail("storage", "fp16 storage needs precision = \"fp32\" (FP32 arithmetic), got precision = \"fp64\"");
-  if (sc.streaming == Streaming::Moments && sc.collision != CollisionKind::Regularized &&
-      sc.collision != CollisionKind::RecursiveRegularized)
-    model.fail("streaming", "the moment representation (streaming = \"moments\") stores the ten moments a regularized "
-                            "operator keeps: it needs collision = \"regularized\" or \"recursive\", got \"" + col + "\"");
-  if (sc.streaming == Streaming::Moments && sc.storage == StorageKind::FP16)
-    model.fail("storage", "fp16 storage is for populations; streaming = \"moments\" stores moments in the arithmetic "
-                          "precision: use storage = \"same\"");
+  if (sc.streaming == Streaming::Moments && !supports_moments(sc.collision, sc.storage))
+    model.fail("streaming", std::string(kMomentsNeed) + ", got collision = \"" + col + "\", storage = \"" +
+                                (sc.storage == StorageKind::FP16 ? "fp16" : "same") + "\"");
   sc.trt_magic = model.number("trt_magic", 3.0 / 16.0);
   if (sc.trt_magic <= 0) model.fail("trt_magic", "expected a positive number (3/16 puts walls exactly halfway)");
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic"});

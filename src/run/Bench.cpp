@@ -83,9 +83,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         for (const auto str : o.streamings)
           for (const int size : o.sizes) {
             // the moment representation exists for the regularized operators, in native storage
-            if (str == Streaming::Moments && (prec.storage == StorageKind::FP16 ||
-                                              (col != CollisionKind::Regularized && col != CollisionKind::RecursiveRegularized)))
-              continue;
+            if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
             int n = size;
             if (n <= 0) {
               const double cells =

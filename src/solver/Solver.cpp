@@ -106,10 +106,8 @@ void check(const SolverConfig& cfg) {
     if ((cfg.faces[2 * a].type == FaceType::Periodic) != (cfg.faces[2 * a + 1].type == FaceType::Periodic))
       throw std::invalid_argument("make_solver: periodic faces come in pairs");
   if (!(cfg.tau > 0.5)) throw std::invalid_argument("make_solver: tau must be > 0.5");
-  if (cfg.streaming == Streaming::Moments &&
-      (cfg.storage != StorageKind::Same ||
-       (cfg.collision != CollisionKind::Regularized && cfg.collision != CollisionKind::RecursiveRegularized)))
-    throw std::invalid_argument("make_solver: the moment representation needs a regularized operator and storage same");
+  if (cfg.streaming == Streaming::Moments && !supports_moments(cfg.collision, cfg.storage))
+    throw std::invalid_argument(std::string("make_solver: ") + kMomentsNeed);
 }
 
 std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {

@@ -102,6 +102,9 @@ struct Trt {
 template <class L, class R>
 struct RegularizedMoments {
   R rho, u[3], aneq[6], A[6], js[3], trA;
+  /// The axes (a, b) of symmetric-tensor component k (xx yy zz xy xz yz).
+  KOKKOS_INLINE_FUNCTION static constexpr int axis_a(int k) { return k < 3 ? k : k == 5 ? 1 : 0; }
+  KOKKOS_INLINE_FUNCTION static constexpr int axis_b(int k) { return k < 3 ? k : k == 3 ? 1 : 2; }
 
   RegularizedMoments() = default;
   KOKKOS_INLINE_FUNCTION RegularizedMoments(const R (&f)[L::Q], const R (&F)[3], R omega) {
@@ -125,12 +128,12 @@ struct RegularizedMoments {
     const R inv = R(1) / rho;
     for (int d = 0; d < 3; ++d) u[d] = (j[d] + R(0.5) * F[d]) * inv;
     const R cs2 = R(1) / R(3), a = R(1) - omega, b = R(1) - R(0.5) * omega;
-    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
     for (int k = 0; k < 6; ++k) {
-      const R ruu = rho * u[ia[k]] * u[ib[k]];
+      const int p = axis_a(k), q = axis_b(k);
+      const R ruu = rho * u[p] * u[q];
       // Isotropic part rho cs^2 I lives on the lattice's D axes only (no zz term in 2D).
       aneq[k] = a * (pi[k] - ruu - (k < L::D ? rho * cs2 : R(0)));
-      A[k] = ruu + aneq[k] + b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+      A[k] = ruu + aneq[k] + b * (u[p] * F[q] + F[p] * u[q]);
     }
     for (int d = 0; d < 3; ++d) js[d] = rho * u[d] + R(0.5) * F[d];
     trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
@@ -142,12 +145,21 @@ struct RegularizedMoments {
     rho = r;
     const R inv = R(1) / rho, b = R(1) - R(0.5) * omega;
     for (int d = 0; d < 3; ++d) js[d] = j_star[d], u[d] = (j_star[d] - R(0.5) * F[d]) * inv;
-    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
     for (int k = 0; k < 6; ++k) {
+      const int p = axis_a(k), q = axis_b(k);
       A[k] = a_star[k];
-      aneq[k] = A[k] - rho * u[ia[k]] * u[ib[k]] - b * (u[ia[k]] * F[ib[k]] + F[ia[k]] * u[ib[k]]);
+      aneq[k] = A[k] - rho * u[p] * u[q] - b * (u[p] * F[q] + F[p] * u[q]);
     }
     trA = A[0] + A[1] + (L::D == 3 ? A[2] : R(0));
+  }
+
+  /// The equilibrium's post-collision state: rho, j* = rho v, A* = rho vv with v = u + F/(2 rho)
+  /// (what both storage forms start from).
+  KOKKOS_INLINE_FUNCTION void equilibrium(R r, const R (&u0)[3], const R (&F)[3], R omega) {
+    R v[3], j_star[3], a_star[6];
+    for (int d = 0; d < 3; ++d) v[d] = u0[d] + R(0.5) * F[d] / r, j_star[d] = r * v[d];
+    for (int k = 0; k < 6; ++k) a_star[k] = r * v[axis_a(k)] * v[axis_b(k)];
+    post(r, j_star, a_star, F, omega);
   }
 
   /// rho + c.j*/cs^2 + H2(c):A*/(2 cs^4) for direction q: f*_q / w_q up to second order.

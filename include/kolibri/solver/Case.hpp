@@ -129,6 +129,14 @@ struct Case {
   double l_char = 0.0;     ///< characteristic length in cells
 };
 
+/// True where the moment representation exists: the regularized operators, native storage.
+inline bool supports_moments(CollisionKind c, StorageKind s) {
+  return s == StorageKind::Same && (c == CollisionKind::Regularized || c == CollisionKind::RecursiveRegularized);
+}
+inline constexpr const char* kMomentsNeed =
+    "the moment representation (streaming = \"moments\") stores the moments of a regularized operator: it needs "
+    "collision = \"regularized\" or \"recursive\" and storage = \"same\"";
+
 const char* to_string(LatticeKind);
 const char* to_string(CollisionKind);
 const char* to_string(Precision);

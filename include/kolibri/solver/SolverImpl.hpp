@@ -76,9 +76,7 @@ class SolverImpl final : public Solver {
     m_idx = SoA{n};
     m_in_place = cfg.streaming == Streaming::InPlace;
     m_moments = cfg.streaming == Streaming::Moments;
-    if (m_moments && !kMoments)
-      throw std::invalid_argument("kolibri: the moment representation needs collision = \"regularized\" or "
-                                  "\"recursive\" and storage = \"same\"");
+    if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
     m_per_cell = m_moments ? M : L::Q;
     if constexpr (kMoments)
       if (m_moments) m_tile = moment_tile_for<L, R, C>(cfg);
@@ -459,7 +457,8 @@ class SolverImpl final : public Solver {
     m_arriving = false;
     if (m_moments) {
       if constexpr (kMoments) {
-        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}};
+        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]},
+                                     CollisionFactory<C>::make(m_cfg).omega};
         Kokkos::parallel_for("kolibri::init_moments",
                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
       }
@@ -496,8 +495,9 @@ class SolverImpl final : public Solver {
           "kolibri::moment_populations", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n),
           KOKKOS_LAMBDA(const Index i) {
             if (flags(i) == kSolid) return;
-            R f[L::Q];
-            departing_populations<L>(m, idx, i, op, force, f);
+            R mi[M], f[L::Q];
+            MomentSlots<L>::load(m, idx, i, mi);
+            MomentSlots<L>::departing(mi, op, force, f);
             for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
           });
     }

@@ -23,13 +23,22 @@ struct MomentSlots {
   /// A* component (xx yy zz xy xz yz) of slot 1 + D + k.
   KOKKOS_INLINE_FUNCTION static constexpr int a_component(int k) { return L::D == 2 ? (k == 2 ? 3 : k) : k; }
 
-  template <class V, class R>
-  KOKKOS_INLINE_FUNCTION static void load(const V& m, const SoA& idx, Index n, R& rho, R (&js)[3], R (&A)[6]) {
-    rho = R(m(idx(n, 0)));
-    for (int d = 0; d < 3; ++d) js[d] = d < L::D ? R(m(idx(n, 1 + d))) : R(0);
-    for (int k = 0; k < 6; ++k) A[k] = R(0);
+  /// The post-collision populations of a cell's M stored values (C: RegularizedBgk or
+  /// RecursiveRegularizedBgk, whose `project` maps a collided state to populations).
+  template <class C, class R>
+  KOKKOS_INLINE_FUNCTION static void departing(const R (&m)[M], const C& op, const R (&F)[3], R (&f)[L::Q]) {
+    R js[3] = {R(0), R(0), R(0)}, A[6] = {R(0), R(0), R(0), R(0), R(0), R(0)};
+    for (int d = 0; d < L::D; ++d) js[d] = m[1 + d];
     KOLIBRI_UNROLL
-    for (int k = 0; k < M - 1 - L::D; ++k) A[a_component(k)] = R(m(idx(n, 1 + L::D + k)));
+    for (int k = 0; k < M - 1 - L::D; ++k) A[a_component(k)] = m[1 + L::D + k];
+    RegularizedMoments<L, R> s;
+    s.post(m[0], js, A, F, op.omega);
+    C::project(s, f);
+  }
+  template <class V, class R>
+  KOKKOS_INLINE_FUNCTION static void load(const V& v, const SoA& idx, Index n, R (&m)[M]) {
+    KOLIBRI_UNROLL
+    for (int k = 0; k < M; ++k) m[k] = R(v(idx(n, k)));
   }
   template <class V, class R>
   KOKKOS_INLINE_FUNCTION static void store(const V& m, const SoA& idx, Index n, R rho, const R (&js)[3],
@@ -67,18 +76,6 @@ struct MomentSum {
     if (cy && cz) pi[5] += R(cy * cz) * f;
   }
 };
-
-/// \brief The post-collision populations of a stored moment state (C: RegularizedBgk or
-/// RecursiveRegularizedBgk, whose `project` maps a collided state to populations).
-template <class L, class C, class V, class R>
-KOKKOS_INLINE_FUNCTION void departing_populations(const V& m, const SoA& idx, Index n, const C& op,
-                                                  const R (&F)[3], R (&f)[L::Q]) {
-  R rho, js[3], A[6];
-  MomentSlots<L>::load(m, idx, n, rho, js, A);
-  RegularizedMoments<L, R> s;
-  s.post(rho, js, A, F, op.omega);
-  C::project(s, f);
-}
 
 /// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
 /// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
@@ -162,22 +159,22 @@ struct MomentStep {
     }
   }
   int team_size() const { return px() * py() / CPT; }
-  int extent(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
-  int segment_length() const { return segment > 0 && segment < extent(ma) ? segment : extent(ma); }
-  int segments() const { return (extent(ma) + segment_length() - 1) / segment_length(); }
-  int league() const { return ((extent(ta) + tx - 1) / tx) * ((extent(tb) + ty - 1) / ty) * segments(); }
-
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
+  KOKKOS_INLINE_FUNCTION int segment_length() const { return segment > 0 && segment < size(ma) ? segment : size(ma); }
+  int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
+  int league() const { return ((size(ta) + tx - 1) / tx) * ((size(tb) + ty - 1) / ty) * segments(); }
   /// True where the box side (axis, 0 low / 1 high) wraps: a periodic face, or a rank's ghost
   /// side (an open connection, whose faces differ on the two sides of a rank's box).
   KOKKOS_INLINE_FUNCTION bool periodic(int axis, int side) const {
     return bc.faces.type[2 * axis + side] == static_cast<int>(FaceType::Periodic);
   }
-  KOKKOS_INLINE_FUNCTION Index cell(int a, int b, int m) const {
+  /// Cell (a, b) of layer 0 (a column's base index); layer m adds m * stride().
+  KOKKOS_INLINE_FUNCTION Index column(int a, int b) const {
     int p[3];
-    p[ta] = a, p[tb] = b, p[ma] = m;
+    p[ta] = a, p[tb] = b, p[ma] = 0;
     return p[0] + Index(bc.nx) * (p[1] + Index(bc.ny) * p[2]);
   }
+  KOKKOS_INLINE_FUNCTION Index stride() const { return ma == 2 ? Index(bc.nx) * bc.ny : Index(bc.nx); }
   /// Coordinate along `axis`, wrapped where periodic; -1 outside a non-periodic box side.
   KOKKOS_INLINE_FUNCTION int wrap(int v, int axis) const {
     const int n = size(axis);
@@ -198,21 +195,13 @@ struct MomentStep {
     s.n = n;
     const Index safe = n >= 0 ? n : 0;
     s.flag = bc.flags(safe);
-    KOLIBRI_UNROLL
-    for (int k = 0; k < M; ++k) s.m[k] = src(idx(safe, k));
+    MomentSlots<L>::load(src, idx, safe, s.m);
   }
   /// Post-collision populations of a source into scratch position pos (zeros for no source).
   KOKKOS_INLINE_FUNCTION void put(const Scratch& s, int plane, int pos, const Source& from, R (&f)[L::Q]) const {
     const int np = px() * py();
     if (from.fluid()) {
-      R rho = from.m[0], js[3], A[6];
-      for (int d = 0; d < 3; ++d) js[d] = d < L::D ? from.m[1 + d] : R(0);
-      for (int k = 0; k < 6; ++k) A[k] = R(0);
-      KOLIBRI_UNROLL
-      for (int k = 0; k < M - 1 - L::D; ++k) A[MomentSlots<L>::a_component(k)] = from.m[1 + L::D + k];
-      RegularizedMoments<L, R> st;
-      st.post(rho, js, A, bc.force, op.omega);
-      C::project(st, f);
+      MomentSlots<L>::departing(from.m, op, bc.force, f);
     } else {
       KOLIBRI_UNROLL
       for (int q = 0; q < L::Q; ++q) f[q] = R(0);
@@ -246,13 +235,14 @@ struct MomentStep {
     const int tiles_a = (na + tx - 1) / tx, tiles_b = (nb + ty - 1) / ty;
     const int tile = team.league_rank() % (tiles_a * tiles_b), seg = team.league_rank() / (tiles_a * tiles_b);
     const int a0 = (tile % tiles_a) * tx, b0 = (tile / tiles_a) * ty;
-    const int len = segment > 0 && segment < nm ? segment : nm;
+    const int len = segment_length();
     const int m0 = seg * len, m1 = m0 + len < nm ? m0 + len : nm;  // layers written: [m0, m1)
+    const Index step = stride();
     const int t = team.team_rank(), T = team.team_size();
     const int np = px() * py();
     MomentSum<R> acc[CPT][3];  // layers k-1, k, k+1
     Source next[CPT];
-    int wa[CPT], wb[CPT];
+    Index col[CPT];  // the position's column (layer 0), -1 outside the box
     bool own[CPT];
     Flag done[CPT], last[CPT];  // flags of layers k - 1 (own positions, from the fetch)
     for (int c = 0; c < CPT; ++c) {
@@ -261,12 +251,14 @@ struct MomentStep {
       own[c] = pa >= 1 && pa <= tx && pb >= RB && pb < RB + ty && a < na && b < nb;
       // Positions past the box hold the wrapped cells there (periodic axes), read by the last
       // cells of the box; a tile owns none of them.
-      wa[c] = wrap(a, ta), wb[c] = RB ? wrap(b, tb) : b;
+      const int wa = wrap(a, ta), wb = RB ? wrap(b, tb) : b;
+      col[c] = wa >= 0 && wb >= 0 ? column(wa, wb) : Index(-1);
       for (int l = 0; l < 3; ++l) acc[c][l].clear();
       done[c] = last[c] = kSolid;
-      const int layer = wrap(m0 - 1, ma);
-      fetch(layer >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], layer) : Index(-1), next[c]);
     }
+    // Cell of position c in a layer (-1: none there).
+    auto at = [&](int c, int layer) { return layer >= 0 && col[c] >= 0 ? col[c] + layer * step : Index(-1); };
+    for (int c = 0; c < CPT; ++c) fetch(at(c, wrap(m0 - 1, ma)), next[c]);
     R f[L::Q];
     for (int k = m0 - 1; k <= m1; ++k) {
       const int plane = planes == 2 ? k & 1 : 0;
@@ -276,7 +268,7 @@ struct MomentStep {
           const int p = t + c * T;
           const Source cur = next[c];
           // the next layer's moments, loading while this one is rebuilt and streamed
-          fetch(after >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], after) : Index(-1), next[c]);
+          fetch(at(c, after), next[c]);
           put(s, plane, p, cur, f);
           if (!own[c]) continue;
           KOLIBRI_UNROLL
@@ -286,8 +278,7 @@ struct MomentStep {
           done[c] = cur.flag;
         }
       } else {
-        for (int c = 0; c < CPT; ++c)
-          fetch(after >= 0 && wa[c] >= 0 && wb[c] >= 0 ? cell(wa[c], wb[c], after) : Index(-1), next[c]);
+        for (int c = 0; c < CPT; ++c) fetch(at(c, after), next[c]);
       }
       team.team_barrier();
       if (layer >= 0) {
@@ -306,8 +297,8 @@ struct MomentStep {
       if (k - 1 >= m0) {  // layer k - 1 is complete: collide and write
         for (int c = 0; c < CPT; ++c) {
           if (!own[c]) continue;
-          const Index n = cell(wa[c], wb[c], k - 1);
           if (is_updated(last[c])) {
+            const Index n = col[c] + (k - 1) * step;
             RegularizedMoments<L, R> post;
             const MomentSum<R>& m = acc[c][0];
             post.collide(m.rho, m.j, m.pi, bc.force, op.omega);
@@ -346,8 +337,8 @@ struct MomentStep {
   }
 };
 
-/// \brief Equilibrium initialisation as a stored post-collision moment state: rho, j* = rho v and
-/// A* = rho v v with v = u + F/(2 rho) (the population form's InitEquilibrium, in moments).
+/// \brief Equilibrium initialisation as a stored post-collision moment state
+/// (RegularizedMoments::equilibrium, as the population form's InitEquilibrium).
 template <class L, class R>
 struct InitMoments {
   Kokkos::View<R*, MemSpace> m;
@@ -355,17 +346,14 @@ struct InitMoments {
   Kokkos::View<const double* [3], MemSpace> u;
   SoA idx;
   R force[3];
+  R omega;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
     const Index k = rho.extent(0) == 1 ? 0 : n;
-    const R r = R(rho(k));
-    R v[3], js[3], A[6];
-    for (int d = 0; d < 3; ++d) v[d] = R(u(k, d)) + R(0.5) * force[d] / r;
-    for (int d = 0; d < 3; ++d) js[d] = r * v[d];
-    const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
-    for (int c = 0; c < 6; ++c) A[c] = r * v[ia[c]] * v[ib[c]];
-    MomentSlots<L>::store(m, idx, n, r, js, A);
-  }
-};
+    const R u0[3] = {R(u(k, 0)), R(u(k, 1)), R(u(k, 2))};
+    RegularizedMoments<L, R> s;
+    s.equilibrium(R(rho(k)), u0, force, omega);
+    MomentSlots<L>::store(m, idx, n, s.rho, s.js, s.A);
+  }};
 
 }  // namespace kolibri

@@ -409,18 +409,15 @@ struct InitEquilibrium {
   KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
     const Index k = rho.extent(0) == 1 ? 0 : n;
     const R r = R(rho(k));
-    R v[3];
-    for (int d = 0; d < 3; ++d) v[d] = R(u(k, d)) + R(0.5) * force[d] / r;
     R feq[L::Q];
     if constexpr (kMomentOperator<C>) {
-      R js[3], A[6];
-      const int ia[6] = {0, 1, 2, 0, 0, 1}, ib[6] = {0, 1, 2, 1, 2, 2};
-      for (int d = 0; d < 3; ++d) js[d] = r * v[d];
-      for (int c = 0; c < 6; ++c) A[c] = r * v[ia[c]] * v[ib[c]];
+      const R u0[3] = {R(u(k, 0)), R(u(k, 1)), R(u(k, 2))};
       RegularizedMoments<L, R> s;
-      s.post(r, js, A, force, op.omega);
+      s.equilibrium(r, u0, force, op.omega);
       C::project(s, feq);
     } else {
+      R v[3];
+      for (int d = 0; d < 3; ++d) v[d] = R(u(k, d)) + R(0.5) * force[d] / r;
       const R usq = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
       for (int q = 0; q < L::Q; ++q) feq[q] = equilibrium<L>(q, r, v, usq);
     }
