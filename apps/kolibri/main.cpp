@@ -77,7 +77,9 @@ int do_bench(void* p) {
     if (!a.collisions.empty()) {
       o.collisions.clear();
       for (const auto& c : a.collisions)
-        o.collisions.push_back(c == "bgk" ? CollisionKind::Bgk : c == "trt" ? CollisionKind::Trt : c == "recursive" ? CollisionKind::RecursiveRegularized : CollisionKind::Regularized);
+        for (auto k : {CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized,
+                       CollisionKind::Mrt, CollisionKind::CentralMoment, CollisionKind::AdaptiveCentralMoment})
+          if (c == to_string(k)) o.collisions.push_back(k);
     }
     if (!a.precisions.empty()) {
       o.precisions.clear();
@@ -214,8 +216,10 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Measure MLUPS and bandwidth on standard periodic boxes");
   bench->add_option("--lattice", ba.lattices, "Lattices (default D3Q19,D3Q27)")
       ->delimiter(',')->check(CLI::IsMember({"D2Q9", "D3Q19", "D3Q27"}));
-  bench->add_option("--collision", ba.collisions, "Operators: bgk, trt, regularized, recursive (default bgk,trt,regularized)")
-      ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized", "recursive"}));
+  bench->add_option("--collision", ba.collisions,
+                    "Operators: bgk, trt, regularized, recursive, mrt, cm, acm (default bgk,trt,regularized; mrt on D3Q27 "
+                    "only, cm and acm on D2Q9 and D3Q27)")
+      ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized", "recursive", "mrt", "cm", "acm"}));
   bench->add_option("--precision", ba.precisions,
                     "Precisions (default fp32,fp16,fp64; fp16 = FP32 arithmetic with FP16 storage)")
       ->delimiter(',')->check(CLI::IsMember({"fp32", "fp16", "fp64"}));

@@ -253,11 +253,17 @@ Case parse_deck(const std::string& text, const std::string& file,
   Section model(file, "model", subtable(top, "model"));
   const std::string lat = model.choice("lattice", "D2Q9", {"D2Q9", "D3Q19", "D3Q27"});
   sc.lattice = lat == "D2Q9" ? LatticeKind::D2Q9 : lat == "D3Q19" ? LatticeKind::D3Q19 : LatticeKind::D3Q27;
-  const std::string col = model.choice("collision", "bgk", {"bgk", "trt", "regularized", "recursive"});
+  const std::string col =
+      model.choice("collision", "bgk", {"bgk", "trt", "regularized", "recursive", "mrt", "cm", "acm"});
   sc.collision = col == "bgk"         ? CollisionKind::Bgk
                  : col == "trt"       ? CollisionKind::Trt
                  : col == "recursive" ? CollisionKind::RecursiveRegularized
+                 : col == "mrt"       ? CollisionKind::Mrt
+                 : col == "cm"        ? CollisionKind::CentralMoment
+                 : col == "acm"       ? CollisionKind::AdaptiveCentralMoment
                                       : CollisionKind::Regularized;
+  if (!supports(sc.lattice, sc.collision))
+    model.fail("collision", std::string(kMrtNeed) + ", got lattice = \"" + lat + "\"");
   sc.precision = model.choice("precision", "fp64", {"fp64", "fp32"}) == "fp32" ? Precision::FP32 : Precision::FP64;
   const std::string str = model.choice("streaming", "two_array", {"two_array", "in_place", "moments"});
   sc.streaming = str == "in_place" ? Streaming::InPlace : str == "moments" ? Streaming::Moments : Streaming::TwoArray;
@@ -269,7 +275,28 @@ Case parse_deck(const std::string& text, const std::string& file,
                                 (sc.storage == StorageKind::FP16 ? "fp16" : "same") + "\"");
   sc.trt_magic = model.number("trt_magic", 3.0 / 16.0);
   if (sc.trt_magic <= 0) model.fail("trt_magic", "expected a positive number (3/16 puts walls exactly halfway)");
-  model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic"});
+  // Multiple-relaxation-time rates (THEORY.md 1.5, 1.7, 2.3).
+  const bool mrt = sc.collision == CollisionKind::Mrt, cm = sc.collision == CollisionKind::CentralMoment,
+             acm = sc.collision == CollisionKind::AdaptiveCentralMoment;
+  auto rate = [&](const char* key, double def, bool allowed, const char* who) {
+    if (!model.has(key)) return def;
+    if (!allowed) model.fail(key, std::string("only ") + who + " takes this key, got collision = \"" + col + "\"");
+    const double v = *model.number(key);
+    if (!(v > 0 && v < 2)) model.fail(key, "expected a relaxation rate in (0, 2), got " + std::to_string(v));
+    return v;
+  };
+  sc.bulk_rate = rate("bulk_rate", 0.0, mrt || cm || acm, "collision = \"mrt\", \"cm\" or \"acm\"");
+  sc.high_order_rate = rate("high_order_rate", 1.0, cm, "collision = \"cm\"");
+  if (model.has("cm_basis") && !(cm || acm)) model.fail("cm_basis", "only collision = \"cm\" or \"acm\" takes this key, got \"" + col + "\"");
+  sc.cm_hermite = model.choice("cm_basis", "hermite", {"hermite", "monomial"}) == "hermite";
+  if (model.has("acm_viscosity") && !acm) model.fail("acm_viscosity", "only collision = \"acm\" takes this key, got \"" + col + "\"");
+  if (model.has("acm_velocity") && !acm) model.fail("acm_velocity", "only collision = \"acm\" takes this key, got \"" + col + "\"");
+  sc.acm_viscosity = model.number("acm_viscosity", 5e-4);
+  if (!(sc.acm_viscosity > 0)) model.fail("acm_viscosity", "expected a positive artificial viscosity (lattice units; the ACM papers use 5e-4 to 1e-3)");
+  const std::optional<double> acm_velocity = model.number("acm_velocity");
+  if (acm_velocity && !(*acm_velocity > 0)) model.fail("acm_velocity", "expected a positive reference speed (lattice units)");
+  model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
+                "cm_basis", "acm_viscosity", "acm_velocity"});
   const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
 
   // [domain]
@@ -371,6 +398,12 @@ Case parse_deck(const std::string& text, const std::string& file,
   const double umax = std::max({umax_bc, u0, c.u_char});
   if (c.u_char >= std::max(umax_bc, u0) && physics.has("velocity")) umax_source = "physics.velocity";
   c.u_max = umax;
+  if (acm) {  // the adaptive rate compares |u| with the fastest speed of the case
+    sc.acm_velocity = acm_velocity.value_or(umax);
+    if (!(sc.acm_velocity > 0))
+      model.fail("acm_velocity", "collision = \"acm\" needs a reference speed: no wall, inlet, initial or physics velocity "
+                                 "is given, so set model.acm_velocity (lattice units)");
+  }
   const double mach = umax * std::sqrt(3.0);
   if (check && mach >= 0.5)
     physics.fail(physics.has("velocity") ? "velocity" : (re ? "reynolds" : which),

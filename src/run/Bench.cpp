@@ -84,6 +84,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
           for (const int size : o.sizes) {
             // the moment representation exists for the regularized operators, in native storage
             if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
+            if (!supports(lat, col)) continue;
             int n = size;
             if (n <= 0) {
               const double cells =
@@ -107,6 +108,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             c.tau = 0.6;
             c.initial.velocity = {0.05, 0.02,
                                   lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
+            c.acm_velocity = 0.1;  // acm: the adaptive rate's reference speed
             auto s = make_solver(c);
             s->step(5);  // warm-up
             std::int64_t steps = 0;

@@ -24,6 +24,9 @@ const char* to_string(CollisionKind k) {
     case CollisionKind::Trt: return "trt";
     case CollisionKind::Regularized: return "regularized";
     case CollisionKind::RecursiveRegularized: return "recursive";
+    case CollisionKind::Mrt: return "mrt";
+    case CollisionKind::CentralMoment: return "cm";
+    case CollisionKind::AdaptiveCentralMoment: return "acm";
   }
   return "?";
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Collision operators on single nodes: conservation, fixed point, forcing, equivalences.
 #include <kolibri/collision/Collision.hpp>
+#include <kolibri/collision/Mrt.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace {
@@ -214,4 +217,221 @@ TYPED_TEST(CollisionTest, FloatAgreesWithDouble) {
   Bgk<L, float>{1.2f}(ff, Ff);
   for (int q = 0; q < L::Q; ++q) EXPECT_NEAR(ff[q], fd[q], 1e-6 * fd[0]);
 }
+
+// ---- Multiple-relaxation-time operators (include/kolibri/collision/Mrt.hpp) ----
+
+/// The product-form equilibrium (EP, THEORY.md 0): rho prod_a psi(c_a, u_a).
+template <class L>
+double product_equilibrium(int q, double rho, const double (&u)[3]) {
+  double f = rho;
+  for (int d = 0; d < L::D; ++d) {
+    const int c = L::c(q, d);
+    f *= c == 0 ? 2.0 / 3.0 - u[d] * u[d] : (1.0 / 3.0 + u[d] * u[d] + c * u[d]) / 2.0;
+  }
+  return f;
+}
+
+template <class L>
+class TensorTest : public ::testing::Test {};
+using TensorLattices = ::testing::Types<D2Q9, D3Q27>;
+TYPED_TEST_SUITE(TensorTest, TensorLattices);
+
+TYPED_TEST(TensorTest, ChimeraGivesTheCentralMomentsAndInvertsExactly) {
+  using L = TypeParam;
+  using X = Chimera<L>;
+  double f[L::Q];
+  random_state<L>(f, 7);
+  const double u[3] = {0.07, -0.04, L::D == 3 ? 0.03 : 0.0};
+  double k[X::N];
+  for (int q = 0; q < L::Q; ++q) k[X::slot(q)] = f[q];
+  X::forward(k, u);
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q)
+      for (int r = 0; r < (L::D == 3 ? 3 : 1); ++r) {
+        double want = 0;
+        for (int i = 0; i < L::Q; ++i)
+          want += f[i] * std::pow(L::c(i, 0) - u[0], p) * std::pow(L::c(i, 1) - u[1], q) * std::pow(L::c(i, 2) - u[2], r);
+        EXPECT_NEAR(k[X::at(p, q, r)], want, tol) << p << q << r;
+      }
+  X::inverse(k, u);
+  for (int q = 0; q < L::Q; ++q) EXPECT_NEAR(k[X::slot(q)], f[q], tol) << "q " << q;
+}
+
+template <class L>
+CentralMomentMrt<L, double> cm(double omega, double omega_b, double omega_h, bool hermite = true) {
+  CentralMomentMrt<L, double> op{omega, omega_b, omega_h};
+  op.hermite = hermite;
+  return op;
+}
+
+TYPED_TEST(TensorTest, CentralMomentConservesMassAndGainsMomentumF) {
+  using L = TypeParam;
+  for (bool hermite : {true, false}) {
+    check_conservation<L>(cm<L>(1.3, 1.0, 1.0, hermite));
+    check_conservation<L>(cm<L>(1.9, 0.7, 1.6, hermite));
+    auto acm = cm<L>(1.7, 1.0, 1.0, hermite);
+    acm.policy = HighOrderRate::Adaptive, acm.inv_u_ref = 10.0;
+    check_conservation<L>(acm);
+  }
+}
+
+TYPED_TEST(TensorTest, CentralMomentKeepsTheProductEquilibrium) {
+  using L = TypeParam;
+  const double u[3] = {0.08, -0.05, L::D == 3 ? 0.06 : 0.0}, F[3] = {0, 0, 0};
+  double f[L::Q], f0[L::Q];
+  for (bool hermite : {true, false}) {
+    for (int q = 0; q < L::Q; ++q) f[q] = f0[q] = product_equilibrium<L>(q, 1.03, u);
+    cm<L>(1.6, 0.8, 1.2, hermite)(f, F);
+    for (int q = 0; q < L::Q; ++q) EXPECT_NEAR(f[q], f0[q], 1e-15) << "q " << q;
+  }
+}
+
+TYPED_TEST(TensorTest, CentralMomentWithEqualRatesIsBgkWithTheProductEquilibrium) {
+  using L = TypeParam;
+  const double F[3] = {0, 0, 0}, w = 1.37;
+  double f[L::Q], g[L::Q], rho, j[3];
+  random_state<L>(f, 3);
+  moments<L>(f, rho, j);
+  const double u[3] = {j[0] / rho, j[1] / rho, j[2] / rho};
+  for (int q = 0; q < L::Q; ++q) g[q] = f[q] + w * (product_equilibrium<L>(q, rho, u) - f[q]);
+  for (bool hermite : {true, false}) {
+    double h[L::Q];
+    std::copy(f, f + L::Q, h);
+    cm<L>(w, w, w, hermite)(h, F);
+    for (int q = 0; q < L::Q; ++q) EXPECT_NEAR(h[q], g[q], tol) << "q " << q;
+  }
+}
+
+TYPED_TEST(TensorTest, HermiteCentralMomentsRelaxByTheirRatesAndHaveNoEquilibriumAboveOrderZero) {
+  // Post-collision central Hermite moments: H*_pqr = (1 - w) H_pqr for orders >= 2 (the deviator
+  // with omega, the trace with omega_b, the rest with omega_h); the force enters order 1 only.
+  using L = TypeParam;
+  using X = Chimera<L>;
+  const double F[3] = {3e-4, -2e-4, L::D == 3 ? 1e-4 : 0.0}, w = 1.4, wb = 0.9, wh = 1.7, cs2 = 1.0 / 3.0;
+  double f[L::Q], rho, j[3];
+  random_state<L>(f, 9);
+  moments<L>(f, rho, j);
+  const double u[3] = {(j[0] + F[0] / 2) / rho, (j[1] + F[1] / 2) / rho, (j[2] + F[2] / 2) / rho};
+  double k0[X::N], k1[X::N];
+  for (int q = 0; q < L::Q; ++q) k0[X::slot(q)] = f[q];
+  X::forward(k0, u, cs2);
+  cm<L>(w, wb, wh)(f, F);
+  for (int q = 0; q < L::Q; ++q) k1[X::slot(q)] = f[q];
+  X::forward(k1, u, cs2);  // the same velocity: the post-collision moments around u
+  EXPECT_NEAR(k1[0], rho, tol);
+  for (int d = 0; d < L::D; ++d) EXPECT_NEAR(k1[X::at(d == 0, d == 1, d == 2)], F[d] / 2, tol);
+  double tr0 = 0, tr1 = 0;
+  for (int d = 0; d < L::D; ++d) {
+    tr0 += k0[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+    tr1 += k1[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+  }
+  EXPECT_NEAR(tr1, (1 - wb) * tr0, tol);
+  const int xx = X::at(2, 0, 0), yy = X::at(0, 2, 0);
+  EXPECT_NEAR(k1[xx] - k1[yy], (1 - w) * (k0[xx] - k0[yy]), tol);
+  EXPECT_NEAR(k1[X::at(1, 1, 0)], (1 - w) * k0[X::at(1, 1, 0)], tol);
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q)
+      for (int r = 0; r < (L::D == 3 ? 3 : 1); ++r)
+        if (p + q + r >= 3) {
+          EXPECT_NEAR(k1[X::at(p, q, r)], (1 - wh) * k0[X::at(p, q, r)], tol) << p << q << r;
+        }
+}
+
+TYPED_TEST(TensorTest, CentralMomentSecondOrderFollowsTheShearAndBulkRates) {
+  // The post-collision central second moments: the deviator relaxes with omega, the trace
+  // with omega_b, whatever omega_h is; changing omega_h moves only orders >= 3.
+  using L = TypeParam;
+  using X = Chimera<L>;
+  const double F[3] = {0, 0, 0}, w = 1.4, wb = 0.9;
+  double f[L::Q], g[L::Q], rho, j[3];
+  random_state<L>(f, 5);
+  std::copy(f, f + L::Q, g);
+  moments<L>(f, rho, j);
+  const double u[3] = {j[0] / rho, j[1] / rho, j[2] / rho};
+  double k0[X::N], k1[X::N], k2[X::N];
+  for (int q = 0; q < L::Q; ++q) k0[X::slot(q)] = f[q];
+  X::forward(k0, u);
+  cm<L>(w, wb, 1.0, false)(f, F);
+  cm<L>(w, wb, 1.8, false)(g, F);
+  for (int q = 0; q < L::Q; ++q) k1[X::slot(q)] = f[q], k2[X::slot(q)] = g[q];
+  X::forward(k1, u);  // the velocity is unchanged without a force
+  X::forward(k2, u);
+  const double cs2 = 1.0 / 3.0, D = L::D;
+  double tr0 = 0, tr1 = 0;
+  for (int d = 0; d < L::D; ++d) {
+    tr0 += k0[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+    tr1 += k1[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+  }
+  EXPECT_NEAR(tr1 - D * rho * cs2, (1 - wb) * (tr0 - D * rho * cs2), tol);
+  EXPECT_NEAR(k1[X::at(1, 1, 0)], (1 - w) * k0[X::at(1, 1, 0)], tol);
+  const int xx = X::at(2, 0, 0), yy = X::at(0, 2, 0);
+  EXPECT_NEAR(k1[xx] - k1[yy], (1 - w) * (k0[xx] - k0[yy]), tol);
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q)
+      for (int r = 0; r < (L::D == 3 ? 3 : 1); ++r) {
+        const int n = X::at(p, q, r);
+        if (p + q + r < 3) {
+          EXPECT_NEAR(k1[n], k2[n], tol) << p << q << r;
+        } else {  // orders >= 3 relax to the Maxwellian's rho mu(p) mu(q) mu(r)
+          auto mu = [&](int e) { return e == 0 ? 1.0 : e == 2 ? cs2 : 0.0; };
+          const double eq = rho * mu(p) * mu(q) * mu(r);
+          EXPECT_NEAR(k1[n], eq, tol) << p << q << r;  // omega_h = 1: exactly to equilibrium
+          EXPECT_NEAR(k2[n] - eq, (1 - 1.8) * (k0[n] - eq), tol) << p << q << r;
+        }
+      }
+}
+
+TEST(CentralMoment, AdaptiveRateFollowsTheEmpiricalRuleInsideItsClamp) {
+  CentralMomentMrt<D3Q27, double> op{1.5, 1.0, 1.0};
+  op.policy = HighOrderRate::Adaptive;
+  op.nu_a = 1e-3, op.inv_u_ref = 1.0 / 0.1;
+  const double rest[3] = {0, 0, 0}, fast[3] = {0.06, 0.08, 0}, faster[3] = {0.3, 0, 0};
+  EXPECT_NEAR(op.high_rate(rest), 1.0 / (3 * 5e-3 + 0.5), 1e-15);  // nu_h = 5 nu_a at rest
+  EXPECT_NEAR(op.high_rate(fast), 1.0 / (3 * 1e-3 + 0.5), 1e-15);  // nu_h = nu_a at u_ref
+  EXPECT_EQ(op.high_rate(faster), op.high_rate(fast));              // |u| > u_ref counts as u_ref
+  op.nu_a = 1.0;
+  EXPECT_EQ(op.high_rate(rest), 1.0);  // clamped to [1, 1.999]
+  op.nu_a = 1e-9;
+  EXPECT_EQ(op.high_rate(fast), 1.999);
+}
+
+TEST(RawMomentMrt, SugaBasisIsOrthogonalAndStartsWithTheConservedMoments) {
+  using M = RawMomentMrt<D3Q27, double>;
+  for (int k = 0; k < 27; ++k)
+    for (int l = 0; l < 27; ++l) {
+      double mi = 0;  // (M^-1 M)_kl
+      for (int i = 0; i < 27; ++i) mi += M::inverse(k, i) * M::basis(i, l);
+      EXPECT_NEAR(mi, k == l ? 1.0 : 0.0, 1e-13) << k << " " << l;
+    }
+  for (int i = 0; i < 27; ++i) {
+    EXPECT_EQ(M::basis(0, i), 1.0);
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(M::basis(1 + d, i), D3Q27::c(i, d));
+  }
+}
+
+TEST(RawMomentMrt, ConservesMassGainsMomentumFAndKeepsTheEquilibrium) {
+  using L = D3Q27;
+  check_conservation<L>(RawMomentMrt<L, double>::suga(1.3));
+  check_conservation<L>(RawMomentMrt<L, double>::suga(1.95, 1.2));
+  const double u[3] = {0.05, -0.03, 0.04}, F[3] = {0, 0, 0};
+  const double usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+  double f[27], f0[27];
+  for (int q = 0; q < 27; ++q) f[q] = f0[q] = equilibrium<L>(q, 0.98, u, usq);
+  RawMomentMrt<L, double>::suga(1.6)(f, F);
+  for (int q = 0; q < 27; ++q) EXPECT_NEAR(f[q], f0[q], tol) << "q " << q;
+}
+
+TEST(RawMomentMrt, AllRatesEqualIsBgkWithGuoForcing) {
+  using L = D3Q27;
+  const double F[3] = {2e-4, -1e-4, 3e-4}, w = 1.45;
+  RawMomentMrt<L, double> op{};
+  for (double& s : op.s) s = w;
+  double f[27], g[27];
+  random_state<L>(f, 11);
+  std::copy(f, f + 27, g);
+  op(f, F);
+  Bgk<L, double>{w}(g, F);
+  for (int q = 0; q < 27; ++q) EXPECT_NEAR(f[q], g[q], tol) << "q " << q;
+}
+
 }  // namespace

@@ -13,7 +13,9 @@
 namespace kolibri {
 
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
-enum class CollisionKind { Bgk, Trt, Regularized, RecursiveRegularized };
+/// Collision operators. Mrt: raw-moment MRT (Suga 2015, D3Q27 only); CentralMoment: central-moment
+/// MRT with a constant high-order rate; AdaptiveCentralMoment: ACM-MRT (both D2Q9 and D3Q27).
+enum class CollisionKind { Bgk, Trt, Regularized, RecursiveRegularized, Mrt, CentralMoment, AdaptiveCentralMoment };
 enum class Precision { FP64, FP32 };
 /// Population storage: two arrays (pull from one, write the other), one array streamed in
 /// place (AA pattern: half the memory, identical results), or the moment representation (two
@@ -77,6 +79,11 @@ struct SolverConfig {
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
+  double bulk_rate = 0.0;            ///< MRT/CM bulk (trace) rate; 0: default (mrt 1.54; cm, acm: 1, monomial basis: the high-order rate)
+  bool cm_hermite = true;            ///< cm, acm: central Hermite moments (true) or De Rosis's monomials
+  double high_order_rate = 1.0;      ///< CM: rate of the moments of order >= 3
+  double acm_viscosity = 5e-4;       ///< ACM: artificial viscosity scale nu_a (lattice units)
+  double acm_velocity = 0.0;         ///< ACM: reference speed u_ref (lattice units; must be > 0)
   std::array<double, 3> force{0, 0, 0};  ///< body force per unit volume (lattice units)
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
@@ -133,6 +140,16 @@ struct Case {
 inline bool supports_moments(CollisionKind c, StorageKind s) {
   return s == StorageKind::Same && (c == CollisionKind::Regularized || c == CollisionKind::RecursiveRegularized);
 }
+/// True where the lattice supports the operator: raw-moment MRT on D3Q27, central moments on the
+/// tensor-product lattices D2Q9 and D3Q27, everything else everywhere.
+inline bool supports(LatticeKind l, CollisionKind c) {
+  if (c == CollisionKind::Mrt) return l == LatticeKind::D3Q27;
+  if (c == CollisionKind::CentralMoment || c == CollisionKind::AdaptiveCentralMoment) return l != LatticeKind::D3Q19;
+  return true;
+}
+inline constexpr const char* kMrtNeed =
+    "collision = \"mrt\" (Suga's raw-moment MRT) is defined on D3Q27; \"cm\" and \"acm\" (central moments) need "
+    "D2Q9 or D3Q27, whose velocities are all combinations of -1, 0, 1";
 inline constexpr const char* kMomentsNeed =
     "the moment representation (streaming = \"moments\") stores the moments of a regularized operator: it needs "
     "collision = \"regularized\" or \"recursive\" and storage = \"same\"";

@@ -4,6 +4,7 @@
 /// launches the fused kernel. Explicitly instantiated in src/solver/Solver*.cpp.
 #pragma once
 
+#include <kolibri/collision/Mrt.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -40,6 +41,30 @@ struct CollisionFactory<RegularizedBgk<L, R>> {
 template <class L, class R>
 struct CollisionFactory<RecursiveRegularizedBgk<L, R>> {
   static RecursiveRegularizedBgk<L, R> make(const SolverConfig& c) { return {R(1.0 / c.tau)}; }
+};
+
+template <class L, class R>
+struct CollisionFactory<RawMomentMrt<L, R>> {
+  static RawMomentMrt<L, R> make(const SolverConfig& c) {
+    return RawMomentMrt<L, R>::suga(R(1.0 / c.tau), R(c.bulk_rate > 0 ? c.bulk_rate : 1.54));
+  }
+};
+template <class L, class R>
+struct CollisionFactory<CentralMomentMrt<L, R>> {
+  static CentralMomentMrt<L, R> make(const SolverConfig& c) {
+    // Default bulk rate: De Rosis's 1; the monomial basis ties it to the high-order rate (stability).
+    const double bulk = c.bulk_rate > 0 ? c.bulk_rate : c.cm_hermite ? 1.0 : -1.0;
+    CentralMomentMrt<L, R> op{R(1.0 / c.tau), R(bulk), R(c.high_order_rate)};
+    op.hermite = c.cm_hermite;
+    if (c.collision == CollisionKind::AdaptiveCentralMoment) {
+      if (!(c.acm_velocity > 0))
+        throw std::invalid_argument("kolibri: collision = \"acm\" needs a reference speed acm_velocity > 0");
+      op.policy = HighOrderRate::Adaptive;
+      op.nu_a = R(c.acm_viscosity);
+      op.inv_u_ref = R(1.0 / c.acm_velocity);
+    }
+    return op;
+  }
 };
 
 /// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends), else 30 x 6 in 3D
