@@ -24,6 +24,7 @@ class Section {
       : m_file(file), m_path(std::move(path)), m_table(t) {}
 
   bool has(const std::string& key) const { return m_table && m_table->get(key); }
+  bool present() const { return m_table != nullptr; }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     std::ostringstream os;
@@ -457,6 +458,95 @@ Case parse_deck(const std::string& text, const std::string& file,
     }
   }
 
+  // [[body]]: immersed-boundary solids
+  if (const toml::node* bn = top.node("body")) {
+    const toml::array* arr = bn->as_array();
+    if (!arr || !arr->is_array_of_tables()) top.fail("body", "expected [[body]] tables");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      Section s(file, "body[" + std::to_string(i) + "]", arr->get(i)->as_table());
+      Body b;
+      b.name = s.string("name").value_or("body" + std::to_string(i));
+      for (const auto& other : sc.bodies)
+        if (other.name == b.name) s.fail("name", "\"" + b.name + "\" is taken by another body");
+      const std::string shape = s.choice("type", "", {"sphere", "cylinder", "box", "torus", "mesh"});
+      if (shape.empty()) s.fail("type", "missing: expected one of sphere, cylinder, box, torus, mesh");
+      b.shape = shape == "sphere" ? Body::Shape::Sphere : shape == "cylinder" ? Body::Shape::Cylinder
+              : shape == "box" ? Body::Shape::Box : shape == "torus" ? Body::Shape::Torus : Body::Shape::Mesh;
+      if (dims == 2 && b.shape != Body::Shape::Cylinder && b.shape != Body::Shape::Box)
+        s.fail("type", "a 2D (D2Q9) body is a closed curve: cylinder (circle) or box (rectangle), got " + shape);
+      auto positive = [&](const char* key, const char* what) {
+        const auto v = s.number(key);
+        if (!v || *v <= 0) s.fail(key, std::string("expected a positive ") + what + " (cells)");
+        return *v;
+      };
+      if (b.shape == Body::Shape::Sphere || b.shape == Body::Shape::Cylinder || b.shape == Body::Shape::Torus)
+        b.radius = positive("radius", "radius");
+      if (b.shape == Body::Shape::Torus) {
+        b.minor_radius = positive("minor_radius", "tube radius");
+        if (b.minor_radius >= b.radius) s.fail("minor_radius", "expected minor_radius < radius");
+      }
+      if (b.shape == Body::Shape::Cylinder && dims == 3) {
+        b.length = positive("length", "length");
+        b.caps = s.boolean("caps").value_or(true);
+      }
+      if ((b.shape == Body::Shape::Cylinder && dims == 3) || b.shape == Body::Shape::Torus) b.axis = axis_of(s, "axis", 2);
+      if (b.shape == Body::Shape::Box) {
+        auto sz = s.vec3<double>("size", dims);
+        if (!sz) s.fail("size", "missing: a box needs size = [...] (edge lengths in cells)");
+        for (int d = 0; d < dims; ++d)
+          if ((*sz)[std::size_t(d)] <= 0) s.fail("size", "expected positive edge lengths");
+        b.size = *sz;
+      }
+      if (b.shape == Body::Shape::Mesh) {
+        auto path = s.string("file");
+        if (!path || path->empty()) s.fail("file", "missing: a mesh body needs file = \"...\" (binary or ASCII STL, OBJ)");
+        b.mesh = *path;
+        if (b.mesh.front() != '/') {  // relative to the deck
+          const auto slash = file.find_last_of('/');
+          if (slash != std::string::npos) b.mesh = file.substr(0, slash + 1) + b.mesh;
+        }
+        std::ifstream probe(b.mesh);
+        if (!probe) s.fail("file", "cannot open '" + b.mesh + "'");
+        b.scale = s.number("scale", 1.0);
+        if (b.scale <= 0) s.fail("scale", "expected a positive scale (cells per file unit)");
+      }
+      auto pos = s.vec3<double>("position", dims);
+      if (!pos) s.fail("position", "missing: the body's centre in cells");
+      b.position = *pos;
+      if (dims == 2) {
+        b.position[2] = 0.5;
+        b.rotation = {0, 0, s.number("rotation", 0.0)};
+        b.angular_velocity = {0, 0, s.number("angular_velocity", 0.0)};
+      } else {
+        b.rotation = s.vec3<double>("rotation", dims).value_or(std::array<double, 3>{0, 0, 0});
+        b.angular_velocity = s.vec3<double>("angular_velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+      }
+      b.velocity = s.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+      b.spacing = s.number("spacing", 0.3);
+      if (!(b.spacing > 0.02 && b.spacing <= 1.0))
+        s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
+      s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file", "scale", "position",
+                "rotation", "velocity", "angular_velocity", "spacing"});
+      sc.bodies.push_back(b);
+    }
+  }
+  // [ib]: how bodies act on the fluid
+  Section ib(file, "ib", subtable(top, "ib"));
+  if (ib.present() && sc.bodies.empty()) ib.fail("spreading", "an [ib] section without [[body]] tables");
+  sc.ib.spreading = ib.choice("spreading", "scatter", {"scatter", "gather"}) == "gather"
+                        ? ImmersedSettings::Spreading::Gather : ImmersedSettings::Spreading::Scatter;
+  const auto iters = ib.integer("iterations").value_or(1);
+  if (iters < 1 || iters > 10) ib.fail("iterations", "expected 1 to 10 forcing passes a step");
+  sc.ib.iterations = int(iters);
+  const auto block = ib.integer("block").value_or(4);
+  if (block < 0 || block > 64) ib.fail("block", "expected a block edge of 0 (samples as generated) to 64 cells");
+  sc.ib.block = int(block);
+  sc.ib.loads_every = ib.integer("loads_every").value_or(1);
+  if (sc.ib.loads_every < 1) ib.fail("loads_every", "expected a positive number of steps");
+  ib.finish({"spreading", "iterations", "block", "loads_every"});
+  if (!sc.bodies.empty() && sc.streaming != Streaming::TwoArray)
+    model.fail("streaming", "immersed bodies need streaming = \"two_array\"");
+
   // [run]
   Section run(file, "run", subtable(top, "run"));
   RunConfig& rc = c.run;
@@ -528,7 +618,7 @@ Case parse_deck(const std::string& text, const std::string& file,
     }
   }
 
-  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe"});
+  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe", "body", "ib"});
   return c;
 }
 

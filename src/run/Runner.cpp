@@ -285,6 +285,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
                   (f.rfind(rc.name + "_", 0) == 0 && e.path().extension() == ".h5");
       for (const auto& p : c.probes)
         ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
+      ours = ours || (f == "bodies.csv" && !sc.bodies.empty());
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
     if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
@@ -320,6 +321,42 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
       point_files.back() << kept;
     }
   });
+  // Immersed bodies: force and torque of every body, one row per body every loads_every steps.
+  std::ofstream loads_file;
+  on_root(comm, [&] {
+    if (sc.bodies.empty()) return;
+    const std::string path = dir + "/bodies.csv";
+    std::string kept = "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n";
+    if (!restart_path.empty()) {  // keep the rows before the restart step
+      std::ifstream in(path);
+      std::string line;
+      for (bool header = true; std::getline(in, line); header = false) {
+        if (header || line.empty()) continue;
+        char* end = nullptr;
+        const long long s = std::strtoll(line.c_str(), &end, 10);
+        if (end != line.c_str() && *end == ',' && s < first_step && std::count(line.begin(), line.end(), ',') == 10)
+          kept += line + "\n";
+      }
+    }
+    loads_file.open(path, std::ios::trunc);
+    if (!loads_file) throw OutputError(path + ": cannot write the body loads");
+    loads_file << kept;
+  });
+  auto write_loads = [&](std::int64_t step) {
+    if (sc.bodies.empty() || step % sc.ib.loads_every != 0 || step == first_step) return;
+    const auto loads = solver->body_loads();
+    on_root(comm, [&] {
+      for (const auto& l : loads) {
+        char buf[400];
+        std::snprintf(buf, sizeof buf, "%lld,%s,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.8g,%.8g,%.8g\n", (long long)step,
+                      l.name.c_str(), l.force[0], l.force[1], l.force[2], l.torque[0], l.torque[1], l.torque[2], l.centre[0],
+                      l.centre[1], l.centre[2]);
+        loads_file << buf;
+      }
+      loads_file << std::flush;
+      if (!loads_file) throw OutputError(dir + "/bodies.csv: write failed (disk full?)");
+    });
+  };
   auto sample_points = [&](std::int64_t step, bool force) {
     std::vector<std::int64_t> cells;
     std::vector<std::size_t> which;
@@ -441,6 +478,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     target = std::min(target, next_multiple(step, rc.checkpoint_every));
     for (const auto& p : c.probes)
       if (p.kind == Probe::Kind::Point) target = std::min(target, next_multiple(step, p.every > 0 ? p.every : default_every));
+    if (!sc.bodies.empty()) target = std::min(target, next_multiple(step, sc.ib.loads_every));
     const auto t0 = Clock::now();
     solver->step(target - step);
     const double dt = comm.max(seconds_since(t0));  // every rank takes the same next chunk
@@ -468,6 +506,7 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     }
     res.max_speed = d.max_speed;
     sample_points(step, false);
+    write_loads(step);
     if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps) write_output(step, false);
     if (rc.checkpoint_every > 0 && step % rc.checkpoint_every == 0 && step < rc.steps) write_ckpt(step);
     if (progress.due(step)) {
@@ -540,7 +579,20 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     if (!res.message.empty()) js.add("message", res.message);
     write_file_atomic(dir + "/summary.json", js.str() + "\n");
     for (auto& f : point_files) f.close();
+    if (loads_file.is_open()) loads_file.close();
   });
+  if (!sc.bodies.empty()) {
+    const IbStats ib = solver->ib_stats();
+    const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
+    const double ib_step = ib.steps > 0 ? ib.seconds / double(ib.steps) : 0.0;
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "kolibri: immersed boundaries: %lld samples, %s spreading, %.3f ms per step (%.1f%% of a step of %.3f ms), "
+                  "loops per thread %d to %d",
+                  (long long)ib.samples, sc.ib.spreading == ImmersedSettings::Spreading::Gather ? "gather" : "scatter",
+                  1e3 * ib_step, per_step > 0 ? 100.0 * ib_step / per_step : 0.0, 1e3 * per_step, ib.loops_min, ib.loops_max);
+    log << buf << std::endl;
+  }
 
   if (res.exit_code == kExitOk) {
     char buf[200];

@@ -96,6 +96,16 @@ std::string solver_signature(const SolverConfig& c) {
     add("obstacle" + std::to_string(i), std::to_string(int(o.shape)) + "/" + vec(o.min) + "/" + vec(o.max) + "/" +
                                             vec(o.center) + "/" + num(o.radius) + "/" + std::to_string(o.axis));
   }
+  if (c.collision == CollisionKind::Mrt || c.collision == CollisionKind::CentralMoment ||
+      c.collision == CollisionKind::AdaptiveCentralMoment)
+    add("mrt", num(c.bulk_rate) + "/" + num(c.high_order_rate) + "/" + std::to_string(int(c.cm_hermite)) + "/" +
+                   num(c.acm_viscosity) + "/" + num(c.acm_velocity));
+  for (std::size_t i = 0; i < c.bodies.size(); ++i) {  // the samples follow from these
+    const auto& b = c.bodies[i];
+    add("body" + std::to_string(i), b.name + "/" + std::to_string(int(b.shape)) + "/" + b.mesh + "/" + vec(b.position) + "/" +
+                                        vec(b.rotation) + "/" + vec(b.velocity) + "/" + vec(b.angular_velocity) + "/" +
+                                        num(b.spacing) + "/" + num(b.radius) + "/" + vec(b.size));
+  }
   return s;
 }
 

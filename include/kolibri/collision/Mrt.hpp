@@ -199,7 +199,7 @@ struct SugaBasis {
 };
 
 namespace Impl {
-constexpr double suga_row(int k, int i) {
+KOKKOS_INLINE_FUNCTION constexpr double suga_row(int k, int i) {
   const double x = D3Q27::c(i, 0), y = D3Q27::c(i, 1), z = D3Q27::c(i, 2);
   const double e = x * x + y * y + z * z;
   switch (k) {
@@ -232,7 +232,7 @@ constexpr double suga_row(int k, int i) {
     default: return x * y * z;
   }
 }
-constexpr SugaBasis make_suga_basis() {
+KOKKOS_INLINE_FUNCTION constexpr SugaBasis make_suga_basis() {
   SugaBasis b{};
   for (int k = 0; k < 27; ++k) {
     for (int i = 0; i < 27; ++i) b.m[k][i] = suga_row(k, i);

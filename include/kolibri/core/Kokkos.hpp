@@ -24,9 +24,11 @@ namespace kolibri {
 namespace math {
 #if KOKKOS_VERSION >= 40000
 using Kokkos::fabs;
+using Kokkos::floor;
 using Kokkos::sqrt;
 #else
 using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::floor;
 using Kokkos::Experimental::sqrt;
 #endif
 

@@ -49,6 +49,36 @@ struct Obstacle {
 /// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
 bool covers(const Obstacle& o, int x, int y, int z);
 
+/// \brief A rigid solid immersed in the fluid (immersed boundary): a surface from a primitive or a
+/// triangle mesh, sampled with Poisson-disk samples, placed in cell coordinates, optionally moving
+/// with a prescribed translation and rotation. In 2D (D2Q9) a body is a closed curve in the x-y
+/// plane: a circle (cylinder) or a rectangle outline (box).
+struct Body {
+  std::string name = "body";
+  enum class Shape { Sphere, Cylinder, Box, Torus, Mesh } shape = Shape::Sphere;
+  double radius = 0.0;                    ///< sphere, cylinder; torus: major radius (cells)
+  double minor_radius = 0.0;              ///< torus tube radius (cells)
+  double length = 0.0;                    ///< cylinder length (3D, cells)
+  bool caps = true;                       ///< cylinder end caps (3D)
+  int axis = 2;                           ///< cylinder and torus axis before rotation: 0 x, 1 y, 2 z
+  std::array<double, 3> size{0, 0, 0};    ///< box edge lengths (cells)
+  std::string mesh;                       ///< STL or OBJ file (Shape::Mesh)
+  double scale = 1.0;                     ///< mesh scale (file units to cells)
+  std::array<double, 3> position{0, 0, 0};  ///< centre (cells; cell (i, j, k) has its centre at i + 1/2 ...)
+  std::array<double, 3> rotation{0, 0, 0};  ///< initial rotation about x, then y, then z (degrees)
+  std::array<double, 3> velocity{0, 0, 0};  ///< translation (lattice units)
+  std::array<double, 3> angular_velocity{0, 0, 0};  ///< about the centre (radians per step)
+  double spacing = 0.3;                   ///< Poisson-disk sample spacing (cells)
+};
+
+/// \brief How immersed boundaries act on the fluid (docs/theory.md, immersed boundaries).
+struct ImmersedSettings {
+  enum class Spreading { Scatter, Gather } spreading = Spreading::Scatter;
+  int iterations = 1;       ///< multi-direct forcing passes a step
+  int block = 4;            ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
+  std::int64_t loads_every = 1;  ///< body force and torque CSV cadence (steps)
+};
+
 /// \brief Initial condition.
 struct InitialCondition {
   enum class Kind { Uniform, TaylorGreen } kind = Kind::Uniform;
@@ -87,6 +117,8 @@ struct SolverConfig {
   std::array<double, 3> force{0, 0, 0};  ///< body force per unit volume (lattice units)
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
+  std::vector<Body> bodies;   ///< immersed-boundary solids
+  ImmersedSettings ib;
   InitialCondition initial;
   Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
 

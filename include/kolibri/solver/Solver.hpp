@@ -5,6 +5,7 @@
 #pragma once
 
 #include <kolibri/io/Checkpoint.hpp>
+#include <kolibri/ib/Loads.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
 #include <kolibri/solver/Case.hpp>
@@ -79,6 +80,10 @@ class Solver {
   /// Seconds of halo exchange per time step, measured alone (pack, transfer, unpack; in two-
   /// array runs it overlaps the interior update); 0 on one rank. Collective.
   virtual double exchange_time_per_step(int /*repeats*/) { return 0.0; }
+  /// Force and torque on each immersed body during the last step (empty without bodies).
+  virtual std::vector<BodyLoad> body_loads() const { return {}; }
+  /// Immersed-boundary sizes and time spent.
+  virtual IbStats ib_stats() const { return {}; }
   /// Restore the step counter (restarts).
   void set_steps_done(std::int64_t s) { m_steps = s; }
 

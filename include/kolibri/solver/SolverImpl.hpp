@@ -6,6 +6,7 @@
 
 #include <kolibri/collision/Mrt.hpp>
 #include <kolibri/grid/Flags.hpp>
+#include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/MomentStream.hpp>
@@ -147,6 +148,14 @@ class SolverImpl final : public Solver {
     for (std::size_t i = 0; i < boundary.size(); ++i) hb(i) = boundary[i];
     Kokkos::deep_copy(m_boundary, hb);
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
+    if (!cfg.bodies.empty()) {
+      if (m_in_place || m_moments)
+        throw std::invalid_argument("kolibri: immersed bodies need streaming = \"two_array\" (got " +
+                                    std::string(to_string(cfg.streaming)) + ")");
+      if (m_dist.comm)
+        throw std::invalid_argument("kolibri: immersed bodies run on one rank (one GPU) for now; got a multi-rank run");
+      m_ib = ImmersedBoundary<L, S>(cfg);
+    }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       initialize_uniform(cfg.initial.density, cfg.initial.velocity);
     } else {
@@ -210,9 +219,11 @@ class SolverImpl final : public Solver {
     } else {
       StreamCollide<L, S, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
       const Index nbb = m_boundary_border;
+      if (m_ib.active()) k.cell_force = m_ib.force();
       for (std::int64_t s = 0; s < nsteps; ++s) {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
+        if (m_ib.active()) m_ib.apply(m_f[m_cur], k.bc, m_idx, m_steps + s);
         if (m_pull.active()) {
           // Two streams: the cells next to the ghost layers, the pack, the transfer and the
           // unpack on the exchange's instance, the other cells meanwhile on the default one.
@@ -394,6 +405,8 @@ class SolverImpl final : public Solver {
     return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
   }
   int populations_per_cell() const override { return m_per_cell; }
+  std::vector<BodyLoad> body_loads() const override { return m_ib.loads(); }
+  IbStats ib_stats() const override { return m_ib.stats(); }
   double exchange_time_per_step(int repeats) override {
     // two arrays and moments: one exchange a step; in place: a forward and a reverse one every
     // two steps
@@ -571,7 +584,8 @@ class SolverImpl final : public Solver {
     Kokkos::View<double*, MemSpace> rho("kolibri::rho", count);
     Kokkos::View<double* [3], MemSpace> u("kolibri::u", count);
     Macroscopic<L, S> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
-                        {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density, state_layout()};
+                        {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density, state_layout(),
+                        m_ib.active() ? m_ib.force() : Kokkos::View<R*, MemSpace>()};
     Kokkos::parallel_for("kolibri::macroscopic",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, count), m);
     auto h_rho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);
@@ -599,6 +613,7 @@ class SolverImpl final : public Solver {
   MomentTile m_tile{};
   bool m_arriving = false;   ///< in place: the array holds arriving (pre-collision) populations
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< in place with outlets: boundary-cell velocities
+  ImmersedBoundary<L, S> m_ib;  ///< immersed bodies (two arrays, one rank)
   Kokkos::View<Flag*, MemSpace> m_flags;
   Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
   Index m_boundary_border = 0;  ///< the first ones of m_boundary lie next to a ghost layer

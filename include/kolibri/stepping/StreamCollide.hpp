@@ -206,6 +206,15 @@ struct StreamCollide {
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
+  /// Immersed boundaries: a force per cell added to the uniform one (d * cells + n); empty: none.
+  Kokkos::View<const R*, MemSpace> cell_force{};
+
+  /// The body force at cell n.
+  KOKKOS_INLINE_FUNCTION void force_at(const Index n, R (&F)[3]) const {
+    for (int d = 0; d < 3; ++d) F[d] = bc.force[d];
+    if (cell_force.extent(0) > 0)
+      for (int d = 0; d < L::D; ++d) F[d] += cell_force(d * idx.cells + n);
+  }
 
   struct Departing {  // post-collision population j of cell m: slot j of src
     Kokkos::View<const V*, MemSpace> src;
@@ -228,7 +237,9 @@ struct StreamCollide {
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
-    collide(f, bc.force);
+    R F[3];
+    force_at(n, F);
+    collide(f, F);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
@@ -237,7 +248,9 @@ struct StreamCollide {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
     bc.pull(n, f, Departing{src, idx});
-    collide(f, bc.force);
+    R F[3];
+    force_at(n, F);
+    collide(f, F);
     for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
 };
@@ -373,6 +386,7 @@ struct Macroscopic {
   R force[3];
   double rho0;
   StateLayout layout;
+  Kokkos::View<const R*, MemSpace> cell_force{};  ///< immersed boundaries (d * cells + n); may be empty
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells.extent(0) > 0 ? cells(i) : i;
@@ -381,8 +395,11 @@ struct Macroscopic {
       u(i, 0) = u(i, 1) = u(i, 2) = 0.0;
       return;
     }
+    R F[3] = {force[0], force[1], force[2]};
+    if (cell_force.extent(0) > 0)
+      for (int d = 0; d < L::D; ++d) F[d] += cell_force(d * idx.cells + n);
     double r, v[3];
-    cell_moments<L, S>(f, idx, n, force, r, v, layout);
+    cell_moments<L, S>(f, idx, n, F, r, v, layout);
     rho(i) = r;
     for (int d = 0; d < 3; ++d) u(i, d) = v[d];
   }

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Immersed boundaries (chen2022 sections 3.1, 4.2.2, 4.3): rigid bodies carried by surface
+/// samples that impose their velocity on the fluid through a penalty (direct-forcing) force.
+///
+/// Before each stream-collide step, for the populations that step will collide:
+///  1. `IbNodes`: density and velocity u* = (sum c f + F/2)/rho of the cells around the bodies
+///     (the streamed populations, with walls; F the uniform body force), into a node box;
+///  2. per sample: trilinear (2 x 2 x 2; 2 x 2 in 2D) interpolation of rho and u*, the penalty
+///     force density g = 2 rho (u_b - u) times the surface area the sample stands for, spread to
+///     the same nodes with the same weights. "Scatter": one thread per sample, atomic additions
+///     (the default). "Gather": samples binned by cell on the device, one thread per node summing
+///     its samples (the baseline of chen2022 Table 1).
+/// The stream-collide step then collides with F + F_ib, so the collision velocity
+/// u* + F_ib/(2 rho) meets the body velocity at a lone sample (Guo's half-force shift). Further
+/// passes (multi-direct forcing) correct with the velocity that includes the force so far.
+/// The force on a body is minus the sum of its samples' forces; the torque is about its centre.
+#pragma once
+
+#include <kolibri/ib/Loads.hpp>
+#include <kolibri/ib/Sampling.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// Force and torque sums of a pass: Kokkos reduction value with joins for Kokkos 3 and 4.
+struct Load6 {
+  double v[6];
+  KOKKOS_INLINE_FUNCTION Load6() : v{0, 0, 0, 0, 0, 0} {}
+};
+
+/// \brief A body's kinematics at one step, as kernels read it.
+template <class R>
+struct BodyPose {
+  R c[3];    ///< centre
+  R rot[9];  ///< rotation of the sample offsets since t = 0 (row-major)
+  R v[3];    ///< translation velocity
+  R w[3];    ///< angular velocity (radians per step)
+  R weight;  ///< area per sample
+};
+
+/// \brief A box of cells (the nodes around the bodies): origin and extent.
+struct NodeBox {
+  int lo[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+  KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
+  /// Local index of cell (x, y, z), or -1 outside.
+  KOKKOS_INLINE_FUNCTION Index local(int x, int y, int z) const {
+    const int a = x - lo[0], b = y - lo[1], c = z - lo[2];
+    if (a < 0 || b < 0 || c < 0 || a >= n[0] || b >= n[1] || c >= n[2]) return -1;
+    return a + Index(n[0]) * (b + Index(n[1]) * c);
+  }
+};
+
+/// \brief Trilinear stencil of a point: base node and weights (cell (i, j, k) has its centre at
+/// (i + 1/2, j + 1/2, k + 1/2)). In 2D the z extent is one node.
+template <int D, class R>
+struct Stencil {
+  int base[3];
+  R frac[3];
+  KOKKOS_INLINE_FUNCTION explicit Stencil(const R (&x)[3]) {
+    for (int d = 0; d < 3; ++d) {
+      const R s = x[d] - R(0.5);
+      const R f = math::floor(s);
+      base[d] = d < D ? int(f) : 0;
+      frac[d] = d < D ? s - f : R(0);
+    }
+  }
+  static constexpr int count = D == 3 ? 8 : 4;
+  /// Node k of the stencil (bits: x, y, z offsets) and its weight.
+  KOKKOS_INLINE_FUNCTION R node(int k, int (&p)[3]) const {
+    R w = R(1);
+    for (int d = 0; d < 3; ++d) {
+      const int o = (k >> d) & 1;
+      p[d] = base[d] + o;
+      w *= d < D ? (o ? frac[d] : R(1) - frac[d]) : R(1);
+    }
+    return w;
+  }
+};
+
+/// \brief The device side of the immersed bodies of one solver (two-array streaming).
+template <class L, class S>
+class ImmersedBoundary {
+ public:
+  using R = typename S::real;
+  using V = typename S::value_type;
+
+  ImmersedBoundary() = default;
+  explicit ImmersedBoundary(const SolverConfig& cfg) : m_cfg(cfg) {
+    const int nb = int(cfg.bodies.size());
+    if (nb == 0) return;
+    std::vector<BodySamples> bs;
+    std::int64_t total = 0;
+    for (const auto& b : cfg.bodies) {
+      bs.push_back(sample_body(b, L::D, cfg.ib.block));
+      m_offset.push_back(total);
+      total += std::int64_t(bs.back().offsets.size());
+    }
+    m_offset.push_back(total);
+    m_ref = Kokkos::View<R* [3], MemSpace>("kolibri::ib_samples", total);
+    m_body = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_body", total);
+    auto hr = Kokkos::create_mirror_view(m_ref);
+    auto hb = Kokkos::create_mirror_view(m_body);
+    for (int b = 0; b < nb; ++b) {
+      m_weight.push_back(bs[std::size_t(b)].weight);
+      m_extent.push_back(bs[std::size_t(b)].extent);
+      for (std::size_t i = 0; i < bs[std::size_t(b)].offsets.size(); ++i) {
+        const Index s = Index(m_offset[std::size_t(b)]) + Index(i);
+        for (int d = 0; d < 3; ++d) hr(s, d) = R(bs[std::size_t(b)].offsets[i][std::size_t(d)]);
+        hb(s) = b;
+      }
+    }
+    Kokkos::deep_copy(m_ref, hr);
+    Kokkos::deep_copy(m_body, hb);
+    m_pose = Kokkos::View<BodyPose<R>*, MemSpace>("kolibri::ib_pose", nb);
+    m_pose_host = Kokkos::create_mirror_view(m_pose);
+    m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
+    m_passes = std::max(1, cfg.ib.iterations);
+    m_loads = Kokkos::View<Load6**, MemSpace>("kolibri::ib_loads", nb, m_passes);
+    m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
+    m_key = Kokkos::View<Index*, MemSpace>("kolibri::ib_sample_cell", total);
+    m_slot = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_slot", total);
+    m_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_bin_list", total);
+    m_stats.samples = total;
+    m_stats.loops_min = m_stats.loops_max = Stencil<L::D, R>::count;
+  }
+
+  bool active() const { return !m_offset.empty(); }
+  const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
+  const IbStats& stats() const { return m_stats; }
+
+  /// Forces for the step that starts at time t from the post-collision state `src`.
+  void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc, const SoA& idx, std::int64_t t) {
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    const NodeBox box = set_poses(t);
+    zero(m_box);  // the previous step's nodes
+    zero(box);
+    m_box = box;
+    if (Index(m_node.extent(0)) < 4 * box.cells())
+      m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
+    Kokkos::parallel_for("kolibri::ib_nodes", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
+                         Nodes{src, bc, idx, m_node, box});
+    const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
+    for (int pass = 0; pass < m_passes; ++pass) {
+      // Later passes read the force so far at the nodes: spreading in the same kernel would let
+      // them see part of this pass's, so they store first and spread after (`Spread`).
+      const bool fused = !gather && pass == 0;
+      Samples k{m_ref, m_body, m_pose, m_node, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, bc.nz,
+                m_sample_force, m_key, pass > 0, fused};
+      for (std::size_t b = 0; b + 1 < m_offset.size(); ++b) {
+        const auto load = Kokkos::subview(m_loads, b, pass);
+        Kokkos::parallel_reduce("kolibri::ib_samples",
+                                Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_offset[b], m_offset[b + 1]), k,
+                                load);
+      }
+      if (gather) {
+        gather_forces(box, bc, idx);
+      } else if (!fused) {
+        Kokkos::parallel_for("kolibri::ib_spread", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_stats.samples),
+                             Spread{m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, m_sample_force});
+      }
+    }
+    Kokkos::fence();
+    m_stats.seconds += timer.seconds();
+    ++m_stats.steps;
+  }
+
+  /// Force and torque on each body during the last step (copies from the device).
+  std::vector<BodyLoad> loads() const {
+    std::vector<BodyLoad> out;
+    if (!active()) return out;
+    auto h = Kokkos::create_mirror_view(m_loads);
+    Kokkos::deep_copy(h, m_loads);
+    for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
+      BodyLoad l;
+      l.name = m_cfg.bodies[b].name;
+      for (int p = 0; p < m_passes; ++p)
+        for (int d = 0; d < 3; ++d) {
+          l.force[std::size_t(d)] -= h(b, std::size_t(p)).v[d];
+          l.torque[std::size_t(d)] -= h(b, std::size_t(p)).v[3 + d];
+        }
+      for (int d = 0; d < 3; ++d) l.centre[std::size_t(d)] = double(m_pose_host(b).c[d]);
+      out.push_back(l);
+    }
+    return out;
+  }
+
+ private:
+  /// Poses at time t (host), and the node box around every body (clipped to the solver's box).
+  NodeBox set_poses(std::int64_t t) {
+    const int size[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
+      const Body& body = m_cfg.bodies[b];
+      BodyPose<R>& p = m_pose_host(b);
+      const double w = std::hypot(body.angular_velocity[0], body.angular_velocity[1], body.angular_velocity[2]);
+      const auto rot = axis_rotation(body.angular_velocity, w * double(t));
+      for (int i = 0; i < 9; ++i) p.rot[i] = R(rot[std::size_t(i)]);
+      for (int d = 0; d < 3; ++d) {
+        const double c = body.position[std::size_t(d)] + body.velocity[std::size_t(d)] * double(t);
+        p.c[d] = R(c);
+        p.v[d] = R(body.velocity[std::size_t(d)]);
+        p.w[d] = R(body.angular_velocity[std::size_t(d)]);
+        lo[d] = std::min(lo[d], c - m_extent[b]);
+        hi[d] = std::max(hi[d], c + m_extent[b]);
+      }
+      p.weight = R(m_weight[b]);
+    }
+    Kokkos::deep_copy(m_pose, m_pose_host);
+    NodeBox box;
+    for (int d = 0; d < 3; ++d) {
+      if (d >= L::D) {
+        box.lo[d] = 0, box.n[d] = size[d];
+        continue;
+      }
+      const int a = std::max(0, int(std::floor(lo[d] - 0.5)) - 1), e = std::min(size[d], int(std::floor(hi[d] - 0.5)) + 3);
+      box.lo[d] = a, box.n[d] = std::max(0, e - a);
+    }
+    return box;
+  }
+
+  // FIXME_CUDA: nvcc refuses extended lambdas in private member functions and private nested
+  // types as kernel functors: what follows is public but not part of the interface.
+ public:
+  /// Clear the force in a box.
+  void zero(const NodeBox& box) {
+    if (box.cells() == 0) return;
+    const auto force = m_force;
+    const Index cells = m_cfg.cells();
+    const int nx = m_cfg.nx, ny = m_cfg.ny;
+    Kokkos::parallel_for(
+        "kolibri::ib_zero", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
+        KOKKOS_LAMBDA(const Index i) {
+          const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
+                    z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
+          const Index n = x + Index(nx) * (y + Index(ny) * z);
+          for (int d = 0; d < 3; ++d) force(d * cells + n) = R(0);
+        });
+  }
+
+  /// Gathering: bin the samples by the base node of their stencil (counting sort on the device),
+  /// then one thread per node sums the forces of the samples whose stencil covers it.
+  void gather_forces(const NodeBox& box, const Boundary<L, R>& bc, const SoA& idx) {
+    const Index nbc = box.cells(), ns = m_stats.samples;
+    if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
+    Kokkos::deep_copy(m_count, Index(0));
+    const auto count = m_count;
+    const auto key = m_key;
+    const auto slot = m_slot;
+    const auto list = m_list;
+    using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
+    Kokkos::parallel_for(
+        "kolibri::ib_bin_count", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
+          if (key(s) >= 0) slot(s) = int(Kokkos::atomic_fetch_add(&count(key(s)), Index(1)));
+        });
+    Kokkos::parallel_scan(
+        "kolibri::ib_bin_scan", Range(0, nbc + 1), KOKKOS_LAMBDA(const Index i, Index& sum, const bool last) {
+          const Index c = i < nbc ? count(i) : 0;
+          if (last) count(i) = sum;
+          sum += c;
+        });
+    Kokkos::parallel_for(
+        "kolibri::ib_bin_fill", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
+          if (key(s) >= 0) list(count(key(s)) + slot(s)) = s;
+        });
+    GatherNodes g{m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, m_sample_force, m_count, m_list};
+    Kokkos::parallel_for("kolibri::ib_gather", Range(0, nbc), g);
+    if (m_stats.steps == 0) {  // loop counts of the first step (chen2022 Table 1)
+      int lo = 0, hi = 0;
+      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), g.loops_min(), Kokkos::Min<int>(lo));
+      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), g.loops_max(), Kokkos::Max<int>(hi));
+      m_stats.loops_min = hi > 0 ? lo : 0, m_stats.loops_max = hi;
+    }
+  }
+
+
+  /// Density and velocity (without the immersed force) of the populations the coming step
+  /// collides, for every cell of the node box: 4 values a node, value-major.
+  struct Nodes {
+    Kokkos::View<const V*, MemSpace> src;
+    Boundary<L, R> bc;
+    SoA idx;
+    Kokkos::View<R*, MemSpace> node;
+    NodeBox box;
+    struct Departing {
+      Kokkos::View<const V*, MemSpace> src;
+      SoA idx;
+      KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return S::template load<L>(src(idx(m, j)), j); }
+    };
+    KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
+      const Index nb = box.cells();
+      const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
+                z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
+      const Index n = x + Index(bc.nx) * (y + Index(bc.ny) * z);
+      if (bc.flags(n) == kSolid) {
+        node(i) = R(1), node(nb + i) = node(2 * nb + i) = node(3 * nb + i) = R(0);
+        return;
+      }
+      R f[L::Q];
+      bc.pull(n, f, Departing{src, idx});
+      R rho = R(0), j[3] = {R(0), R(0), R(0)};
+      for (int q = 0; q < L::Q; ++q) {
+        rho += f[q];
+        for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * f[q];
+      }
+      node(i) = rho;
+      for (int d = 0; d < 3; ++d) node((1 + d) * nb + i) = (j[d] + R(0.5) * bc.force[d]) / rho;
+    }
+  };
+
+  /// One pass over the samples of one body: interpolate, penalty force, spread (scatter) or store
+  /// (gather); reduces the force on the fluid and its torque about the body's centre.
+  struct Samples {
+    Kokkos::View<const R* [3], MemSpace> ref;
+    Kokkos::View<const int*, MemSpace> body;
+    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
+    Kokkos::View<const R*, MemSpace> node;
+    NodeBox box;
+    Kokkos::View<R*, MemSpace> force;
+    Index cells;
+    Kokkos::View<const Flag*, MemSpace> flags;
+    int nx, ny, nz;
+    Kokkos::View<R* [3], MemSpace> sample_force;
+    Kokkos::View<Index*, MemSpace> key;
+    bool corrected;  ///< later passes: the node velocity includes the force so far
+    bool scatter;
+
+    using value_type = Load6;
+    KOKKOS_INLINE_FUNCTION void init(Load6& a) const { a = Load6(); }
+    KOKKOS_INLINE_FUNCTION void join(Load6& a, const Load6& b) const {
+      for (int k = 0; k < 6; ++k) a.v[k] += b.v[k];
+    }
+    KOKKOS_INLINE_FUNCTION void join(volatile Load6& a, const volatile Load6& b) const {  // Kokkos 3
+      for (int k = 0; k < 6; ++k) a.v[k] = a.v[k] + b.v[k];
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s, Load6& acc) const {
+      const BodyPose<R>& p = pose(body(s));
+      R r[3], x[3], ub[3];
+      for (int d = 0; d < 3; ++d)
+        r[d] = p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
+      for (int d = 0; d < 3; ++d) x[d] = p.c[d] + r[d];
+      ub[0] = p.v[0] + p.w[1] * r[2] - p.w[2] * r[1];
+      ub[1] = p.v[1] + p.w[2] * r[0] - p.w[0] * r[2];
+      ub[2] = p.v[2] + p.w[0] * r[1] - p.w[1] * r[0];
+      const Stencil<L::D, R> st(x);
+      const Index nb = box.cells();
+      R rho = R(0), u[3] = {R(0), R(0), R(0)}, wsum = R(0);
+      Index at[Stencil<L::D, R>::count];
+      R wt[Stencil<L::D, R>::count];
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        int c[3];
+        wt[k] = st.node(k, c);
+        const Index i = box.local(c[0], c[1], c[2]);
+        at[k] = i < 0 ? -1 : c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
+        if (i < 0) continue;
+        const R rn = node(i);
+        wsum += wt[k];
+        rho += wt[k] * rn;
+        for (int d = 0; d < 3; ++d) {
+          R v = node((1 + d) * nb + i);
+          if (corrected) v += R(0.5) * force(d * cells + at[k]) / rn;
+          u[d] += wt[k] * v;
+        }
+      }
+      R g[3] = {R(0), R(0), R(0)};
+      if (wsum > R(0)) {  // a sample outside the box acts on nothing
+        rho /= wsum;
+        for (int d = 0; d < 3; ++d) g[d] = R(2) * rho * (ub[d] - u[d] / wsum) * p.weight;
+      }
+      if (scatter) {
+        for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+          if (at[k] < 0 || flags(at[k]) == kSolid) continue;
+          for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + at[k]), wt[k] * g[d]);
+        }
+      } else {
+        for (int d = 0; d < 3; ++d) sample_force(s, d) = g[d];
+        key(s) = box.local(st.base[0], st.base[1], st.base[2]);  // may be -1 (base outside the box)
+      }
+      for (int d = 0; d < 3; ++d) acc.v[d] += double(g[d]);
+      acc.v[3] += double(r[1] * g[2] - r[2] * g[1]);
+      acc.v[4] += double(r[2] * g[0] - r[0] * g[2]);
+      acc.v[5] += double(r[0] * g[1] - r[1] * g[0]);
+    }
+  };
+
+  /// Scattering of stored sample forces (passes after the first).
+  struct Spread {
+    Kokkos::View<const R* [3], MemSpace> ref;
+    Kokkos::View<const int*, MemSpace> body;
+    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
+    NodeBox box;
+    Kokkos::View<R*, MemSpace> force;
+    Index cells;
+    Kokkos::View<const Flag*, MemSpace> flags;
+    int nx, ny;
+    Kokkos::View<const R* [3], MemSpace> sample_force;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
+      const BodyPose<R>& p = pose(body(s));
+      R x[3];
+      for (int d = 0; d < 3; ++d)
+        x[d] = p.c[d] + p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
+      const Stencil<L::D, R> st(x);
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        int c[3];
+        const R w = st.node(k, c);
+        if (box.local(c[0], c[1], c[2]) < 0) continue;
+        const Index n = c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
+        if (flags(n) == kSolid) continue;
+        for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + n), w * sample_force(s, d));
+      }
+    }
+  };
+
+  struct GatherNodes {
+    Kokkos::View<const R* [3], MemSpace> ref;
+    Kokkos::View<const int*, MemSpace> body;
+    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
+    NodeBox box;
+    Kokkos::View<R*, MemSpace> force;
+    Index cells;
+    Kokkos::View<const Flag*, MemSpace> flags;
+    int nx, ny;
+    Kokkos::View<const R* [3], MemSpace> sample_force;
+    Kokkos::View<const Index*, MemSpace> start;
+    Kokkos::View<const Index*, MemSpace> list;
+
+    /// Samples whose stencil covers node i (box-local), visited with `fn(s, weight)`.
+    template <class Fn>
+    KOKKOS_INLINE_FUNCTION int visit(const Index i, const Fn& fn) const {
+      const int a = int(i % box.n[0]), b = int(i / box.n[0] % box.n[1]), c = int(i / (Index(box.n[0]) * box.n[1]));
+      int loops = 0;
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        const int o[3] = {k & 1, (k >> 1) & 1, (k >> 2) & 1};
+        const Index base = box.local(box.lo[0] + a - o[0], box.lo[1] + b - o[1], box.lo[2] + c - o[2]);
+        if (base < 0) continue;
+        for (Index j = start(base); j < start(base + 1); ++j, ++loops) fn(list(j), o);
+      }
+      return loops;
+    }
+    KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
+      const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
+                z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
+      const Index n = x + Index(nx) * (y + Index(ny) * z);
+      if (flags(n) == kSolid) return;
+      R sum[3] = {R(0), R(0), R(0)};
+      visit(i, [&](const Index s, const int (&o)[3]) {
+        const BodyPose<R>& p = pose(body(s));
+        R xs[3];
+        for (int d = 0; d < 3; ++d)
+          xs[d] = p.c[d] + p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
+        const Stencil<L::D, R> st(xs);
+        int c[3];
+        const R w = st.node(o[0] + 2 * o[1] + 4 * o[2], c);
+        for (int d = 0; d < 3; ++d) sum[d] += w * sample_force(s, d);
+      });
+      for (int d = 0; d < L::D; ++d) force(d * cells + n) += sum[d];
+    }
+    struct LoopsMin {
+      GatherNodes g;
+      KOKKOS_INLINE_FUNCTION void operator()(const Index i, int& m) const {
+        const int l = g.visit(i, [](Index, const int (&)[3]) {});
+        if (l > 0 && l < m) m = l;
+      }
+    };
+    struct LoopsMax {
+      GatherNodes g;
+      KOKKOS_INLINE_FUNCTION void operator()(const Index i, int& m) const {
+        const int l = g.visit(i, [](Index, const int (&)[3]) {});
+        if (l > m) m = l;
+      }
+    };
+    LoopsMin loops_min() const { return {*this}; }
+    LoopsMax loops_max() const { return {*this}; }
+  };
+
+ private:
+  SolverConfig m_cfg;
+  std::vector<std::int64_t> m_offset;
+  std::vector<double> m_weight, m_extent;
+  int m_passes = 1;
+  Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;
+  Kokkos::View<int*, MemSpace> m_body, m_slot;
+  Kokkos::View<BodyPose<R>*, MemSpace> m_pose;
+  typename Kokkos::View<BodyPose<R>*, MemSpace>::HostMirror m_pose_host;
+  Kokkos::View<R*, MemSpace> m_force, m_node;
+  Kokkos::View<Load6**, MemSpace> m_loads;
+  Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
+  NodeBox m_box;
+  IbStats m_stats;
+};
+
+}  // namespace kolibri

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief What the solver reports about immersed bodies (no Kokkos).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace kolibri {
+
+/// \brief Force and torque on a body during the last step (lattice units), and where it was.
+struct BodyLoad {
+  std::string name;
+  std::array<double, 3> force{0, 0, 0}, torque{0, 0, 0}, centre{0, 0, 0};
+};
+
+/// \brief Sizes and costs of the immersed boundaries of a run.
+struct IbStats {
+  std::int64_t samples = 0;
+  std::int64_t steps = 0;
+  double seconds = 0.0;        ///< time in the immersed-boundary kernels (fenced)
+  int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)
+};
+
+}  // namespace kolibri

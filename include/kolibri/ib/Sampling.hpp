@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Host side of immersed boundaries: a body's surface samples in its own frame.
+#pragma once
+
+#include <kolibri/solver/Case.hpp>
+
+#include <array>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief Surface samples of one body, relative to its centre (initial rotation applied), with
+/// the surface area (3D) or curve length (2D) each sample stands for, and the largest distance of
+/// a sample from the centre.
+struct BodySamples {
+  std::vector<std::array<double, 3>> offsets;
+  double weight = 0.0;
+  double extent = 0.0;
+  double area = 0.0;
+};
+
+/// \brief Sample body `b` for a lattice of `dims` dimensions (2: closed curves in the x-y plane;
+/// 3: surfaces). Poisson-disk samples at least b.spacing apart, ordered by `block` x `block` x
+/// `block` cell blocks and Morton code inside a block (chen2022 4.2.2; block 0: as sampled).
+/// Throws std::invalid_argument (shape not available in 2D, bad sizes) or std::runtime_error
+/// (mesh file errors, with the file and line).
+BodySamples sample_body(const Body& b, int dims, int block);
+
+/// \brief The rotation by `angle` radians about the unit axis `axis` (row-major 3 x 3).
+std::array<double, 9> axis_rotation(const std::array<double, 3>& axis, double angle);
+
+}  // namespace kolibri

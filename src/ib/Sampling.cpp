@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/geometry/Surface.hpp>
+#include <kolibri/ib/Sampling.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace kolibri {
+
+std::array<double, 9> axis_rotation(const std::array<double, 3>& axis, double angle) {
+  const double n = std::hypot(axis[0], axis[1], axis[2]);
+  if (n == 0.0 || angle == 0.0) return {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double x = axis[0] / n, y = axis[1] / n, z = axis[2] / n, c = std::cos(angle), s = std::sin(angle), t = 1 - c;
+  return {t * x * x + c,     t * x * y - s * z, t * x * z + s * y,  //
+          t * x * y + s * z, t * y * y + c,     t * y * z - s * x,  //
+          t * x * z - s * y, t * y * z + s * x, t * z * z + c};
+}
+
+namespace {
+void require(bool ok, const Body& b, const std::string& what) {
+  if (!ok) throw std::invalid_argument("body \"" + b.name + "\": " + what);
+}
+}  // namespace
+
+BodySamples sample_body(const Body& b, int dims, int block) {
+  require(b.spacing > 0, b, "spacing must be positive (cells), got " + std::to_string(b.spacing));
+  SurfaceSamples s;
+  if (dims == 2) {
+    switch (b.shape) {
+      case Body::Shape::Cylinder:
+        require(b.radius > 0, b, "a cylinder needs radius > 0");
+        s = circle_samples(0.0, 0.0, b.radius, b.spacing);
+        break;
+      case Body::Shape::Box:
+        require(b.size[0] > 0 && b.size[1] > 0, b, "a box needs a positive size");
+        s = rectangle_samples(-b.size[0] / 2, -b.size[1] / 2, b.size[0] / 2, b.size[1] / 2, b.spacing);
+        break;
+      default:
+        require(false, b, "in 2D (D2Q9) a body is a cylinder (circle) or a box (rectangle)");
+    }
+    const auto r = rotation_matrix({0.0, 0.0, b.rotation[2]});
+    for (auto& p : s.position) {
+      const Vec3 q = p;
+      for (int i = 0; i < 3; ++i) p[std::size_t(i)] = r[3 * std::size_t(i)] * q[0] + r[3 * std::size_t(i) + 1] * q[1];
+      p[2] = 0.0;
+    }
+  } else {
+    const double edge = std::min(0.5, b.spacing);  // flat triangles: chord error ~ edge^2 / (8 r)
+    TriangleMesh m;
+    switch (b.shape) {
+      case Body::Shape::Sphere:
+        require(b.radius > 0, b, "a sphere needs radius > 0");
+        m = sphere_mesh(b.radius, edge);
+        break;
+      case Body::Shape::Cylinder:
+        require(b.radius > 0 && b.length > 0, b, "a cylinder needs radius > 0 and length > 0");
+        m = cylinder_mesh(b.radius, b.length, b.axis, edge, b.caps);
+        break;
+      case Body::Shape::Box:
+        require(b.size[0] > 0 && b.size[1] > 0 && b.size[2] > 0, b, "a box needs a positive size");
+        m = box_mesh({b.size[0], b.size[1], b.size[2]}, edge);
+        break;
+      case Body::Shape::Torus:
+        require(b.radius > b.minor_radius && b.minor_radius > 0, b, "a torus needs radius > minor_radius > 0");
+        m = torus_mesh(b.radius, b.minor_radius, b.axis, edge);
+        break;
+      case Body::Shape::Mesh: {
+        m = read_mesh(b.mesh);
+        // Centre the mesh on its bounding box: `position` places that centre.
+        const auto bb = m.bounds();
+        for (auto& v : m.vertices)
+          for (std::size_t d = 0; d < 3; ++d) v[d] -= 0.5 * (bb[0][d] + bb[1][d]);
+        break;
+      }
+    }
+    Placement pl;
+    pl.scale = b.shape == Body::Shape::Mesh ? b.scale : 1.0;
+    pl.rotation_deg = {b.rotation[0], b.rotation[1], b.rotation[2]};
+    place(m, pl);
+    s = poisson_disk_samples(m, b.spacing, 1);
+  }
+  require(!s.position.empty(), b, "no samples: the surface is smaller than the spacing");
+  if (block > 0) {
+    std::vector<Vec3> at(s.position.size());
+    for (std::size_t i = 0; i < at.size(); ++i)
+      for (std::size_t d = 0; d < 3; ++d) at[i][d] = s.position[i][d] + b.position[d];
+    apply_order(s, block_morton_order(at, block));
+  }
+  BodySamples out;
+  out.offsets.reserve(s.position.size());
+  for (const auto& p : s.position) {
+    out.offsets.push_back({p[0], p[1], p[2]});
+    out.extent = std::max(out.extent, std::hypot(p[0], p[1], p[2]));
+  }
+  out.weight = s.weight();
+  out.area = s.area;
+  return out;
+}
+
+}  // namespace kolibri
