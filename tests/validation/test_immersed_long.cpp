@@ -30,6 +30,7 @@ Wake run_wake(LatticeKind lat, CollisionKind col, double re, int D, std::array<i
   c.faces[1].type = FaceType::PressureOutlet;
   for (std::size_t f = 2; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::MovingWall, c.faces[f].velocity = {U, 0, 0};
   c.initial.velocity = {U, 0, 0};
+  c.acm_velocity = U, c.acm_viscosity = 0.005;  // acm: more high-order damping than 5e-4 near the outlet
   Body b;
   b.shape = two_d ? Body::Shape::Cylinder : Body::Shape::Sphere;
   b.radius = 0.5 * D, b.spacing = 0.3;

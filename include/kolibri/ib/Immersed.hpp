@@ -46,6 +46,11 @@ struct BodyPose {
 struct NodeBox {
   int lo[3] = {0, 0, 0}, n[3] = {0, 0, 0};
   KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
+  bool operator==(const NodeBox& o) const {
+    for (int d = 0; d < 3; ++d)
+      if (lo[d] != o.lo[d] || n[d] != o.n[d]) return false;
+    return true;
+  }
   /// Local index of cell (x, y, z), or -1 outside.
   KOKKOS_INLINE_FUNCTION Index local(int x, int y, int z) const {
     const int a = x - lo[0], b = y - lo[1], c = z - lo[2];
@@ -107,6 +112,13 @@ class ImmersedBoundary {
     for (int b = 0; b < nb; ++b) {
       m_weight.push_back(bs[std::size_t(b)].weight);
       m_extent.push_back(bs[std::size_t(b)].extent);
+      std::array<double, 6> bb{1e300, 1e300, 1e300, -1e300, -1e300, -1e300};  // the samples' box (static bodies)
+      for (const auto& o : bs[std::size_t(b)].offsets)
+        for (std::size_t d = 0; d < 3; ++d) bb[d] = std::min(bb[d], o[d]), bb[3 + d] = std::max(bb[3 + d], o[d]);
+      m_bounds.push_back(bb);
+      const Body& body = cfg.bodies[std::size_t(b)];
+      m_moving = m_moving || body.velocity != std::array<double, 3>{0, 0, 0} ||
+                 body.angular_velocity != std::array<double, 3>{0, 0, 0};
       for (std::size_t i = 0; i < bs[std::size_t(b)].offsets.size(); ++i) {
         const Index s = Index(m_offset[std::size_t(b)]) + Index(i);
         for (int d = 0; d < 3; ++d) hr(s, d) = R(bs[std::size_t(b)].offsets[i][std::size_t(d)]);
@@ -138,7 +150,7 @@ class ImmersedBoundary {
     Kokkos::Timer timer;
     const NodeBox box = set_poses(t);
     zero(m_box);  // the previous step's nodes
-    zero(box);
+    if (!(box == m_box)) zero(box);
     m_box = box;
     if (Index(m_node.extent(0)) < 4 * box.cells())
       m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
@@ -205,12 +217,13 @@ class ImmersedBoundary {
         p.c[d] = R(c);
         p.v[d] = R(body.velocity[std::size_t(d)]);
         p.w[d] = R(body.angular_velocity[std::size_t(d)]);
-        lo[d] = std::min(lo[d], c - m_extent[b]);
-        hi[d] = std::max(hi[d], c + m_extent[b]);
+        // Moving bodies: the bounding sphere; static ones: the samples' own box.
+        lo[d] = std::min(lo[d], c + (m_moving ? -m_extent[b] : m_bounds[b][std::size_t(d)]));
+        hi[d] = std::max(hi[d], c + (m_moving ? m_extent[b] : m_bounds[b][3 + std::size_t(d)]));
       }
       p.weight = R(m_weight[b]);
     }
-    Kokkos::deep_copy(m_pose, m_pose_host);
+    if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
     NodeBox box;
     for (int d = 0; d < 3; ++d) {
       if (d >= L::D) {
@@ -301,7 +314,12 @@ class ImmersedBoundary {
         return;
       }
       R f[L::Q];
-      bc.pull(n, f, Departing{src, idx});
+      if (bc.flags(n) == kFluid) {  // every neighbour fluid: index arithmetic only
+        const Rows rows(n, bc.nx, bc.ny, bc.nz);
+        for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
+      } else {
+        bc.pull(n, f, Departing{src, idx});
+      }
       R rho = R(0), j[3] = {R(0), R(0), R(0)};
       for (int q = 0; q < L::Q; ++q) {
         rho += f[q];
@@ -482,6 +500,8 @@ class ImmersedBoundary {
   SolverConfig m_cfg;
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
+  std::vector<std::array<double, 6>> m_bounds;
+  bool m_moving = false;
   int m_passes = 1;
   Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;
   Kokkos::View<int*, MemSpace> m_body, m_slot;
