@@ -27,9 +27,10 @@ namespace {
   throw std::runtime_error(path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what);
 }
 
+/// A word of the file as shown in a message: quoted, at most 40 characters.
 std::string quote_word(std::string_view s) {
   constexpr std::size_t shown = 40;
-  std::string out(1, '\'');  // appended piecewise: GCC 12 -O3 warns (-Wrestrict) on the operator+ chain
+  std::string out(1, '\'');
   out.append(s.substr(0, shown));
   out.append(s.size() > shown ? "...'" : "'");
   return out;

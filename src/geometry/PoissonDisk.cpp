@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // Maximal Poisson-disk sampling of triangle meshes.
 //
-// The samples are those of random sequential acceptance: candidates, uniform over the surface,
-// are taken one after the other and accepted unless an accepted sample lies closer than the
-// spacing. Phase 1 draws the candidates from the whole surface, phase 2 only from the gaps that
-// phase 1 leaves (pieces of triangles that no sample's ball covers), until there are none.
+// Random sequential acceptance: candidates, uniform over the surface, are taken in a random order
+// and accepted unless an accepted sample lies closer than the spacing.
 //
-// Speed: a candidate needs the samples around it, and candidates in drawing order land anywhere,
-// so looking them up one by one is bound by memory latency. Candidates are therefore handled in
-// batches, sorted by position: each is first checked against the samples of earlier batches (in
-// sorted order: the grid is visited coherently), then the survivors, few and sparse, are checked
-// against each other in drawing order. The result is exactly that of the one-by-one rule.
+// Phase 1 takes a pool of kPoolDensity candidates per spacing^2 of area. Looked up one by one in
+// random order, the candidates would hit the grid of samples all over memory, so they are drawn
+// in time slices: each slice sweeps the mesh (runs of consecutive triangles of about 64
+// spacing^2 each; the grid stays in cache) and gives every candidate a random time. A candidate
+// is first checked against the samples of earlier slices, in sweep order; the survivors, few and
+// sparse, are then checked against each other in the order of their times. The result is exactly
+// that of taking all the candidates one by one in time order.
+//
+// Phase 1 leaves gaps: parts of the surface farther than the spacing from every sample. Phase 2
+// goes through the runs in random order. In a run it finds the gaps as pieces of the triangles
+// that no single sample's ball covers (halving the pieces down to a quarter spacing), then fills
+// them with candidates drawn from those pieces, area-weighted, so uniform over the gaps, in
+// rounds: after each round the pieces are halved and the covered halves dropped, until none is
+// left. Then no point of the surface is farther than the spacing from a sample: the samples are
+// maximal (up to gaps narrower than 1e-10 spacings, which are dropped).
 #include <kolibri/geometry/Surface.hpp>
 
 #include <algorithm>
@@ -21,6 +29,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace kolibri {
@@ -29,6 +38,11 @@ namespace {
 
 /// Uniform double in [0, 1) from the top 53 bits (the same with every standard library).
 double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+/// Uniform integer in [0, n) from 64 random bits.
+std::size_t below(std::uint64_t bits, std::size_t n) {
+  return std::min(n - 1, static_cast<std::size_t>(unit(bits) * double(n)));
+}
 
 /// Uniform point in the triangle (a, b, c) from 64 random bits (32 for each barycentric
 /// coordinate).
@@ -53,26 +67,21 @@ double triangle_area(const Vec3& a, const Vec3& b, const Vec3& c) {
   return 0.5 * std::sqrt(x * x + y * y + z * z);
 }
 
-/// Spread the low 21 bits of x to every third bit.
-std::uint64_t spread3(std::uint64_t x) {
-  x &= 0x1fffff;
-  x = (x | x << 32) & 0x1f00000000ffffull;
-  x = (x | x << 16) & 0x1f0000ff0000ffull;
-  x = (x | x << 8) & 0x100f00f00f00f00full;
-  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-  x = (x | x << 2) & 0x1249249249249249ull;
-  return x;
-}
-
 /// Samples in a grid of cubic cells of edge `spacing`, stored by bricks of 4^3 cells (a hash
 /// table of bricks, open addressing) so that neighbouring cells share memory; each cell's samples
-/// are chained through Sample::next. Every sample carries an id (for the batch's survivors).
+/// are chained through Sample::next. Every sample carries an id (for a slice's survivors).
 class SampleGrid {
  public:
+  struct Sample {
+    Vec3 p;
+    int next;  // the previous sample of the same cell, or -1
+    int id;
+  };
+
   SampleGrid(const Vec3& lo, const Vec3& hi, double spacing) : spacing_(spacing), inv_(1 / spacing) {
     for (int d = 0; d < 3; ++d) {
-      origin_[d] = lo[d] - kBrick * spacing;  // cells (and neighbours) of the mesh's points >= 0
-      if (!((hi[d] - origin_[d]) * inv_ + 2 * kBrick < double(kBrick * kAxisBricks)))
+      origin_[d] = lo[d] - kBrick * spacing;  // the cells of the mesh's points and their neighbours: >= 0
+      if (!((hi[d] - origin_[d]) * inv_ + 2 * kBrick < double(kBrick << kKeyBits)))
         throw std::invalid_argument("poisson_disk_samples: spacing " + std::to_string(spacing) +
                                     " is too small for the mesh size (more than 2^23 cells per axis)");
     }
@@ -81,81 +90,91 @@ class SampleGrid {
 
   double spacing() const { return spacing_; }
 
-  /// True when a sample lies closer than the spacing to `p`.
-  bool conflicts(const Vec3& p) const {
-    std::int64_t c[3];
-    double below[3], above[3];  // distance to the cell's lower and upper faces, in cells
+  /// Call f(sample) for the samples in the cells that may hold one closer than the spacing to
+  /// `p` (p's own cell first, then by distance) until f returns true; returns whether it did.
+  template <class F>
+  bool any_near(const Vec3& p, F&& f) const {
+    // Per axis, the cells at offsets 0, then the nearer neighbour, then the other: the squared
+    // distance (in cells) to them (ascending), their brick (bit set: the upper of the two bricks
+    // the three cells can span) and their coordinate inside the brick.
+    std::uint64_t c[3];
+    double gap2[3][3];
+    unsigned upper[3][3], inside[3][3];
     for (int d = 0; d < 3; ++d) {
       const double x = (p[d] - origin_[d]) * inv_;
-      c[d] = static_cast<std::int64_t>(x);
-      below[d] = x - double(c[d]);
-      above[d] = 1 - below[d];
+      c[d] = static_cast<std::uint64_t>(x);
+      const double below = x - double(c[d]), above = 1 - below;
+      const unsigned m = unsigned(c[d] & 3);
+      // Cells c - 1 (brick bit 0: it defines the lower brick), c and c + 1.
+      const unsigned up_lo = 0, up_mid = unsigned(m == 0) << d, up_hi = unsigned(((m + 1) & 3) <= 1) << d;
+      const unsigned in_lo = ((m - 1) & 3) << (2 * d), in_mid = m << (2 * d), in_hi = ((m + 1) & 3) << (2 * d);
+      const bool low = below < above;
+      gap2[d][0] = 0;
+      upper[d][0] = up_mid;
+      inside[d][0] = in_mid;
+      gap2[d][1] = low ? below * below : above * above;
+      upper[d][1] = low ? up_lo : up_hi;
+      inside[d][1] = low ? in_lo : in_hi;
+      gap2[d][2] = low ? above * above : below * below;
+      upper[d][2] = low ? up_hi : up_lo;
+      inside[d][2] = low ? in_hi : in_lo;
     }
-    // The (at most 2 x 2 x 2) bricks of the 3 x 3 x 3 cells around p, looked up when first needed.
+    const std::uint64_t base[3] = {(c[0] - 1) >> 2, (c[1] - 1) >> 2, (c[2] - 1) >> 2};
     const Brick* bricks[8];
     bool looked_up[8] = {};
-    const double s2 = spacing_ * spacing_;
-    for (const auto& o : kOffsets) {
-      double gap2 = 0;  // lower bound on the squared distance to the cell, in cells^2
-      for (int d = 0; d < 3; ++d) {
-        const double g = o[d] < 0 ? below[d] : (o[d] > 0 ? above[d] : 0.0);
-        gap2 += g * g;
+    for (int iz = 0; iz < 3 && gap2[2][iz] < 1; ++iz)
+      for (int iy = 0; iy < 3 && gap2[2][iz] + gap2[1][iy] < 1; ++iy) {
+        const double gzy = gap2[2][iz] + gap2[1][iy];
+        for (int ix = 0; ix < 3 && gzy + gap2[0][ix] < 1; ++ix) {
+          const unsigned which = upper[0][ix] | upper[1][iy] | upper[2][iz];
+          if (!looked_up[which]) {
+            bricks[which] = find_brick(base[0] + (which & 1), base[1] + ((which >> 1) & 1), base[2] + (which >> 2));
+            looked_up[which] = true;
+          }
+          if (!bricks[which]) continue;
+          for (int i = bricks[which]->head[inside[0][ix] | inside[1][iy] | inside[2][iz]]; i >= 0; i = samples_[i].next)
+            if (f(samples_[i])) return true;
+        }
       }
-      if (gap2 >= 1) continue;
-      std::int64_t n[3];
-      int which = 0;
-      for (int d = 0; d < 3; ++d) {
-        n[d] = c[d] + o[d];
-        which |= int(n[d] / kBrick != (c[d] - 1) / kBrick) << d;
-      }
-      if (!looked_up[which]) {
-        bricks[which] = find_brick(n[0] / kBrick, n[1] / kBrick, n[2] / kBrick);
-        looked_up[which] = true;
-      }
-      if (!bricks[which]) continue;
-      for (int i = bricks[which]->head[local(n[0], n[1], n[2])]; i >= 0; i = samples_[i].next)
-        if (distance2(p, samples_[i].p) < s2) return true;
-    }
     return false;
   }
 
+  /// True when a sample lies closer than the spacing to `p`.
+  bool conflicts(const Vec3& p) const {
+    const double s2 = spacing_ * spacing_;
+    return any_near(p, [&](const Sample& s) { return distance2(p, s.p) < s2; });
+  }
+
   void insert(const Vec3& p, int id) {
-    std::int64_t c[3];
+    std::uint64_t c[3];
     for (int d = 0; d < 3; ++d) c[d] = cell(p, d);
-    Brick& brick = add_brick(c[0] / kBrick, c[1] / kBrick, c[2] / kBrick);
+    Brick& brick = add_brick(c[0] >> 2, c[1] >> 2, c[2] >> 2);
     int& head = brick.head[local(c[0], c[1], c[2])];
     samples_.push_back({p, head, id});
     head = static_cast<int>(samples_.size()) - 1;
   }
 
-  /// Call f(id, position) for every sample in the cells that overlap [lo - spacing, hi + spacing].
+  /// Call f(position) for every sample in the cells that overlap [lo - spacing, hi + spacing].
   template <class F>
   void for_each_near(const Vec3& lo, const Vec3& hi, F&& f) const {
-    std::int64_t c0[3], c1[3];
+    std::uint64_t c0[3], c1[3];
     for (int d = 0; d < 3; ++d) {
       c0[d] = cell(lo, d) - 1;
       c1[d] = cell(hi, d) + 1;
     }
-    for (std::int64_t bz = c0[2] / kBrick; bz <= c1[2] / kBrick; ++bz)
-      for (std::int64_t by = c0[1] / kBrick; by <= c1[1] / kBrick; ++by)
-        for (std::int64_t bx = c0[0] / kBrick; bx <= c1[0] / kBrick; ++bx) {
+    for (std::uint64_t bz = c0[2] >> 2; bz <= c1[2] >> 2; ++bz)
+      for (std::uint64_t by = c0[1] >> 2; by <= c1[1] >> 2; ++by)
+        for (std::uint64_t bx = c0[0] >> 2; bx <= c1[0] >> 2; ++bx) {
           const Brick* brick = find_brick(bx, by, bz);
           if (!brick) continue;
-          const std::int64_t z0 = std::max(c0[2], bz * kBrick), z1 = std::min(c1[2], bz * kBrick + kBrick - 1);
-          const std::int64_t y0 = std::max(c0[1], by * kBrick), y1 = std::min(c1[1], by * kBrick + kBrick - 1);
-          const std::int64_t x0 = std::max(c0[0], bx * kBrick), x1 = std::min(c1[0], bx * kBrick + kBrick - 1);
-          for (std::int64_t z = z0; z <= z1; ++z)
-            for (std::int64_t y = y0; y <= y1; ++y)
-              for (std::int64_t x = x0; x <= x1; ++x)
-                for (int i = brick->head[local(x, y, z)]; i >= 0; i = samples_[i].next)
-                  f(samples_[i].id, samples_[i].p);
+          const std::uint64_t z0 = std::max(c0[2], bz << 2), z1 = std::min(c1[2], (bz << 2) + 3);
+          const std::uint64_t y0 = std::max(c0[1], by << 2), y1 = std::min(c1[1], (by << 2) + 3);
+          const std::uint64_t x0 = std::max(c0[0], bx << 2), x1 = std::min(c1[0], (bx << 2) + 3);
+          for (std::uint64_t z = z0; z <= z1; ++z)
+            for (std::uint64_t y = y0; y <= y1; ++y)
+              for (std::uint64_t x = x0; x <= x1; ++x)
+                for (int i = brick->head[local(x, y, z)]; i >= 0; i = samples_[i].next) f(samples_[i].p);
         }
-  }
-
-  /// Morton code of the brick of `p`: sorting by it puts neighbouring bricks close together.
-  std::uint64_t brick_code(const Vec3& p) const {
-    return spread3(std::uint64_t(cell(p, 0) / kBrick)) | spread3(std::uint64_t(cell(p, 1) / kBrick)) << 1 |
-           spread3(std::uint64_t(cell(p, 2) / kBrick)) << 2;
   }
 
   void clear() {
@@ -173,47 +192,31 @@ class SampleGrid {
   }
 
  private:
-  static constexpr std::int64_t kBrick = 4;  // cells per brick edge
-  static constexpr std::int64_t kAxisBricks = std::int64_t(1) << 21;
+  static constexpr std::uint64_t kBrick = 4;  // cells per brick edge
+  static constexpr int kKeyBits = 21;         // bits per axis of a brick key
   static constexpr std::uint64_t kEmpty = ~std::uint64_t(0);
-  // The 27 neighbour offsets, the cell itself first, then by distance.
-  static constexpr auto kOffsets = [] {
-    std::array<std::array<int, 3>, 27> o{};
-    int n = 0;
-    for (int r = 0; r <= 3; ++r)
-      for (int z = -1; z <= 1; ++z)
-        for (int y = -1; y <= 1; ++y)
-          for (int x = -1; x <= 1; ++x)
-            if (x * x + y * y + z * z == r) o[n++] = {x, y, z};
-    return o;
-  }();
 
-  struct Sample {
-    Vec3 p;
-    int next;  // the previous sample of the same cell, or -1
-    int id;
-  };
   struct Brick {
     std::array<int, kBrick * kBrick * kBrick> head;
   };
 
-  std::int64_t cell(const Vec3& p, int d) const { return static_cast<std::int64_t>((p[d] - origin_[d]) * inv_); }
-  static int local(std::int64_t x, std::int64_t y, std::int64_t z) {
-    return int(x % kBrick + kBrick * (y % kBrick + kBrick * (z % kBrick)));
+  std::uint64_t cell(const Vec3& p, int d) const { return static_cast<std::uint64_t>((p[d] - origin_[d]) * inv_); }
+  static int local(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
+    return int((x & 3) | (y & 3) << 2 | (z & 3) << 4);
   }
-  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) {
-    return std::uint64_t(x) | (std::uint64_t(y) << 21) | (std::uint64_t(z) << 42);
+  static std::uint64_t key(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
+    return x | y << kKeyBits | z << (2 * kKeyBits);
   }
   std::size_t slot_of(std::uint64_t k) const {
     std::size_t slot = (k * 0x9E3779B97F4A7C15ull) >> shift_;
     while (keys_[slot] != k && keys_[slot] != kEmpty) slot = (slot + 1) & (keys_.size() - 1);
     return slot;
   }
-  const Brick* find_brick(std::int64_t x, std::int64_t y, std::int64_t z) const {
+  const Brick* find_brick(std::uint64_t x, std::uint64_t y, std::uint64_t z) const {
     const std::size_t slot = slot_of(key(x, y, z));
     return keys_[slot] == kEmpty ? nullptr : &bricks_[index_[slot]];
   }
-  Brick& add_brick(std::int64_t x, std::int64_t y, std::int64_t z) {
+  Brick& add_brick(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
     const std::uint64_t k = key(x, y, z);
     std::size_t slot = slot_of(k);
     if (keys_[slot] == kEmpty) {
@@ -252,124 +255,58 @@ class SampleGrid {
   std::vector<Sample> samples_;
 };
 
-/// Random sequential acceptance of candidates in batches (see the top of the file).
-class BatchAcceptor {
+/// Acceptance of one time slice of candidates (see the top of the file): offer() each candidate
+/// (best in a spatially coherent order), then finish().
+class SliceAcceptor {
  public:
-  BatchAcceptor(const Vec3& lo, const Vec3& hi, double spacing, double area_per_spacing2)
-      : survivors_grid_(lo, hi, spacing), area_cells_(area_per_spacing2) {}
+  SliceAcceptor(const Vec3& lo, const Vec3& hi, double spacing) : survivors_grid_(lo, hi, spacing) {}
 
-  /// Draw `count` candidates from next() and accept them into `grid` in drawing order.
-  template <class Next>
-  void run(SampleGrid& grid, std::uint64_t count, Next&& next) {
+  /// A candidate at `p` with a unique `time`: kept unless a sample of an earlier slice is closer
+  /// than the spacing (the grid does not change during a slice).
+  void offer(const SampleGrid& grid, const Vec3& p, std::uint64_t time) {
+    ++offered_;
+    if (!grid.conflicts(p)) survivors_.push_back({p, time});
+  }
+
+  /// Insert the survivors into `grid` exactly as if taken one by one in increasing time; returns
+  /// the fraction of the slice's candidates that survived.
+  double finish(SampleGrid& grid) {
+    // A survivor closer than the spacing to an earlier one is rejected if that one is accepted.
     const double s2 = grid.spacing() * grid.spacing();
-    for (std::uint64_t done = 0; done < count;) {
-      // As many candidates as leave about 0.3 survivors per spacing^2: few pairs among them.
-      const double want = std::clamp(0.3 * area_cells_ / survival_, 4096.0, double(kMaxBatch));
-      const auto m = static_cast<std::size_t>(std::min<double>(want, double(count - done)));
-      done += m;
-      sorted_.resize(m);
-      for (std::size_t i = 0; i < m; ++i) {
-        const Vec3 p = next();
-        sorted_[i] = {grid.brick_code(p), p, std::uint32_t(i)};
-      }
-      radix_sort(sorted_, scratch_);
-
-      // 1. Against the samples of earlier batches, in the order of the bricks.
-      survivors_.clear();
-      for (const auto& c : sorted_)
-        if (!grid.conflicts(c.p)) survivors_.push_back(c);
-      survival_ = std::max<double>(1.0, double(survivors_.size())) / double(m);
-
-      // 2. Survivors against earlier survivors of this batch closer than the spacing.
-      survivors_grid_.clear();
-      for (const auto& c : survivors_) survivors_grid_.insert(c.p, int(c.index));
-      earlier_.clear();
-      for (const auto& c : survivors_)
-        survivors_grid_.for_each_near(c.p, c.p, [&](int j, const Vec3& q) {
-          if (std::uint32_t(j) < c.index && distance2(c.p, q) < s2) earlier_.push_back({c.index, std::uint32_t(j)});
-        });
-      std::sort(earlier_.begin(), earlier_.end());
-      state_.assign(m, kRejected);
-      for (const auto& c : survivors_) state_[c.index] = kAccepted;
-      for (const auto& [i, j] : earlier_)  // in drawing order of i: j's state is final
-        if (state_[j] == kAccepted) state_[i] = kRejected;
-
-      // 3. The accepted ones into the grid, in brick order.
-      for (const auto& c : survivors_)
-        if (state_[c.index] == kAccepted) grid.insert(c.p, int(grid.size()));
+    survivors_grid_.clear();
+    for (std::size_t i = 0; i < survivors_.size(); ++i) survivors_grid_.insert(survivors_[i].p, int(i));
+    pairs_.clear();
+    for (std::size_t i = 0; i < survivors_.size(); ++i) {
+      const Survivor& c = survivors_[i];
+      survivors_grid_.any_near(c.p, [&](const SampleGrid::Sample& o) {
+        const Survivor& e = survivors_[o.id];
+        if ((e.time < c.time || (e.time == c.time && std::size_t(o.id) < i)) && distance2(c.p, o.p) < s2)
+          pairs_.emplace_back(c.time, int(i), o.id);
+        return false;
+      });
     }
+    std::sort(pairs_.begin(), pairs_.end());  // in the order of the later one: the earlier one is final
+    accepted_.assign(survivors_.size(), 1);
+    for (const auto& [time, i, j] : pairs_)
+      if (accepted_[j]) accepted_[i] = 0;
+    for (std::size_t i = 0; i < survivors_.size(); ++i)
+      if (accepted_[i]) grid.insert(survivors_[i].p, int(grid.size()));
+    const double survival = offered_ == 0 ? 1.0 : double(survivors_.size()) / double(offered_);
+    survivors_.clear();
+    offered_ = 0;
+    return survival;
   }
 
  private:
-  struct Candidate {
-    std::uint64_t key;  // brick code
+  struct Survivor {
     Vec3 p;
-    std::uint32_t index;  // in drawing order
+    std::uint64_t time;
   };
-  static constexpr std::size_t kMaxBatch = std::size_t(1) << 19;
-  static constexpr char kRejected = 0, kAccepted = 1;
-
-  /// Stable LSD radix sort by key, 11 bits a pass, as many passes as the largest key needs.
-  static void radix_sort(std::vector<Candidate>& a, std::vector<Candidate>& tmp) {
-    constexpr int bits = 11;
-    constexpr std::uint64_t mask = (1u << bits) - 1;
-    std::uint64_t largest = 0;
-    for (const auto& c : a) largest = std::max(largest, c.key);
-    tmp.resize(a.size());
-    std::vector<std::size_t> start(mask + 2);
-    for (int shift = 0; shift < 64 && (largest >> shift) != 0; shift += bits) {
-      std::fill(start.begin(), start.end(), 0);
-      for (const auto& c : a) ++start[((c.key >> shift) & mask) + 1];
-      for (std::size_t b = 0; b <= mask; ++b) start[b + 1] += start[b];
-      for (const auto& c : a) tmp[start[(c.key >> shift) & mask]++] = c;
-      a.swap(tmp);
-    }
-  }
-
   SampleGrid survivors_grid_;
-  double area_cells_;
-  double survival_ = 1;  // fraction of the last batch that survived step 1
-  std::vector<Candidate> sorted_, scratch_, survivors_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> earlier_;  // (survivor, earlier survivor)
-  std::vector<char> state_;
-};
-
-/// Walker/Vose alias table: picks index i with probability weight[i] / sum in O(1).
-class AliasTable {
- public:
-  explicit AliasTable(const std::vector<double>& weight) : prob_(weight.size()), alias_(weight.size()) {
-    const std::size_t n = weight.size();
-    const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
-    std::vector<double> scaled(n);
-    std::vector<std::size_t> small, large;
-    for (std::size_t i = 0; i < n; ++i) {
-      scaled[i] = weight[i] * double(n) / total;
-      (scaled[i] < 1 ? small : large).push_back(i);
-    }
-    while (!small.empty() && !large.empty()) {
-      const std::size_t s = small.back(), l = large.back();
-      small.pop_back();
-      prob_[s] = scaled[s];
-      alias_[s] = l;
-      scaled[l] -= 1 - scaled[s];
-      if (scaled[l] < 1) {
-        large.pop_back();
-        small.push_back(l);
-      }
-    }
-    for (std::size_t i : small) prob_[i] = 1, alias_[i] = i;  // rounding leftovers
-    for (std::size_t i : large) prob_[i] = 1, alias_[i] = i;
-  }
-  /// Index for a uniform u in [0, 1).
-  std::size_t pick(double u) const {
-    const double x = u * double(prob_.size());
-    const std::size_t i = std::min(prob_.size() - 1, static_cast<std::size_t>(x));
-    return x - double(i) < prob_[i] ? i : alias_[i];
-  }
-
- private:
-  std::vector<double> prob_;
-  std::vector<std::size_t> alias_;
+  std::vector<Survivor> survivors_;
+  std::size_t offered_ = 0;
+  std::vector<std::tuple<std::uint64_t, int, int>> pairs_;  // (time of i, i, earlier j): (time, i) orders
+  std::vector<char> accepted_;
 };
 
 /// A piece of a mesh triangle (phase 2).
@@ -463,8 +400,121 @@ void find_gaps(const Piece& t, std::vector<Near>& near, double s, double leaf2,
   }
 }
 
+/// The samples near a box, gathered once for several consecutive pieces inside it.
+class NearCache {
+ public:
+  /// The samples (a superset) closer than the spacing to some point of [lo, hi].
+  const std::vector<Vec3>& near(const SampleGrid& grid, const Vec3& lo, const Vec3& hi) {
+    bool inside = valid_;
+    for (int d = 0; d < 3 && inside; ++d) inside = lo[d] >= lo_[d] && hi[d] <= hi_[d];
+    if (!inside) {  // a new box: at least 2 spacings wide, for the next pieces too
+      for (int d = 0; d < 3; ++d) {
+        const double margin = std::max(0.0, grid.spacing() - 0.5 * (hi[d] - lo[d]));
+        lo_[d] = lo[d] - margin;
+        hi_[d] = hi[d] + margin;
+      }
+      list_.clear();
+      grid.for_each_near(lo_, hi_, [&](const Vec3& q) { list_.push_back(q); });
+      valid_ = true;
+    }
+    return list_;
+  }
+  /// After the grid changed.
+  void invalidate() { valid_ = false; }
+
+ private:
+  bool valid_ = false;
+  Vec3 lo_{}, hi_{};
+  std::vector<Vec3> list_;
+};
+
+/// Phase 2 on a run of pieces (of at most a few spacings, in a spatially coherent order): find
+/// their gaps (the parts no single sample's ball covers, as pieces down to a quarter spacing),
+/// then fill them: rounds of candidates (one per gap piece on average, area-weighted, so uniform
+/// over the gaps) accepted one by one, each round followed by halving the gap pieces and dropping
+/// the covered halves, until none is left.
+class GapFiller {
+ public:
+  explicit GapFiller(double spacing) : s_(spacing), s2_(spacing * spacing), scratch_(8) {}
+
+  void fill(const std::vector<Piece>& pieces, SampleGrid& grid, std::mt19937_64& rng) {
+    gaps_.clear();
+    cache_.invalidate();
+    for (const Piece& piece : pieces) {
+      Vec3 lo, hi;
+      piece_bounds(piece, lo, hi);
+      const auto [g, reach2] = reach(piece, s_);
+      const Vec3 corners[3] = {piece.a, piece.b, piece.c};
+      auto& list = scratch_[0];
+      list.clear();
+      bool covered = false;
+      for (const Vec3& q : cache_.near(grid, lo, hi)) {
+        if (distance2(q, g) >= reach2) continue;
+        const unsigned m = close_mask(q, corners, 3, s2_);
+        if (m == 7u) {
+          covered = true;
+          break;
+        }
+        list.push_back({q, m});
+      }
+      if (covered) continue;
+      if (list.empty()) gaps_.push_back(piece);
+      else find_gaps(piece, list, s_, s2_ / 16, scratch_, 1, gaps_);
+    }
+
+    while (!gaps_.empty()) {
+      cumulative_.resize(gaps_.size());
+      double total = 0;
+      for (std::size_t i = 0; i < gaps_.size(); ++i) cumulative_[i] = total += gaps_[i].area;
+      for (std::size_t k = 0; k < gaps_.size(); ++k) {
+        const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), unit(rng()) * total);
+        const Piece& t = gaps_[std::min(gaps_.size() - 1, std::size_t(it - cumulative_.begin()))];
+        const Vec3 p = point_in_triangle(t.a, t.b, t.c, rng());
+        if (!grid.conflicts(p)) grid.insert(p, int(grid.size()));
+      }
+      cache_.invalidate();
+      next_.clear();
+      for (const Piece& t : gaps_) {
+        if (longest_edge2(t) < 1e-20 * s2_) continue;  // left unresolved: "maximal in practice"
+        Vec3 lo, hi;
+        piece_bounds(t, lo, hi);
+        const auto [g, reach2] = reach(t, s_);
+        const Points6 p = points6(t);
+        masks_.clear();
+        bool covered = false;
+        for (const Vec3& q : cache_.near(grid, lo, hi)) {
+          if (distance2(q, g) >= reach2) continue;
+          const unsigned m = close_mask(q, p.data(), 6, s2_);
+          if ((m & 7u) == 7u) {
+            covered = true;
+            break;
+          }
+          masks_.push_back(m);
+        }
+        if (covered) continue;
+        for (int k = 0; k < 4; ++k) {
+          bool child_covered = false;
+          for (unsigned m : masks_) child_covered = child_covered || child_mask(m, k) == 7u;
+          if (!child_covered) next_.push_back(child(p, k, t.area));
+        }
+      }
+      gaps_.swap(next_);
+    }
+  }
+
+ private:
+  double s_, s2_;
+  std::vector<std::vector<Near>> scratch_;  // by depth: from 4 spacings to a quarter
+  NearCache cache_;
+  std::vector<Piece> gaps_, next_;
+  std::vector<double> cumulative_;
+  std::vector<unsigned> masks_;
+};
+
 /// Candidates per spacing^2 of area in phase 1.
 constexpr double kPoolDensity = 10;
+/// Survivors per spacing^2 a time slice aims at: few pairs among them.
+constexpr double kSliceSurvivors = 0.25;
 
 }  // namespace
 
@@ -472,103 +522,83 @@ SurfaceSamples poisson_disk_samples(const TriangleMesh& mesh, double spacing, st
   if (!(std::isfinite(spacing) && spacing > 0))
     throw std::invalid_argument("poisson_disk_samples: spacing must be positive and finite, got " +
                                 std::to_string(spacing));
-  std::vector<double> areas(mesh.triangles.size());
-  for (std::size_t t = 0; t < areas.size(); ++t) {
+  const std::size_t n = mesh.triangles.size();
+  std::vector<double> areas(n), cumulative(n + 1, 0.0);
+  for (std::size_t t = 0; t < n; ++t) {
     const auto& tri = mesh.triangles[t];
     areas[t] = triangle_area(mesh.vertices[tri[0]], mesh.vertices[tri[1]], mesh.vertices[tri[2]]);
+    cumulative[t + 1] = cumulative[t] + areas[t];
   }
-  const double area = std::accumulate(areas.begin(), areas.end(), 0.0);
+  const double area = cumulative[n];
   if (!(area > 0) || !std::isfinite(area)) throw std::invalid_argument("poisson_disk_samples: the mesh has no area");
-  const double area_cells = area / (spacing * spacing);
-  if (area_cells > 1e10) throw std::invalid_argument("poisson_disk_samples: spacing is too small for the mesh area");
+  const double s2 = spacing * spacing;
+  if (area / s2 > 1e9)
+    throw std::invalid_argument("poisson_disk_samples: spacing " + std::to_string(spacing) + " is too small for the mesh area " +
+                                std::to_string(area) + " (more than 1e9 samples)");
   const auto box = mesh.bounds();
   SampleGrid grid(box[0], box[1], spacing);
-  BatchAcceptor acceptor(box[0], box[1], spacing, area_cells);
   std::mt19937_64 rng(seed);
 
-  // Phase 1: candidates from the whole surface (area-weighted triangle, uniform in it).
+  // Runs of consecutive triangles of about 64 spacing^2 (or one larger triangle).
+  std::vector<std::size_t> run_start;
+  for (std::size_t t = 0; t < n; ++t)
+    if (run_start.empty() || cumulative[t] - cumulative[run_start.back()] >= 64 * s2) run_start.push_back(t);
+  run_start.push_back(n);
+  const std::size_t runs = run_start.size() - 1;
+
+  // Phase 1, slice by slice: each run gets its share of the slice's candidates (fractions carried
+  // to the next slice), each candidate an area-weighted triangle of its run and a random time.
   {
-    const AliasTable pick(areas);
-    acceptor.run(grid, static_cast<std::uint64_t>(std::ceil(kPoolDensity * area_cells)), [&] {
-      const auto& tri = mesh.triangles[pick.pick(unit(rng()))];
-      return point_in_triangle(mesh.vertices[tri[0]], mesh.vertices[tri[1]], mesh.vertices[tri[2]], rng());
-    });
+    SliceAcceptor acceptor(box[0], box[1], spacing);
+    std::vector<double> owed(runs, 0.0);
+    double left = kPoolDensity, survival = 1;  // candidates per spacing^2 still to draw
+    std::uint64_t count = 0;  // unique low bits of the times
+    while (left > 0) {
+      const double density = std::min(left, std::max(kSliceSurvivors / survival, 1e-3 * kPoolDensity));
+      left = left - density < 1e-9 * kPoolDensity ? 0 : left - density;
+      for (std::size_t r = 0; r < runs; ++r) {
+        const double lo = cumulative[run_start[r]], run_area = cumulative[run_start[r + 1]] - lo;
+        owed[r] += density * run_area / s2;
+        if (left == 0) owed[r] = std::ceil(owed[r] - 1e-9);  // the last slice settles the fractions
+        for (; owed[r] >= 1; owed[r] -= 1) {
+          const double x = lo + unit(rng()) * run_area;
+          const auto it = std::upper_bound(cumulative.begin() + run_start[r] + 1, cumulative.begin() + run_start[r + 1], x);
+          const auto& tri = mesh.triangles[std::size_t(it - cumulative.begin()) - 1];
+          const Vec3 p = point_in_triangle(mesh.vertices[tri[0]], mesh.vertices[tri[1]], mesh.vertices[tri[2]], rng());
+          acceptor.offer(grid, p, (rng() & ~std::uint64_t(0xffffffff)) | (count++ & 0xffffffff));
+        }
+      }
+      survival = std::max(acceptor.finish(grid), 1e-6);
+    }
   }
 
-  // Phase 2: the gaps, as pieces of triangles that no single sample's ball covers (pieces of up
-  // to 2 spacings, then halved down to a quarter spacing). Each round draws one candidate per
-  // piece on average (area-weighted, so uniform over the gaps), then halves the pieces and drops
-  // the covered halves, until none is left: then every point of the surface is closer than the
-  // spacing to a sample. Pieces below 1e-10 spacings are dropped unresolved ("in practice").
-  std::vector<Piece> gaps;
+  // Phase 2: the gaps, run by run in random order (the grid stays in cache; no direction is
+  // preferred), the run's triangles cut into pieces of at most 4 spacings.
   {
-    std::vector<std::vector<Near>> scratch(8);  // depth <= 4: from 2 spacings to a quarter
-    std::vector<Piece> stack;
-    const double top2 = 4 * spacing * spacing, leaf2 = spacing * spacing / 16, s2 = spacing * spacing;
-    for (std::size_t t = 0; t < mesh.triangles.size(); ++t) {
-      if (!(areas[t] > 0)) continue;
-      const auto& tri = mesh.triangles[t];
-      stack.push_back({mesh.vertices[tri[0]], mesh.vertices[tri[1]], mesh.vertices[tri[2]], areas[t]});
-      while (!stack.empty()) {
-        const Piece piece = stack.back();
-        stack.pop_back();
-        if (longest_edge2(piece) > top2) {
+    std::vector<std::size_t> order(runs);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    for (std::size_t i = runs; i > 1; --i) std::swap(order[i - 1], order[below(rng(), i)]);
+    GapFiller filler(spacing);
+    std::vector<Piece> pieces, stack;
+    for (std::size_t r : order) {
+      pieces.clear();
+      for (std::size_t t = run_start[r]; t < run_start[r + 1]; ++t) {
+        if (!(areas[t] > 0)) continue;
+        const auto& tri = mesh.triangles[t];
+        stack.push_back({mesh.vertices[tri[0]], mesh.vertices[tri[1]], mesh.vertices[tri[2]], areas[t]});
+        while (!stack.empty()) {  // depth first: neighbouring pieces stay together
+          const Piece piece = stack.back();
+          stack.pop_back();
+          if (longest_edge2(piece) <= 16 * s2) {
+            pieces.push_back(piece);
+            continue;
+          }
           const Points6 p = points6(piece);
-          for (int k = 0; k < 4; ++k) stack.push_back(child(p, k, piece.area));
-          continue;
+          for (int k = 3; k >= 0; --k) stack.push_back(child(p, k, piece.area));
         }
-        Vec3 lo, hi;
-        piece_bounds(piece, lo, hi);
-        const auto [g, reach2] = reach(piece, spacing);
-        const Vec3 corners[3] = {piece.a, piece.b, piece.c};
-        auto& list = scratch[0];
-        list.clear();
-        bool covered = false;
-        grid.for_each_near(lo, hi, [&](int, const Vec3& q) {
-          if (distance2(q, g) >= reach2) return;
-          const unsigned m = close_mask(q, corners, 3, s2);
-          covered = covered || m == 7u;
-          list.push_back({q, m});
-        });
-        if (covered) continue;
-        if (list.empty()) gaps.push_back(piece);
-        else find_gaps(piece, list, spacing, leaf2, scratch, 1, gaps);
       }
+      filler.fill(pieces, grid, rng);
     }
-  }
-  const double tiny2 = 1e-20 * spacing * spacing, s2 = spacing * spacing;
-  std::vector<Piece> next;
-  std::vector<double> weights;
-  std::vector<unsigned> masks;
-  while (!gaps.empty()) {
-    weights.resize(gaps.size());
-    for (std::size_t i = 0; i < gaps.size(); ++i) weights[i] = gaps[i].area;
-    const AliasTable pick(weights);
-    acceptor.run(grid, gaps.size(), [&] {
-      const Piece& t = gaps[pick.pick(unit(rng()))];
-      return point_in_triangle(t.a, t.b, t.c, rng());
-    });
-    next.clear();
-    for (const Piece& t : gaps) {
-      if (longest_edge2(t) < tiny2) continue;
-      Vec3 lo, hi;
-      piece_bounds(t, lo, hi);
-      const Points6 p = points6(t);
-      masks.clear();
-      bool covered = false;
-      grid.for_each_near(lo, hi, [&](int, const Vec3& q) {
-        const unsigned m = close_mask(q, p.data(), 6, s2);
-        covered = covered || (m & 7u) == 7u;
-        masks.push_back(m);
-      });
-      if (covered) continue;
-      for (int k = 0; k < 4; ++k) {
-        bool child_covered = false;
-        for (unsigned m : masks) child_covered = child_covered || child_mask(m, k) == 7u;
-        if (!child_covered) next.push_back(child(p, k, t.area));
-      }
-    }
-    gaps.swap(next);
   }
 
   SurfaceSamples s;

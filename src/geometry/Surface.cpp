@@ -104,6 +104,7 @@ std::array<Vec3, 2> TriangleMesh::bounds() const {
 }
 
 std::array<double, 9> rotation_matrix(const Vec3& rotation_deg) {
+  for (double a : rotation_deg) require(std::isfinite(a), "rotation_matrix: angles must be finite");
   const auto [sa, ca] = sin_cos_deg(rotation_deg[0]);
   const auto [sb, cb] = sin_cos_deg(rotation_deg[1]);
   const auto [sc, cc] = sin_cos_deg(rotation_deg[2]);
@@ -116,6 +117,7 @@ std::array<double, 9> rotation_matrix(const Vec3& rotation_deg) {
 void place(TriangleMesh& mesh, const Placement& p) {
   require(std::isfinite(p.scale) && p.scale > 0,
           "place: scale must be positive and finite, got " + std::to_string(p.scale));
+  for (double x : p.position) require(std::isfinite(x), "place: the position must be finite");
   const auto r = rotation_matrix(p.rotation_deg);
   for (auto& v : mesh.vertices) {
     const Vec3 s{p.scale * v[0], p.scale * v[1], p.scale * v[2]};
