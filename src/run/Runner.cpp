@@ -574,6 +574,12 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
         .add("max_speed", res.max_speed).add("ranks", comm.size()).add("exchange_ms_per_step", 1e3 * exchange)
         .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" + std::to_string(dist.dc.dims[1]) + "x" + std::to_string(dist.dc.dims[2])).add("backend", bi.execution_space).add("device", bi.device)
         .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);
+    if (!sc.bodies.empty()) {
+      const IbStats ib = solver->ib_stats();
+      js.add("ib_bodies", std::int64_t(sc.bodies.size())).add("ib_samples", ib.samples)
+          .add("ib_spreading", sc.ib.spreading == ImmersedSettings::Spreading::Gather ? "gather" : "scatter")
+          .add("ib_ms_per_step", ib.steps > 0 ? 1e3 * ib.seconds / double(ib.steps) : 0.0);
+    }
     if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
     if (!restart_path.empty()) js.add("restarted_from", restart_path);
     if (!res.message.empty()) js.add("message", res.message);
