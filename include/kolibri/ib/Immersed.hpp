@@ -40,6 +40,15 @@ struct BodyPose {
   R v[3];    ///< translation velocity
   R w[3];    ///< angular velocity (radians per step)
   R weight;  ///< area per sample
+
+  /// Offset r = rot * ref of a sample from the centre, and its position x = c + r.
+  template <class Ref>
+  KOKKOS_INLINE_FUNCTION void place(const Ref& ref, Index s, R (&r)[3], R (&x)[3]) const {
+    for (int d = 0; d < 3; ++d) {
+      r[d] = rot[3 * d] * ref(s, 0) + rot[3 * d + 1] * ref(s, 1) + rot[3 * d + 2] * ref(s, 2);
+      x[d] = c[d] + r[d];
+    }
+  }
 };
 
 /// \brief A box of cells (the nodes around the bodies): origin and extent.
@@ -50,6 +59,11 @@ struct NodeBox {
     for (int d = 0; d < 3; ++d)
       if (lo[d] != o.lo[d] || n[d] != o.n[d]) return false;
     return true;
+  }
+  /// The cell (linear index in a box of nx x ny x ...) at box-local index i (x fastest).
+  KOKKOS_INLINE_FUNCTION Index global(const Index i, int nx, int ny) const {
+    const int x = lo[0] + int(i % n[0]), y = lo[1] + int(i / n[0] % n[1]), z = lo[2] + int(i / (Index(n[0]) * n[1]));
+    return x + Index(nx) * (y + Index(ny) * z);
   }
   /// Local index of cell (x, y, z), or -1 outside.
   KOKKOS_INLINE_FUNCTION Index local(int x, int y, int z) const {
@@ -248,9 +262,7 @@ class ImmersedBoundary {
     Kokkos::parallel_for(
         "kolibri::ib_zero", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
         KOKKOS_LAMBDA(const Index i) {
-          const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
-                    z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
-          const Index n = x + Index(nx) * (y + Index(ny) * z);
+          const Index n = box.global(i, nx, ny);
           for (int d = 0; d < 3; ++d) force(d * cells + n) = R(0);
         });
   }
@@ -306,9 +318,7 @@ class ImmersedBoundary {
     };
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
-      const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
-                z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
-      const Index n = x + Index(bc.nx) * (y + Index(bc.ny) * z);
+      const Index n = box.global(i, bc.nx, bc.ny);
       if (bc.flags(n) == kSolid) {
         node(i) = R(1), node(nb + i) = node(2 * nb + i) = node(3 * nb + i) = R(0);
         return;
@@ -359,9 +369,7 @@ class ImmersedBoundary {
     KOKKOS_INLINE_FUNCTION void operator()(const Index s, Load6& acc) const {
       const BodyPose<R>& p = pose(body(s));
       R r[3], x[3], ub[3];
-      for (int d = 0; d < 3; ++d)
-        r[d] = p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
-      for (int d = 0; d < 3; ++d) x[d] = p.c[d] + r[d];
+      p.place(ref, s, r, x);
       ub[0] = p.v[0] + p.w[1] * r[2] - p.w[2] * r[1];
       ub[1] = p.v[1] + p.w[2] * r[0] - p.w[0] * r[2];
       ub[2] = p.v[2] + p.w[0] * r[1] - p.w[1] * r[0];
@@ -419,9 +427,8 @@ class ImmersedBoundary {
     Kokkos::View<const R* [3], MemSpace> sample_force;
     KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
       const BodyPose<R>& p = pose(body(s));
-      R x[3];
-      for (int d = 0; d < 3; ++d)
-        x[d] = p.c[d] + p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
+      R r[3], x[3];
+      p.place(ref, s, r, x);
       const Stencil<L::D, R> st(x);
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         int c[3];
@@ -461,16 +468,13 @@ class ImmersedBoundary {
       return loops;
     }
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
-      const int x = box.lo[0] + int(i % box.n[0]), y = box.lo[1] + int(i / box.n[0] % box.n[1]),
-                z = box.lo[2] + int(i / (Index(box.n[0]) * box.n[1]));
-      const Index n = x + Index(nx) * (y + Index(ny) * z);
+      const Index n = box.global(i, nx, ny);
       if (flags(n) == kSolid) return;
       R sum[3] = {R(0), R(0), R(0)};
       visit(i, [&](const Index s, const int (&o)[3]) {
         const BodyPose<R>& p = pose(body(s));
-        R xs[3];
-        for (int d = 0; d < 3; ++d)
-          xs[d] = p.c[d] + p.rot[3 * d] * ref(s, 0) + p.rot[3 * d + 1] * ref(s, 1) + p.rot[3 * d + 2] * ref(s, 2);
+        R r[3], xs[3];
+        p.place(ref, s, r, xs);
         const Stencil<L::D, R> st(xs);
         int c[3];
         const R w = st.node(o[0] + 2 * o[1] + 4 * o[2], c);
