@@ -327,14 +327,14 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     if (sc.bodies.empty()) return;
     const std::string path = dir + "/bodies.csv";
     std::string kept = "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n";
-    if (!restart_path.empty()) {  // keep the rows before the restart step
+    if (!restart_path.empty()) {  // keep the rows up to the restart step (its own row included)
       std::ifstream in(path);
       std::string line;
       for (bool header = true; std::getline(in, line); header = false) {
         if (header || line.empty()) continue;
         char* end = nullptr;
         const long long s = std::strtoll(line.c_str(), &end, 10);
-        if (end != line.c_str() && *end == ',' && s < first_step && std::count(line.begin(), line.end(), ',') == 10)
+        if (end != line.c_str() && *end == ',' && s <= first_step && std::count(line.begin(), line.end(), ',') == 10)
           kept += line + "\n";
       }
     }
