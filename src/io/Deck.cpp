@@ -225,6 +225,19 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
   return bc;
 }
 
+/// Every table of the array of tables `[[key]]` as a Section named key[i], handed to fn(s, i).
+template <class Fn>
+void for_each_table(Section& top, const std::string& key, const std::string& file, const Fn& fn) {
+  const toml::node* n = top.node(key);
+  if (!n) return;
+  const toml::array* arr = n->as_array();
+  if (!arr || !arr->is_array_of_tables()) top.fail(key, "expected [[" + key + "]] tables");
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    Section s(file, key + "[" + std::to_string(i) + "]", arr->get(i)->as_table());
+    fn(s, i);
+  }
+}
+
 int axis_of(Section& s, const std::string& key, int def) {
   const std::string a = s.choice(key, def == 0 ? "x" : def == 1 ? "y" : "z", {"x", "y", "z"});
   return a[0] - 'x';
@@ -279,19 +292,22 @@ Case parse_deck(const std::string& text, const std::string& file,
   // Multiple-relaxation-time rates (THEORY.md 1.5, 1.7, 2.3).
   const bool mrt = sc.collision == CollisionKind::Mrt, cm = sc.collision == CollisionKind::CentralMoment,
              acm = sc.collision == CollisionKind::AdaptiveCentralMoment;
+  auto only = [&](const char* key, bool allowed, const char* who) {
+    if (model.has(key) && !allowed) model.fail(key, std::string("only ") + who + " takes this key, got collision = \"" + col + "\"");
+  };
   auto rate = [&](const char* key, double def, bool allowed, const char* who) {
+    only(key, allowed, who);
     if (!model.has(key)) return def;
-    if (!allowed) model.fail(key, std::string("only ") + who + " takes this key, got collision = \"" + col + "\"");
     const double v = *model.number(key);
     if (!(v > 0 && v < 2)) model.fail(key, "expected a relaxation rate in (0, 2), got " + std::to_string(v));
     return v;
   };
   sc.bulk_rate = rate("bulk_rate", 0.0, mrt || cm || acm, "collision = \"mrt\", \"cm\" or \"acm\"");
   sc.high_order_rate = rate("high_order_rate", 1.0, cm, "collision = \"cm\"");
-  if (model.has("cm_basis") && !(cm || acm)) model.fail("cm_basis", "only collision = \"cm\" or \"acm\" takes this key, got \"" + col + "\"");
+  only("cm_basis", cm || acm, "collision = \"cm\" or \"acm\"");
   sc.cm_hermite = model.choice("cm_basis", "hermite", {"hermite", "monomial"}) == "hermite";
-  if (model.has("acm_viscosity") && !acm) model.fail("acm_viscosity", "only collision = \"acm\" takes this key, got \"" + col + "\"");
-  if (model.has("acm_velocity") && !acm) model.fail("acm_velocity", "only collision = \"acm\" takes this key, got \"" + col + "\"");
+  only("acm_viscosity", acm, "collision = \"acm\"");
+  only("acm_velocity", acm, "collision = \"acm\"");
   sc.acm_viscosity = model.number("acm_viscosity", 5e-4);
   if (!(sc.acm_viscosity > 0)) model.fail("acm_viscosity", "expected a positive artificial viscosity (lattice units; the ACM papers use 5e-4 to 1e-3)");
   const std::optional<double> acm_velocity = model.number("acm_velocity");
@@ -423,113 +439,103 @@ Case parse_deck(const std::string& text, const std::string& file,
     model.fail("trt_magic", "only collision = \"trt\" takes a magic parameter");
 
   // [[obstacle]]
-  if (const toml::node* on = top.node("obstacle")) {
-    const toml::array* arr = on->as_array();
-    if (!arr || !arr->is_array_of_tables()) top.fail("obstacle", "expected [[obstacle]] tables");
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      Section s(file, "obstacle[" + std::to_string(i) + "]", arr->get(i)->as_table());
-      Obstacle o;
-      const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
-      if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
-      if (shape == "box") {
-        o.shape = Obstacle::Shape::Box;
-        auto lo = s.vec3<double>("min", dims), hi = s.vec3<double>("max", dims);
-        if (!lo) s.fail("min", "missing: a box needs min = [...] and max = [...] in cells");
-        if (!hi) s.fail("max", "missing: a box needs min = [...] and max = [...] in cells");
-        o.min = *lo, o.max = *hi;
-        if (dims == 2) o.min[2] = 0.0, o.max[2] = 1.0;
-        for (int d = 0; d < 3; ++d)
-          if (o.max[d] <= o.min[d]) s.fail("max", "expected max > min on every axis");
-      } else {
-        o.shape = shape == "sphere" ? Obstacle::Shape::Sphere : Obstacle::Shape::Cylinder;
-        auto ctr = s.vec3<double>("center", dims);
-        if (!ctr) s.fail("center", "missing: expected center = [x, y" + std::string(dims == 3 ? ", z]" : "]"));
-        o.center = *ctr;
-        if (dims == 2) o.center[2] = 0.5;
-        const auto r = s.number("radius");
-        if (!r || *r <= 0) s.fail("radius", "expected a positive radius in cells");
-        o.radius = *r;
-        if (shape == "cylinder") o.axis = axis_of(s, "axis", 2);
-        if (dims == 2 && o.shape == Obstacle::Shape::Cylinder && o.axis != 2)
-          s.fail("axis", "a 2D cylinder is a disc: its axis is z");
-      }
-      s.finish({"type", "min", "max", "center", "radius", "axis"});
-      sc.obstacles.push_back(o);
+  for_each_table(top, "obstacle", file, [&](Section& s, std::size_t) {
+    Obstacle o;
+    const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
+    if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
+    if (shape == "box") {
+      o.shape = Obstacle::Shape::Box;
+      auto lo = s.vec3<double>("min", dims), hi = s.vec3<double>("max", dims);
+      if (!lo) s.fail("min", "missing: a box needs min = [...] and max = [...] in cells");
+      if (!hi) s.fail("max", "missing: a box needs min = [...] and max = [...] in cells");
+      o.min = *lo, o.max = *hi;
+      if (dims == 2) o.min[2] = 0.0, o.max[2] = 1.0;
+      for (int d = 0; d < 3; ++d)
+        if (o.max[d] <= o.min[d]) s.fail("max", "expected max > min on every axis");
+    } else {
+      o.shape = shape == "sphere" ? Obstacle::Shape::Sphere : Obstacle::Shape::Cylinder;
+      auto ctr = s.vec3<double>("center", dims);
+      if (!ctr) s.fail("center", "missing: expected center = [x, y" + std::string(dims == 3 ? ", z]" : "]"));
+      o.center = *ctr;
+      if (dims == 2) o.center[2] = 0.5;
+      const auto r = s.number("radius");
+      if (!r || *r <= 0) s.fail("radius", "expected a positive radius in cells");
+      o.radius = *r;
+      if (shape == "cylinder") o.axis = axis_of(s, "axis", 2);
+      if (dims == 2 && o.shape == Obstacle::Shape::Cylinder && o.axis != 2)
+        s.fail("axis", "a 2D cylinder is a disc: its axis is z");
     }
-  }
+    s.finish({"type", "min", "max", "center", "radius", "axis"});
+    sc.obstacles.push_back(o);
+  });
 
   // [[body]]: immersed-boundary solids
-  if (const toml::node* bn = top.node("body")) {
-    const toml::array* arr = bn->as_array();
-    if (!arr || !arr->is_array_of_tables()) top.fail("body", "expected [[body]] tables");
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      Section s(file, "body[" + std::to_string(i) + "]", arr->get(i)->as_table());
-      Body b;
-      b.name = s.string("name").value_or("body" + std::to_string(i));
-      for (const auto& other : sc.bodies)
-        if (other.name == b.name) s.fail("name", "\"" + b.name + "\" is taken by another body");
-      const std::string shape = s.choice("type", "", {"sphere", "cylinder", "box", "torus", "mesh"});
-      if (shape.empty()) s.fail("type", "missing: expected one of sphere, cylinder, box, torus, mesh");
-      b.shape = shape == "sphere" ? Body::Shape::Sphere : shape == "cylinder" ? Body::Shape::Cylinder
-              : shape == "box" ? Body::Shape::Box : shape == "torus" ? Body::Shape::Torus : Body::Shape::Mesh;
-      if (dims == 2 && b.shape != Body::Shape::Cylinder && b.shape != Body::Shape::Box)
-        s.fail("type", "a 2D (D2Q9) body is a closed curve: cylinder (circle) or box (rectangle), got " + shape);
-      auto positive = [&](const char* key, const char* what) {
-        const auto v = s.number(key);
-        if (!v || *v <= 0) s.fail(key, std::string("expected a positive ") + what + " (cells)");
-        return *v;
-      };
-      if (b.shape == Body::Shape::Sphere || b.shape == Body::Shape::Cylinder || b.shape == Body::Shape::Torus)
-        b.radius = positive("radius", "radius");
-      if (b.shape == Body::Shape::Torus) {
-        b.minor_radius = positive("minor_radius", "tube radius");
-        if (b.minor_radius >= b.radius) s.fail("minor_radius", "expected minor_radius < radius");
-      }
-      if (b.shape == Body::Shape::Cylinder && dims == 3) {
-        b.length = positive("length", "length");
-        b.caps = s.boolean("caps").value_or(true);
-      }
-      if ((b.shape == Body::Shape::Cylinder && dims == 3) || b.shape == Body::Shape::Torus) b.axis = axis_of(s, "axis", 2);
-      if (b.shape == Body::Shape::Box) {
-        auto sz = s.vec3<double>("size", dims);
-        if (!sz) s.fail("size", "missing: a box needs size = [...] (edge lengths in cells)");
-        for (int d = 0; d < dims; ++d)
-          if ((*sz)[std::size_t(d)] <= 0) s.fail("size", "expected positive edge lengths");
-        b.size = *sz;
-      }
-      if (b.shape == Body::Shape::Mesh) {
-        auto path = s.string("file");
-        if (!path || path->empty()) s.fail("file", "missing: a mesh body needs file = \"...\" (binary or ASCII STL, OBJ)");
-        b.mesh = *path;
-        if (b.mesh.front() != '/') {  // relative to the deck
-          const auto slash = file.find_last_of('/');
-          if (slash != std::string::npos) b.mesh = file.substr(0, slash + 1) + b.mesh;
-        }
-        std::ifstream probe(b.mesh);
-        if (!probe) s.fail("file", "cannot open '" + b.mesh + "'");
-        b.scale = s.number("scale", 1.0);
-        if (b.scale <= 0) s.fail("scale", "expected a positive scale (cells per file unit)");
-      }
-      auto pos = s.vec3<double>("position", dims);
-      if (!pos) s.fail("position", "missing: the body's centre in cells");
-      b.position = *pos;
-      if (dims == 2) {
-        b.position[2] = 0.5;
-        b.rotation = {0, 0, s.number("rotation", 0.0)};
-        b.angular_velocity = {0, 0, s.number("angular_velocity", 0.0)};
-      } else {
-        b.rotation = s.vec3<double>("rotation", dims).value_or(std::array<double, 3>{0, 0, 0});
-        b.angular_velocity = s.vec3<double>("angular_velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
-      }
-      b.velocity = s.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
-      b.spacing = s.number("spacing", 0.3);
-      if (!(b.spacing > 0.02 && b.spacing <= 1.0))
-        s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
-      s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file", "scale", "position",
-                "rotation", "velocity", "angular_velocity", "spacing"});
-      sc.bodies.push_back(b);
+  for_each_table(top, "body", file, [&](Section& s, std::size_t i) {
+    Body b;
+    b.name = s.string("name").value_or("body" + std::to_string(i));
+    for (const auto& other : sc.bodies)
+      if (other.name == b.name) s.fail("name", "\"" + b.name + "\" is taken by another body");
+    const std::string shape = s.choice("type", "", {"sphere", "cylinder", "box", "torus", "mesh"});
+    if (shape.empty()) s.fail("type", "missing: expected one of sphere, cylinder, box, torus, mesh");
+    b.shape = shape == "sphere" ? Body::Shape::Sphere : shape == "cylinder" ? Body::Shape::Cylinder
+            : shape == "box" ? Body::Shape::Box : shape == "torus" ? Body::Shape::Torus : Body::Shape::Mesh;
+    if (dims == 2 && b.shape != Body::Shape::Cylinder && b.shape != Body::Shape::Box)
+      s.fail("type", "a 2D (D2Q9) body is a closed curve: cylinder (circle) or box (rectangle), got " + shape);
+    auto positive = [&](const char* key, const char* what) {
+      const auto v = s.number(key);
+      if (!v || *v <= 0) s.fail(key, std::string("expected a positive ") + what + " (cells)");
+      return *v;
+    };
+    if (b.shape == Body::Shape::Sphere || b.shape == Body::Shape::Cylinder || b.shape == Body::Shape::Torus)
+      b.radius = positive("radius", "radius");
+    if (b.shape == Body::Shape::Torus) {
+      b.minor_radius = positive("minor_radius", "tube radius");
+      if (b.minor_radius >= b.radius) s.fail("minor_radius", "expected minor_radius < radius");
     }
-  }
+    if (b.shape == Body::Shape::Cylinder && dims == 3) {
+      b.length = positive("length", "length");
+      b.caps = s.boolean("caps").value_or(true);
+    }
+    if ((b.shape == Body::Shape::Cylinder && dims == 3) || b.shape == Body::Shape::Torus) b.axis = axis_of(s, "axis", 2);
+    if (b.shape == Body::Shape::Box) {
+      auto sz = s.vec3<double>("size", dims);
+      if (!sz) s.fail("size", "missing: a box needs size = [...] (edge lengths in cells)");
+      for (int d = 0; d < dims; ++d)
+        if ((*sz)[std::size_t(d)] <= 0) s.fail("size", "expected positive edge lengths");
+      b.size = *sz;
+    }
+    if (b.shape == Body::Shape::Mesh) {
+      auto path = s.string("file");
+      if (!path || path->empty()) s.fail("file", "missing: a mesh body needs file = \"...\" (binary or ASCII STL, OBJ)");
+      b.mesh = *path;
+      if (b.mesh.front() != '/') {  // relative to the deck
+        const auto slash = file.find_last_of('/');
+        if (slash != std::string::npos) b.mesh = file.substr(0, slash + 1) + b.mesh;
+      }
+      std::ifstream probe(b.mesh);
+      if (!probe) s.fail("file", "cannot open '" + b.mesh + "'");
+      b.scale = s.number("scale", 1.0);
+      if (b.scale <= 0) s.fail("scale", "expected a positive scale (cells per file unit)");
+    }
+    auto pos = s.vec3<double>("position", dims);
+    if (!pos) s.fail("position", "missing: the body's centre in cells");
+    b.position = *pos;
+    if (dims == 2) {
+      b.position[2] = 0.5;
+      b.rotation = {0, 0, s.number("rotation", 0.0)};
+      b.angular_velocity = {0, 0, s.number("angular_velocity", 0.0)};
+    } else {
+      b.rotation = s.vec3<double>("rotation", dims).value_or(std::array<double, 3>{0, 0, 0});
+      b.angular_velocity = s.vec3<double>("angular_velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+    }
+    b.velocity = s.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+    b.spacing = s.number("spacing", 0.3);
+    if (!(b.spacing > 0.02 && b.spacing <= 1.0))
+      s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
+    s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file", "scale", "position",
+              "rotation", "velocity", "angular_velocity", "spacing"});
+    sc.bodies.push_back(b);
+  });
   // [ib]: how bodies act on the fluid
   Section ib(file, "ib", subtable(top, "ib"));
   if (ib.present() && sc.bodies.empty()) ib.fail("spreading", "an [ib] section without [[body]] tables");
@@ -588,35 +594,30 @@ Case parse_deck(const std::string& text, const std::string& file,
   par.finish({"grid", "gpu_aware_mpi", "transport"});
 
   // [[probe]]
-  if (const toml::node* pn = top.node("probe")) {
-    const toml::array* arr = pn->as_array();
-    if (!arr || !arr->is_array_of_tables()) top.fail("probe", "expected [[probe]] tables");
-    std::set<std::string> names;
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      Section s(file, "probe[" + std::to_string(i) + "]", arr->get(i)->as_table());
-      Probe p;
-      p.name = s.string("name").value_or("probe" + std::to_string(i));
-      check_name(s, "name", p.name);
-      if (!names.insert(p.name).second) s.fail("name", "duplicate probe name '" + p.name + "'");
-      p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
-      const char* where = p.kind == Probe::Kind::Line ? "start" : "position";
-      const auto pos = s.vec3<int>(where, dims);
-      if (!pos) s.fail(where, "missing: expected a cell index [x, y" + std::string(dims == 3 ? ", z]" : "]"));
-      p.position = *pos;
-      const int n[3] = {sc.nx, sc.ny, sc.nz};
-      for (int d = 0; d < 3; ++d)
-        if (p.position[d] < 0 || p.position[d] >= n[d])
-          s.fail(where, "cell " + std::to_string(p.position[d]) + " on axis " + char('x' + d) +
-                            " is outside the domain [0, " + std::to_string(n[d] - 1) + "]");
-      if (p.kind == Probe::Kind::Line) p.axis = axis_of(s, "axis", 0);
-      else if (s.has("axis")) s.fail("axis", "only line probes take an axis");
-      p.every = int(s.integer("every", 0, 0, 1 << 30));
-      if (p.kind == Probe::Kind::Line && s.has("every"))
-        s.fail("every", "line probes are written at every field output (run.output_every), not on their own cadence");
-      s.finish({"name", "type", "position", "start", "axis", "every"});
-      c.probes.push_back(p);
-    }
-  }
+  std::set<std::string> probe_names;
+  for_each_table(top, "probe", file, [&](Section& s, std::size_t i) {
+    Probe p;
+    p.name = s.string("name").value_or("probe" + std::to_string(i));
+    check_name(s, "name", p.name);
+    if (!probe_names.insert(p.name).second) s.fail("name", "duplicate probe name '" + p.name + "'");
+    p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
+    const char* where = p.kind == Probe::Kind::Line ? "start" : "position";
+    const auto pos = s.vec3<int>(where, dims);
+    if (!pos) s.fail(where, "missing: expected a cell index [x, y" + std::string(dims == 3 ? ", z]" : "]"));
+    p.position = *pos;
+    const int n[3] = {sc.nx, sc.ny, sc.nz};
+    for (int d = 0; d < 3; ++d)
+      if (p.position[d] < 0 || p.position[d] >= n[d])
+        s.fail(where, "cell " + std::to_string(p.position[d]) + " on axis " + char('x' + d) +
+                          " is outside the domain [0, " + std::to_string(n[d] - 1) + "]");
+    if (p.kind == Probe::Kind::Line) p.axis = axis_of(s, "axis", 0);
+    else if (s.has("axis")) s.fail("axis", "only line probes take an axis");
+    p.every = int(s.integer("every", 0, 0, 1 << 30));
+    if (p.kind == Probe::Kind::Line && s.has("every"))
+      s.fail("every", "line probes are written at every field output (run.output_every), not on their own cadence");
+    s.finish({"name", "type", "position", "start", "axis", "every"});
+    c.probes.push_back(p);
+  });
 
   top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe", "body", "ib"});
   return c;

@@ -96,6 +96,24 @@ class Progress {
   bool m_open_bar = false;
 };
 
+/// A CSV time series as a restart continues it: `header`, then the complete rows of the file at
+/// `path` (when `restart`) whose step is below `limit`. A row is complete with `fields` fields; a
+/// torn last row is dropped.
+std::string kept_rows(const std::string& path, const std::string& header, bool restart, long long limit, long fields) {
+  std::string kept = header;
+  if (!restart) return kept;
+  std::ifstream in(path);
+  std::string line;
+  for (bool first = true; std::getline(in, line); first = false) {
+    if (first || line.empty()) continue;
+    char* end = nullptr;
+    const long long s = std::strtoll(line.c_str(), &end, 10);
+    if (end != line.c_str() && *end == ',' && s < limit && std::count(line.begin(), line.end(), ',') == fields - 1)
+      kept += line + "\n";
+  }
+  return kept;
+}
+
 std::string csv_row(std::int64_t step, double rho, const std::array<double, 3>& u) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%lld,%.12g,%.12g,%.12g,%.12g\n", (long long)step, rho, u[0], u[1], u[2]);
@@ -305,17 +323,8 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
     for (const auto& p : c.probes) {
       if (p.kind != Probe::Kind::Point) continue;
       const std::string path = dir + "/probe_" + p.name + ".csv";
-      std::string kept = "step,rho,ux,uy,uz\n";
-      if (!restart_path.empty()) {  // keep the rows up to the restart step
-        std::ifstream in(path);
-        std::string line;
-        for (bool header = true; std::getline(in, line); header = false) {
-          if (header || line.empty()) continue;
-          char* end = nullptr;
-          const long long s = std::strtoll(line.c_str(), &end, 10);
-          if (end != line.c_str() && *end == ',' && s < first_step) kept += line + "\n";  // a torn last row is dropped
-        }
-      }
+      // The rows before the restart step: the restart samples its own step again.
+      const std::string kept = kept_rows(path, "step,rho,ux,uy,uz\n", !restart_path.empty(), first_step, 5);
       point_files.emplace_back(path, std::ios::trunc);
       if (!point_files.back()) throw OutputError(path + ": cannot write the probe file");
       point_files.back() << kept;
@@ -326,18 +335,9 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   on_root(comm, [&] {
     if (sc.bodies.empty()) return;
     const std::string path = dir + "/bodies.csv";
-    std::string kept = "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n";
-    if (!restart_path.empty()) {  // keep the rows up to the restart step (its own row included)
-      std::ifstream in(path);
-      std::string line;
-      for (bool header = true; std::getline(in, line); header = false) {
-        if (header || line.empty()) continue;
-        char* end = nullptr;
-        const long long s = std::strtoll(line.c_str(), &end, 10);
-        if (end != line.c_str() && *end == ',' && s <= first_step && std::count(line.begin(), line.end(), ',') == 10)
-          kept += line + "\n";
-      }
-    }
+    // The rows up to the restart step, its own included (a restart writes no loads before it steps).
+    const std::string kept =
+        kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n", !restart_path.empty(), first_step + 1, 11);
     loads_file.open(path, std::ios::trunc);
     if (!loads_file) throw OutputError(path + ": cannot write the body loads");
     loads_file << kept;

@@ -81,31 +81,30 @@ Wake run_wake(LatticeKind lat, CollisionKind col, double re, int D, std::array<i
 // on an H100, 2026-11-22: Re 20 Cd 2.233, L/D 1.016; Re 40 Cd 1.666, L/D 2.456; sphere Re 100 Cd
 // 1.192, L/D 0.946.
 
+/// The drag converged, and Cd and L/D inside their bands; both recorded.
+void expect_wake(const Wake& w, double max_change, double cd_lo, double cd_hi, double l_lo, double l_hi) {
+  ::testing::Test::RecordProperty("cd", std::to_string(w.cd));
+  ::testing::Test::RecordProperty("recirculation", std::to_string(w.length));
+  EXPECT_LT(w.cd_change, max_change);
+  EXPECT_GT(w.cd, cd_lo);
+  EXPECT_LT(w.cd, cd_hi);
+  EXPECT_GT(w.length, l_lo);
+  EXPECT_LT(w.length, l_hi);
+}
+
 TEST(ImmersedLong, CylinderRe20DragAndWakeInPublishedBands) {
   // Published (unconfined): Cd 2.00 (Fornberg 1980) to 2.19 (Calhoun 2002); Dennis & Chang
   // (1970) 2.05, Taira & Colonius (2007) 2.06. L/D 0.91 (Calhoun) to 0.94 (Dennis & Chang,
   // Taira & Colonius). Allowance above: 5% (Cd), 12% (L/D).
   const auto w = run_wake(LatticeKind::D2Q9, CollisionKind::CentralMoment, 20, 20, {640, 400, 1}, 60000);
-  RecordProperty("cd", std::to_string(w.cd));
-  RecordProperty("recirculation", std::to_string(w.length));
-  EXPECT_LT(w.cd_change, 2e-3);
-  EXPECT_GT(w.cd, 2.00);
-  EXPECT_LT(w.cd, 2.19 * 1.05);
-  EXPECT_GT(w.length, 0.91);
-  EXPECT_LT(w.length, 0.94 * 1.12);
+  expect_wake(w, 2e-3, 2.00, 2.19 * 1.05, 0.91, 0.94 * 1.12);
 }
 
 TEST(ImmersedLong, CylinderRe40DragAndWakeInPublishedBands) {
   // Published: Cd 1.50 (Fornberg) to 1.62 (Calhoun); Dennis & Chang 1.52, Taira & Colonius 1.54.
   // L/D 2.18 (Calhoun) to 2.35 (Dennis & Chang); Taira & Colonius 2.30. Allowance above: 5%.
   const auto w = run_wake(LatticeKind::D2Q9, CollisionKind::CentralMoment, 40, 20, {640, 400, 1}, 80000);
-  RecordProperty("cd", std::to_string(w.cd));
-  RecordProperty("recirculation", std::to_string(w.length));
-  EXPECT_LT(w.cd_change, 2e-3);
-  EXPECT_GT(w.cd, 1.50);
-  EXPECT_LT(w.cd, 1.62 * 1.05);
-  EXPECT_GT(w.length, 2.18);
-  EXPECT_LT(w.length, 2.35 * 1.05);
+  expect_wake(w, 2e-3, 1.50, 1.62 * 1.05, 2.18, 2.35 * 1.05);
 }
 
 TEST(ImmersedLong, SphereRe100DragAndWakeInPublishedBands) {
@@ -114,13 +113,7 @@ TEST(ImmersedLong, SphereRe100DragAndWakeInPublishedBands) {
   // diameters with the far field imposed 2 diameters from the sphere's surface: allowance above
   // 12% (Cd) and 10% (L/D).
   const auto w = run_wake(LatticeKind::D3Q27, CollisionKind::AdaptiveCentralMoment, 100, 20, {320, 160, 160}, 32000, 0.25);
-  RecordProperty("cd", std::to_string(w.cd));
-  RecordProperty("recirculation", std::to_string(w.length));
-  EXPECT_LT(w.cd_change, 5e-3);
-  EXPECT_GT(w.cd, 1.08);
-  EXPECT_LT(w.cd, 1.09 * 1.12);
-  EXPECT_GT(w.length, 0.87);
-  EXPECT_LT(w.length, 0.88 * 1.10);
+  expect_wake(w, 5e-3, 1.08, 1.09 * 1.12, 0.87, 0.88 * 1.10);
 }
 
 TEST(ImmersedLong, CylinderRe20DragConvergesWithResolution) {

@@ -14,6 +14,15 @@
 namespace {
 using namespace kolibri;
 
+/// Steps until the first non-finite cell (checked every `every` steps), or `steps` if none.
+std::int64_t first_bad_step(Solver& s, std::int64_t steps, std::int64_t every) {
+  for (std::int64_t t = 0; t < steps; t += every) {
+    s.step(every);
+    if (s.diagnostics().first_bad >= 0) return t + every;
+  }
+  return steps;
+}
+
 /// Steps until the first non-finite cell (checked every 100 steps), or `steps` if none.
 std::int64_t steps_survived(CollisionKind op, int n, double re, std::int64_t steps) {
   auto c = test::periodic_box(LatticeKind::D2Q9, n, n, 1);
@@ -32,11 +41,7 @@ std::int64_t steps_survived(CollisionKind op, int n, double re, std::int64_t ste
       u[std::size_t(x + n * y)] = {ux, delta * U * std::sin(2 * pi * (X + 0.25)), 0.0};
     }
   s->initialize(rho, u);
-  for (std::int64_t t = 0; t < steps; t += 100) {
-    s->step(100);
-    if (s->diagnostics().first_bad >= 0) return t + 100;
-  }
-  return steps;
+  return first_bad_step(*s, steps, 100);
 }
 
 TEST(Stability, DoubleShearLayerBlowsUpBgkNotRecursive) {
@@ -77,11 +82,7 @@ std::int64_t rest_survives(LatticeKind lat, CollisionKind op, double omega, doub
   std::vector<std::array<double, 3>> u(rho.size());
   for (auto& v : u) v = {d(g), d(g), two_d ? 0.0 : d(g)};
   s->initialize(rho, u);
-  for (std::int64_t t = 0; t < steps; t += 500) {
-    s->step(500);
-    if (s->diagnostics().first_bad >= 0) return t + 500;
-  }
-  return steps;
+  return first_bad_step(*s, steps, 500);
 }
 
 TEST(Stability, CentralHermiteMomentsAtRestStayFiniteForAnyRates) {

@@ -38,6 +38,8 @@ struct Chimera {
   KOKKOS_INLINE_FUNCTION static constexpr int at(int p, int q, int r) {
     return L::D == 3 ? 9 * p + 3 * q + r : 3 * p + q;
   }
+  /// Cube position of the moment of order n (1 or 2) along axis d alone: k_100, k_200, ...
+  KOKKOS_INLINE_FUNCTION static constexpr int axial(int d, int n) { return at(n * (d == 0), n * (d == 1), n * (d == 2)); }
   /// Stride of axis d in the cube.
   KOKKOS_INLINE_FUNCTION static constexpr int stride(int d) { return L::D == 3 ? (d == 0 ? 9 : d == 1 ? 3 : 1) : (d == 0 ? 3 : 1); }
 
@@ -146,7 +148,7 @@ struct CentralMomentMrt {
     const R cs2 = R(1) / R(3);
     // First order: k*_1 = F/2 (momentum gains F over the step, whatever the rate).
     KOLIBRI_UNROLL
-    for (int d = 0; d < L::D; ++d) k[X::at(d == 0, d == 1, d == 2)] = R(0.5) * F[d];
+    for (int d = 0; d < L::D; ++d) k[X::axial(d, 1)] = R(0.5) * F[d];
     // Second order: off-diagonals and the deviator with omega, the trace with omega_b. The
     // equilibrium diagonal is rho cs^2 (monomials) or 0 (Hermite).
     const R a = R(1) - omega;
@@ -154,13 +156,13 @@ struct CentralMomentMrt {
     if constexpr (L::D == 3) k[X::at(1, 0, 1)] *= a, k[X::at(0, 1, 1)] *= a;
     R trace = R(0);
     KOLIBRI_UNROLL
-    for (int d = 0; d < L::D; ++d) trace += k[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+    for (int d = 0; d < L::D; ++d) trace += k[X::axial(d, 2)];
     const R third = R(1) / R(L::D);
     const R wb = omega_b < R(0) ? wh : omega_b;
     const R trace_star = trace - wb * (trace - (hermite ? R(0) : R(L::D) * rho * cs2));
     KOLIBRI_UNROLL
     for (int d = 0; d < L::D; ++d) {
-      R& kd = k[X::at(2 * (d == 0), 2 * (d == 1), 2 * (d == 2))];
+      R& kd = k[X::axial(d, 2)];
       kd = a * (kd - third * trace) + third * trace_star;
     }
     // Orders 3 to 6. Hermite: no equilibrium, no source. Monomials: mu(n) is the n-th central

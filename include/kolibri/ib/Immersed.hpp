@@ -146,10 +146,14 @@ class ImmersedBoundary {
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
     m_loads = Kokkos::View<Load6**, MemSpace>("kolibri::ib_loads", nb, m_passes);
-    m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
-    m_key = Kokkos::View<Index*, MemSpace>("kolibri::ib_sample_cell", total);
-    m_slot = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_slot", total);
-    m_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_bin_list", total);
+    const bool gather = cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
+    if (gather || m_passes > 1)  // forces stored per sample: gathering, and passes after the first
+      m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
+    if (gather) {
+      m_key = Kokkos::View<Index*, MemSpace>("kolibri::ib_sample_cell", total);
+      m_slot = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_slot", total);
+      m_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_bin_list", total);
+    }
     m_stats.samples = total;
     m_stats.loops_min = m_stats.loops_max = Stencil<L::D, R>::count;
   }
@@ -175,8 +179,7 @@ class ImmersedBoundary {
       // Later passes read the force so far at the nodes: spreading in the same kernel would let
       // them see part of this pass's, so they store first and spread after (`Spread`).
       const bool fused = !gather && pass == 0;
-      Samples k{m_ref, m_body, m_pose, m_node, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, bc.nz,
-                m_sample_force, m_key, pass > 0, fused};
+      Samples k{{grid(box, bc, idx)}, m_node, m_sample_force, m_key, pass > 0, fused};
       for (std::size_t b = 0; b + 1 < m_offset.size(); ++b) {
         const auto load = Kokkos::subview(m_loads, b, pass);
         Kokkos::parallel_reduce("kolibri::ib_samples",
@@ -187,7 +190,7 @@ class ImmersedBoundary {
         gather_forces(box, bc, idx);
       } else if (!fused) {
         Kokkos::parallel_for("kolibri::ib_spread", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_stats.samples),
-                             Spread{m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, m_sample_force});
+                             Spread{{grid(box, bc, idx)}, m_sample_force});
       }
     }
     Kokkos::fence();
@@ -292,13 +295,12 @@ class ImmersedBoundary {
         "kolibri::ib_bin_fill", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
           if (key(s) >= 0) list(count(key(s)) + slot(s)) = s;
         });
-    GatherNodes g{m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny, m_sample_force, m_count, m_list};
+    const GatherNodes g{{grid(box, bc, idx)}, m_sample_force, m_count, m_list};
     Kokkos::parallel_for("kolibri::ib_gather", Range(0, nbc), g);
     if (m_stats.steps == 0) {  // loop counts of the first step (chen2022 Table 1)
-      int lo = 0, hi = 0;
-      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), g.loops_min(), Kokkos::Min<int>(lo));
-      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), g.loops_max(), Kokkos::Max<int>(hi));
-      m_stats.loops_min = hi > 0 ? lo : 0, m_stats.loops_max = hi;
+      Kokkos::MinMaxScalar<int> m;
+      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), typename GatherNodes::Loops{g}, Kokkos::MinMax<int>(m));
+      m_stats.loops_min = m.max_val > 0 ? m.min_val : 0, m_stats.loops_max = std::max(0, m.max_val);
     }
   }
 
@@ -311,11 +313,6 @@ class ImmersedBoundary {
     SoA idx;
     Kokkos::View<R*, MemSpace> node;
     NodeBox box;
-    struct Departing {
-      Kokkos::View<const V*, MemSpace> src;
-      SoA idx;
-      KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const { return S::template load<L>(src(idx(m, j)), j); }
-    };
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
       const Index n = box.global(i, bc.nx, bc.ny);
@@ -324,34 +321,46 @@ class ImmersedBoundary {
         return;
       }
       R f[L::Q];
-      if (bc.flags(n) == kFluid) {  // every neighbour fluid: index arithmetic only
-        const Rows rows(n, bc.nx, bc.ny, bc.nz);
-        for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
-      } else {
-        bc.pull(n, f, Departing{src, idx});
-      }
-      R rho = R(0), j[3] = {R(0), R(0), R(0)};
-      for (int q = 0; q < L::Q; ++q) {
-        rho += f[q];
-        for (int d = 0; d < 3; ++d) j[d] += R(L::c(q, d)) * f[q];
-      }
+      if (bc.flags(n) == kFluid) gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
+      else bc.pull(n, f, PostCollision<L, S>{src, idx});
+      R rho, u[3];
+      macroscopic<L>(f, bc.force, rho, u);
       node(i) = rho;
-      for (int d = 0; d < 3; ++d) node((1 + d) * nb + i) = (j[d] + R(0.5) * bc.force[d]) / rho;
+      for (int d = 0; d < 3; ++d) node((1 + d) * nb + i) = u[d];
     }
   };
 
-  /// One pass over the samples of one body: interpolate, penalty force, spread (scatter) or store
-  /// (gather); reduces the force on the fluid and its torque about the body's centre.
-  struct Samples {
+  /// What the sample kernels share: the samples and poses, the node box and the force field.
+  struct SampleGrid {
     Kokkos::View<const R* [3], MemSpace> ref;
     Kokkos::View<const int*, MemSpace> body;
     Kokkos::View<const BodyPose<R>*, MemSpace> pose;
-    Kokkos::View<const R*, MemSpace> node;
     NodeBox box;
     Kokkos::View<R*, MemSpace> force;
     Index cells;
     Kokkos::View<const Flag*, MemSpace> flags;
-    int nx, ny, nz;
+    int nx, ny;
+
+    /// The cell of stencil node c, or -1 outside the node box.
+    KOKKOS_INLINE_FUNCTION Index cell(const int (&c)[3]) const {
+      return box.local(c[0], c[1], c[2]) < 0 ? -1 : c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
+    }
+    /// Add a sample's force g to the fluid nodes of its stencil (atomic; solid cells take none).
+    KOKKOS_INLINE_FUNCTION void spread(const Stencil<L::D, R>& st, const R (&g)[3]) const {
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        int c[3];
+        const R w = st.node(k, c);
+        const Index n = cell(c);
+        if (n < 0 || flags(n) == kSolid) continue;
+        for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + n), w * g[d]);
+      }
+    }
+  };
+
+  /// One pass over the samples of one body: interpolate, penalty force, spread (scatter) or store
+  /// (gather, later passes); reduces the force on the fluid and its torque about the body's centre.
+  struct Samples : SampleGrid {
+    Kokkos::View<const R*, MemSpace> node;
     Kokkos::View<R* [3], MemSpace> sample_force;
     Kokkos::View<Index*, MemSpace> key;
     bool corrected;  ///< later passes: the node velocity includes the force so far
@@ -367,30 +376,27 @@ class ImmersedBoundary {
     }
 
     KOKKOS_INLINE_FUNCTION void operator()(const Index s, Load6& acc) const {
-      const BodyPose<R>& p = pose(body(s));
+      const BodyPose<R>& p = this->pose(this->body(s));
       R r[3], x[3], ub[3];
-      p.place(ref, s, r, x);
+      p.place(this->ref, s, r, x);
       ub[0] = p.v[0] + p.w[1] * r[2] - p.w[2] * r[1];
       ub[1] = p.v[1] + p.w[2] * r[0] - p.w[0] * r[2];
       ub[2] = p.v[2] + p.w[0] * r[1] - p.w[1] * r[0];
       const Stencil<L::D, R> st(x);
-      const Index nb = box.cells();
+      const Index nb = this->box.cells();
       R rho = R(0), u[3] = {R(0), R(0), R(0)}, wsum = R(0);
-      Index at[Stencil<L::D, R>::count];
-      R wt[Stencil<L::D, R>::count];
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         int c[3];
-        wt[k] = st.node(k, c);
-        const Index i = box.local(c[0], c[1], c[2]);
-        at[k] = i < 0 ? -1 : c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
+        const R w = st.node(k, c);
+        const Index i = this->box.local(c[0], c[1], c[2]);
         if (i < 0) continue;
         const R rn = node(i);
-        wsum += wt[k];
-        rho += wt[k] * rn;
+        wsum += w;
+        rho += w * rn;
         for (int d = 0; d < 3; ++d) {
           R v = node((1 + d) * nb + i);
-          if (corrected) v += R(0.5) * force(d * cells + at[k]) / rn;
-          u[d] += wt[k] * v;
+          if (corrected) v += R(0.5) * this->force(d * this->cells + this->cell(c)) / rn;
+          u[d] += w * v;
         }
       }
       R g[3] = {R(0), R(0), R(0)};
@@ -399,13 +405,10 @@ class ImmersedBoundary {
         for (int d = 0; d < 3; ++d) g[d] = R(2) * rho * (ub[d] - u[d] / wsum) * p.weight;
       }
       if (scatter) {
-        for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
-          if (at[k] < 0 || flags(at[k]) == kSolid) continue;
-          for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + at[k]), wt[k] * g[d]);
-        }
+        this->spread(st, g);
       } else {
         for (int d = 0; d < 3; ++d) sample_force(s, d) = g[d];
-        key(s) = box.local(st.base[0], st.base[1], st.base[2]);  // may be -1 (base outside the box)
+        if (key.extent(0) > 0) key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
       }
       for (int d = 0; d < 3; ++d) acc.v[d] += double(g[d]);
       acc.v[3] += double(r[1] * g[2] - r[2] * g[1]);
@@ -415,90 +418,66 @@ class ImmersedBoundary {
   };
 
   /// Scattering of stored sample forces (passes after the first).
-  struct Spread {
-    Kokkos::View<const R* [3], MemSpace> ref;
-    Kokkos::View<const int*, MemSpace> body;
-    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
-    NodeBox box;
-    Kokkos::View<R*, MemSpace> force;
-    Index cells;
-    Kokkos::View<const Flag*, MemSpace> flags;
-    int nx, ny;
+  struct Spread : SampleGrid {
     Kokkos::View<const R* [3], MemSpace> sample_force;
     KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
-      const BodyPose<R>& p = pose(body(s));
       R r[3], x[3];
-      p.place(ref, s, r, x);
-      const Stencil<L::D, R> st(x);
-      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
-        int c[3];
-        const R w = st.node(k, c);
-        if (box.local(c[0], c[1], c[2]) < 0) continue;
-        const Index n = c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
-        if (flags(n) == kSolid) continue;
-        for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + n), w * sample_force(s, d));
-      }
+      this->pose(this->body(s)).place(this->ref, s, r, x);
+      const R g[3] = {sample_force(s, 0), sample_force(s, 1), sample_force(s, 2)};
+      this->spread(Stencil<L::D, R>(x), g);
     }
   };
 
-  struct GatherNodes {
-    Kokkos::View<const R* [3], MemSpace> ref;
-    Kokkos::View<const int*, MemSpace> body;
-    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
-    NodeBox box;
-    Kokkos::View<R*, MemSpace> force;
-    Index cells;
-    Kokkos::View<const Flag*, MemSpace> flags;
-    int nx, ny;
+  /// Gathering: one thread per node sums the stored forces of the samples whose stencil covers it.
+  struct GatherNodes : SampleGrid {
     Kokkos::View<const R* [3], MemSpace> sample_force;
     Kokkos::View<const Index*, MemSpace> start;
     Kokkos::View<const Index*, MemSpace> list;
 
-    /// Samples whose stencil covers node i (box-local), visited with `fn(s, weight)`.
+    /// Samples whose stencil covers node i (box-local), visited with `fn(s, offset of the node
+    /// from the sample's base node)`; returns how many.
     template <class Fn>
     KOKKOS_INLINE_FUNCTION int visit(const Index i, const Fn& fn) const {
-      const int a = int(i % box.n[0]), b = int(i / box.n[0] % box.n[1]), c = int(i / (Index(box.n[0]) * box.n[1]));
+      const NodeBox& nbox = this->box;
+      const int a = int(i % nbox.n[0]), b = int(i / nbox.n[0] % nbox.n[1]), c = int(i / (Index(nbox.n[0]) * nbox.n[1]));
       int loops = 0;
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         const int o[3] = {k & 1, (k >> 1) & 1, (k >> 2) & 1};
-        const Index base = box.local(box.lo[0] + a - o[0], box.lo[1] + b - o[1], box.lo[2] + c - o[2]);
+        const Index base = nbox.local(nbox.lo[0] + a - o[0], nbox.lo[1] + b - o[1], nbox.lo[2] + c - o[2]);
         if (base < 0) continue;
         for (Index j = start(base); j < start(base + 1); ++j, ++loops) fn(list(j), o);
       }
       return loops;
     }
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
-      const Index n = box.global(i, nx, ny);
-      if (flags(n) == kSolid) return;
+      const Index n = this->box.global(i, this->nx, this->ny);
+      if (this->flags(n) == kSolid) return;
       R sum[3] = {R(0), R(0), R(0)};
       visit(i, [&](const Index s, const int (&o)[3]) {
-        const BodyPose<R>& p = pose(body(s));
         R r[3], xs[3];
-        p.place(ref, s, r, xs);
-        const Stencil<L::D, R> st(xs);
+        this->pose(this->body(s)).place(this->ref, s, r, xs);
         int c[3];
-        const R w = st.node(o[0] + 2 * o[1] + 4 * o[2], c);
+        const R w = Stencil<L::D, R>(xs).node(o[0] + 2 * o[1] + 4 * o[2], c);
         for (int d = 0; d < 3; ++d) sum[d] += w * sample_force(s, d);
       });
-      for (int d = 0; d < L::D; ++d) force(d * cells + n) += sum[d];
+      for (int d = 0; d < L::D; ++d) this->force(d * this->cells + n) += sum[d];
     }
-    struct LoopsMin {
+    /// The fewest and most samples a node with any sums (chen2022 Table 1's loop counts).
+    struct Loops {
       GatherNodes g;
-      KOKKOS_INLINE_FUNCTION void operator()(const Index i, int& m) const {
+      KOKKOS_INLINE_FUNCTION void operator()(const Index i, Kokkos::MinMaxScalar<int>& m) const {
         const int l = g.visit(i, [](Index, const int (&)[3]) {});
-        if (l > 0 && l < m) m = l;
+        if (l == 0) return;
+        if (l < m.min_val) m.min_val = l;
+        if (l > m.max_val) m.max_val = l;
       }
     };
-    struct LoopsMax {
-      GatherNodes g;
-      KOKKOS_INLINE_FUNCTION void operator()(const Index i, int& m) const {
-        const int l = g.visit(i, [](Index, const int (&)[3]) {});
-        if (l > m) m = l;
-      }
-    };
-    LoopsMin loops_min() const { return {*this}; }
-    LoopsMax loops_max() const { return {*this}; }
   };
+
+  /// The shared part of the sample kernels for this step's node box.
+  SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const SoA& idx) const {
+    return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny};
+  }
 
  private:
   SolverConfig m_cfg;

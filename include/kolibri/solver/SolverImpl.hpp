@@ -219,7 +219,7 @@ class SolverImpl final : public Solver {
     } else {
       StreamCollide<L, S, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
       const Index nbb = m_boundary_border;
-      if (m_ib.active()) k.cell_force = m_ib.force();
+      k.cell_force.field = m_ib.force();  // empty without bodies
       for (std::int64_t s = 0; s < nsteps; ++s) {
         k.src = m_f[m_cur];
         k.dst = m_f[1 - m_cur];
@@ -585,7 +585,7 @@ class SolverImpl final : public Solver {
     Kokkos::View<double* [3], MemSpace> u("kolibri::u", count);
     Macroscopic<L, S> m{m_f[m_cur], m_flags, cells, rho, u, m_idx,
                         {m_force[0], m_force[1], m_force[2]}, m_cfg.initial.density, state_layout(),
-                        m_ib.active() ? m_ib.force() : Kokkos::View<R*, MemSpace>()};
+                        {m_ib.force()}};  // empty without bodies
     Kokkos::parallel_for("kolibri::macroscopic",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, count), m);
     auto h_rho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);

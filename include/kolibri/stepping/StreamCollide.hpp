@@ -165,6 +165,39 @@ struct Rows {
   }
 };
 
+/// \brief A force per cell added to the uniform body force (immersed boundaries): component d of
+/// cell n at d * cells + n. Empty: none (the kernels check once per cell, a uniform branch).
+template <class R>
+struct CellForce {
+  Kokkos::View<const R*, MemSpace> field{};
+  /// F = uniform + the field at cell n (D components).
+  template <int D>
+  KOKKOS_INLINE_FUNCTION void at(const Index n, const Index cells, const R (&uniform)[3], R (&F)[3]) const {
+    for (int d = 0; d < 3; ++d) F[d] = uniform[d];
+    if (field.extent(0) > 0)
+      for (int d = 0; d < D; ++d) F[d] += field(d * cells + n);
+  }
+};
+
+/// \brief Post-collision population j of cell m in a two-array state: slot j of `src`.
+template <class L, class S>
+struct PostCollision {
+  Kokkos::View<const typename S::value_type*, MemSpace> src;
+  SoA idx;
+  KOKKOS_INLINE_FUNCTION typename S::real operator()(Index m, int j) const {
+    return S::template load<L>(src(idx(m, j)), j);
+  }
+};
+
+/// \brief The populations arriving at a cell whose upwind neighbours are all fluid (two arrays):
+/// index arithmetic only.
+template <class L, class S>
+KOKKOS_INLINE_FUNCTION void gather_interior(const Kokkos::View<const typename S::value_type*, MemSpace>& src,
+                                            const SoA& idx, const Rows& rows, typename S::real (&f)[L::Q]) {
+  KOLIBRI_UNROLL
+  for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
+}
+
 /// Interior cells: every neighbour is fluid (periodic wrap resolved by index arithmetic).
 struct InteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_interior";
@@ -206,23 +239,12 @@ struct StreamCollide {
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
-  /// Immersed boundaries: a force per cell added to the uniform one (d * cells + n); empty: none.
-  Kokkos::View<const R*, MemSpace> cell_force{};
+  CellForce<R> cell_force{};  ///< immersed boundaries; empty without bodies
 
   /// The body force at cell n.
   KOKKOS_INLINE_FUNCTION void force_at(const Index n, R (&F)[3]) const {
-    for (int d = 0; d < 3; ++d) F[d] = bc.force[d];
-    if (cell_force.extent(0) > 0)
-      for (int d = 0; d < L::D; ++d) F[d] += cell_force(d * idx.cells + n);
+    cell_force.template at<L::D>(n, idx.cells, bc.force, F);
   }
-
-  struct Departing {  // post-collision population j of cell m: slot j of src
-    Kokkos::View<const V*, MemSpace> src;
-    SoA idx;
-    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const {
-      return S::template load<L>(src(idx(m, j)), j);
-    }
-  };
 
   /// kFluid cells only: cells next to a ghost layer (kFluidBorder) go through BorderTag.
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
@@ -233,10 +255,8 @@ struct StreamCollide {
 
   /// Gather, collide, write: a cell whose upwind neighbours are all fluid.
   KOKKOS_INLINE_FUNCTION void fast(const Index n) const {
-    const Rows rows(n, bc.nx, bc.ny, bc.nz);
     R f[L::Q];
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
+    gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
     R F[3];
     force_at(n, F);
     collide(f, F);
@@ -247,7 +267,7 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, f, Departing{src, idx});
+    bc.pull(n, f, PostCollision<L, S>{src, idx});
     R F[3];
     force_at(n, F);
     collide(f, F);
@@ -386,7 +406,7 @@ struct Macroscopic {
   R force[3];
   double rho0;
   StateLayout layout;
-  Kokkos::View<const R*, MemSpace> cell_force{};  ///< immersed boundaries (d * cells + n); may be empty
+  CellForce<R> cell_force{};  ///< immersed boundaries; empty without bodies
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells.extent(0) > 0 ? cells(i) : i;
@@ -395,9 +415,8 @@ struct Macroscopic {
       u(i, 0) = u(i, 1) = u(i, 2) = 0.0;
       return;
     }
-    R F[3] = {force[0], force[1], force[2]};
-    if (cell_force.extent(0) > 0)
-      for (int d = 0; d < L::D; ++d) F[d] += cell_force(d * idx.cells + n);
+    R F[3];
+    cell_force.template at<L::D>(n, idx.cells, force, F);
     double r, v[3];
     cell_moments<L, S>(f, idx, n, F, r, v, layout);
     rho(i) = r;
