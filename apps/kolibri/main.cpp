@@ -9,6 +9,7 @@
 #include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
+#include <kolibri/run/Tune.hpp>
 
 #include <CLI/CLI.hpp>
 #if defined(KOLIBRI_HAVE_MPI)
@@ -42,6 +43,8 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport;
   bool check_only = false;
+  bool tune_only = false;  ///< kolibri tune
+  bool use_cache = false;  ///< kolibri tune --cached: a cached choice is enough
 };
 
 /// An error on some ranks only would leave the others waiting in a collective: stop them all.
@@ -53,7 +56,8 @@ struct RunArgs {
 }
 
 struct BenchArgs {
-  std::vector<std::string> lattices, collisions, precisions, streamings, sizes;
+  std::vector<std::string> lattices, collisions, precisions, streamings, sizes, layouts, boundary_kernels;
+  std::vector<int> collision_kernels;
   std::vector<int> tile;
   kolibri::BenchOptions options;
 };
@@ -99,6 +103,23 @@ int do_bench(void* p) {
         return kExitUsage;
       }
       o.moment_tile = {a.tile[0], a.tile[1]};
+    }
+    if (!a.layouts.empty()) {
+      o.layouts.clear();
+      for (const auto& l : a.layouts) {
+        const int alpha = l == "soa" ? 0 : l.rfind("csoa", 0) == 0 && l.size() > 4 && l.find_first_not_of("0123456789", 4) == std::string::npos
+                                                ? std::stoi(l.substr(4)) : -1;
+        if (alpha < 0 || alpha == 1 || (alpha & (alpha - 1)) != 0 || alpha > (1 << 20)) {
+          std::cerr << "kolibri: error: --layout '" << l << "': expected soa or csoa<alpha>, alpha a power of two (csoa32)\n";
+          return kExitUsage;
+        }
+        o.layouts.push_back(alpha);
+      }
+    }
+    if (!a.collision_kernels.empty()) o.collision_kernels = a.collision_kernels;
+    if (!a.boundary_kernels.empty()) {
+      o.face_kernels.clear();
+      for (const auto& b : a.boundary_kernels) o.face_kernels.push_back(b == "faces");
     }
     if (!a.sizes.empty()) {
       o.sizes.clear();
@@ -164,6 +185,25 @@ int do_run(void* p) {
       opts.deck_text = text.str();
       for (const auto& o : a.overrides) opts.deck_text += "\n# --set " + o;
     }
+    if (a.tune_only) {
+      if (comm.size() > 1) {
+        err << "kolibri: error: tune times one GPU: run it on one rank\n";
+        return kolibri::kExitUsage;
+      }
+      c.tune.enabled = true;
+      c.tune.retune = c.tune.retune || !a.use_cache;
+      const kolibri::TuneReport t = kolibri::autotune(c, std::cout);
+      const auto& sc = c.solver;
+      std::cout << "kolibri: tune: the deck keys of this choice:\n  [model] layout = \""
+                << (sc.csoa_alpha ? "csoa" : "soa") << "\"";
+      if (sc.csoa_alpha) std::cout << ", csoa_alpha = " << sc.csoa_alpha;
+      std::cout << ", boundary_kernels = \"" << (sc.face_kernels ? "faces" : "list") << "\"\n";
+      if (!sc.bodies.empty())
+        std::cout << "  [ib] block = " << sc.ib.block << ", spreading = \""
+                  << (sc.ib.spreading == kolibri::ImmersedSettings::Spreading::Gather ? "gather" : "scatter") << "\"\n";
+      std::cout << "  (or keep [tune] enabled = true: runs on this device read the cache " << t.cache << ")\n";
+      return 0;
+    }
     opts.restart = a.restart;
     const kolibri::RunResult r = kolibri::run_case(c, std::cout, opts);
     if (r.exit_code != 0 && r.exit_code != kolibri::kExitStopped) err << "kolibri: error: " << r.message << "\n";
@@ -211,6 +251,10 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");
+  auto* tune = app.add_subcommand("tune", "Time the layout and kernel options of a deck on this device, cache the fastest");
+  tune->add_option("deck", ra.deck, "Input deck")->required();
+  tune->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");
+  tune->add_flag("--cached", ra.use_cache, "Use a cached choice for this case and device if there is one");
   app.add_subcommand("info", "Print the Kokkos backend and device");
   BenchArgs ba;
   auto* bench = app.add_subcommand("bench", "Measure MLUPS and bandwidth on standard periodic boxes");
@@ -233,6 +277,15 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');
+  bench->add_option("--layout", ba.layouts, "Population layouts, two arrays: soa, csoa<alpha> (default soa)")
+      ->delimiter(',');
+  bench->add_option("--collision-kernels", ba.collision_kernels, "Interior collision launches, two arrays: 1, 2 (default 1)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({1, 2}));
+  bench->add_option("--boundary-kernels", ba.boundary_kernels, "Boundary kernels with --walls: list, faces (default list)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"list", "faces"}));
+  bench->add_flag("--walls", ba.options.walls, "A closed box (walls, the top moving) instead of a periodic one");
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");
   bench->add_option("--memory-fraction", ba.options.memory_fraction, "Share of free memory for size max (0.85)");
   bench->add_option("--json", ba.options.json, "JSON output file (default perf/results/bench_<device>_<date>.json)");
@@ -252,5 +305,6 @@ int main(int argc, char** argv) {
     return with_runtime(argc, argv, do_bench, &ba);
   }
   ra.check_only = app.got_subcommand("check");
+  ra.tune_only = app.got_subcommand("tune");
   return with_runtime(argc, argv, do_run, &ra);
 }

@@ -122,6 +122,23 @@ class Section {
     return out;
   }
 
+  /// A non-empty array of integers in [lo, hi].
+  std::optional<std::vector<int>> int_list(const std::string& key, int lo, int hi) {
+    const toml::node* n = node(key);
+    if (!n) return std::nullopt;
+    const toml::array* a = n->as_array();
+    const std::string want = "a non-empty array of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (!a || a->empty()) fail(key, "expected " + want + ", got " + type_name(*n));
+    std::vector<int> out;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      if (!e.is_integer() || *e.value<std::int64_t>() < lo || *e.value<std::int64_t>() > hi)
+        fail(key, "expected " + want + "; element " + std::to_string(i) + " is not");
+      out.push_back(int(*e.value<std::int64_t>()));
+    }
+    return out;
+  }
+
   /// Every key of the table must have been read.
   void finish(const std::vector<std::string>& known) const {
     if (!m_table) return;
@@ -312,8 +329,21 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (!(sc.acm_viscosity > 0)) model.fail("acm_viscosity", "expected a positive artificial viscosity (lattice units; the ACM papers use 5e-4 to 1e-3)");
   const std::optional<double> acm_velocity = model.number("acm_velocity");
   if (acm_velocity && !(*acm_velocity > 0)) model.fail("acm_velocity", "expected a positive reference speed (lattice units)");
+  // Kernel and layout options (two arrays; results are the same, speed differs)
+  const bool csoa = model.choice("layout", "soa", {"soa", "csoa"}) == "csoa";
+  if (model.has("csoa_alpha") && !csoa) model.fail("csoa_alpha", "only layout = \"csoa\" takes this key");
+  sc.csoa_alpha = csoa ? int(model.integer("csoa_alpha", 32, 2, 1 << 20)) : 0;
+  if (csoa && (sc.csoa_alpha & (sc.csoa_alpha - 1)) != 0)
+    model.fail("csoa_alpha", "expected a power of two (cells a group), got " + std::to_string(sc.csoa_alpha));
+  sc.face_kernels = model.choice("boundary_kernels", "list", {"list", "faces"}) == "faces";
+  sc.collision_kernels = int(model.integer("collision_kernels", 1, 1, 2));
+  if (sc.streaming != Streaming::TwoArray)
+    for (const char* key : {"layout", "boundary_kernels", "collision_kernels"})
+      if (model.has(key))
+        model.fail(key, "needs streaming = \"two_array\", got streaming = \"" + str + "\"");
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
-                "cm_basis", "acm_viscosity", "acm_velocity"});
+                "cm_basis", "acm_viscosity", "acm_velocity", "layout", "csoa_alpha", "boundary_kernels",
+                "collision_kernels"});
   const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
 
   // [domain]
@@ -593,6 +623,25 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.halo_transport = par.choice("transport", "auto", {"auto", "mpi", "nccl"});
   par.finish({"grid", "gpu_aware_mpi", "transport"});
 
+  // [tune]: the auto-tuner (chen2022 Eq. 11) over the layout and kernel options
+  Section tune(file, "tune", subtable(top, "tune"));
+  TuneConfig& tc = c.tune;
+  tc.enabled = tune.boolean("enabled").value_or(false);
+  tc.steps = int(tune.integer("steps", tc.steps, 1, 100000));
+  tc.warmup = int(tune.integer("warmup", tc.warmup, 0, 100000));
+  tc.cache = tune.string("cache").value_or("");
+  tc.retune = tune.boolean("retune").value_or(false);
+  if (auto a = tune.int_list("alpha", 0, 1 << 20)) {
+    for (const int v : *a)
+      if (v == 1 || (v & (v - 1)) != 0)
+        tune.fail("alpha", "expected 0 (SoA) or powers of two from 2 (CSoA groups), got " + std::to_string(v));
+    tc.alpha = *a;
+  }
+  if (auto b = tune.int_list("block", 0, 64)) tc.block = *b;
+  if (tune.present() && sc.streaming != Streaming::TwoArray)
+    tune.fail("enabled", "the tuner searches the two-array options: needs streaming = \"two_array\"");
+  tune.finish({"enabled", "steps", "warmup", "cache", "retune", "alpha", "block"});
+
   // [[probe]]
   std::set<std::string> probe_names;
   for_each_table(top, "probe", file, [&](Section& s, std::size_t i) {
@@ -619,7 +668,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     c.probes.push_back(p);
   });
 
-  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe", "body", "ib"});
+  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe", "body", "ib",
+              "tune"});
   return c;
 }
 

@@ -71,8 +71,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
       "device copy bandwidth (read + write): %.1f GB/s over 2 x %.0f MiB; free memory %.1f GiB\n",
       copy_gbs, double(copy_bytes) / (1 << 20), double(free0) / (1 << 30));
   out << line;
-  std::snprintf(line, sizeof line, "%-6s %-12s %-5s %-10s %6s %12s %10s %9s %8s %8s\n", "lattice",
-                "collision", "prec", "streaming", "n", "MLUPS", "B/update", "GB/s", "of copy",
+  std::snprintf(line, sizeof line, "%-6s %-12s %-5s %-10s %-16s %6s %12s %10s %9s %8s %8s\n", "lattice",
+                "collision", "prec", "streaming", "kernels", "n", "MLUPS", "B/update", "GB/s", "of copy",
                 "B/cell");
   out << line << std::flush;
 
@@ -81,7 +81,13 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     for (const auto prec : o.precisions)
       for (const auto col : o.collisions)
         for (const auto str : o.streamings)
-          for (const int size : o.sizes) {
+          for (const int size : o.sizes)
+            for (const int alpha : o.layouts)
+              for (const int split : o.collision_kernels)
+                for (const bool per_face : o.face_kernels) {
+            const bool variant = alpha != 0 || split != 1 || per_face;
+            if (variant && str != Streaming::TwoArray) continue;  // options of the two-array kernels
+            if (per_face && !o.walls) continue;                    // no faces in a periodic box
             // the moment representation exists for the regularized operators, in native storage
             if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
             if (!supports(lat, col)) continue;
@@ -109,6 +115,16 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             c.initial.velocity = {0.05, 0.02,
                                   lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
             c.acm_velocity = 0.1;  // acm: the adaptive rate's reference speed
+            c.csoa_alpha = alpha;
+            c.collision_kernels = split;
+            c.face_kernels = per_face;
+            if (o.walls) {
+              for (auto& f : c.faces) f.type = FaceType::Wall;
+              auto& top = c.faces[lat == LatticeKind::D2Q9 ? 3 : 5];
+              top.type = FaceType::MovingWall;
+              top.velocity = {0.05, 0.0, 0.0};
+              if (lat == LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
+            }
             auto s = make_solver(c);
             s->step(5);  // warm-up
             std::int64_t steps = 0;
@@ -127,16 +143,19 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                   << " n=" << n << " produced non-finite values\n";
               return kExitDiverged;
             }
-            BenchResult r{lat, col, prec, str, n, steps, secs};
+            BenchResult r{lat, col, prec, str, n, alpha, split, per_face, steps, secs};
             r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
             r.bytes_per_update = s->bytes_per_update();
             r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
             r.fraction = r.gbs / copy_gbs;
             r.bytes_per_cell = s->bytes_per_cell();
             results.push_back(r);
+            const std::string kernels = (alpha ? "csoa" + std::to_string(alpha) : std::string("soa")) +
+                                        (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
+                                        (o.walls ? "/walls" : "");
             std::snprintf(line, sizeof line,
-                          "%-6s %-12s %-5s %-10s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
-                          to_string(lat), to_string(col), name(prec).c_str(), to_string(str), n,
+                          "%-6s %-12s %-5s %-10s %-16s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
+                          to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
                           r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
             out << line << std::flush;
           }
@@ -160,6 +179,11 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("precision", to_string(r.precision.arithmetic))
         .add("storage", r.precision.storage == StorageKind::FP16 ? "fp16" : to_string(r.precision.arithmetic))
         .add("n", r.n)
+        .add("layout", r.alpha ? "csoa" : "soa")
+        .add("csoa_alpha", r.alpha)
+        .add("collision_kernels", r.collision_kernels)
+        .add("boundary_kernels", r.face_kernels ? "faces" : "list")
+        .add("walls", o.walls)
         .add("cells", std::int64_t(r.n) * r.n * r.n)
         .add("steps", r.steps)
         .add("seconds", r.seconds)

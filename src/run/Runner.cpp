@@ -7,6 +7,7 @@
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Signals.hpp>
+#include <kolibri/run/Tune.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <unistd.h>
@@ -161,7 +162,8 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
-RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts) {
+RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOptions& opts) {
+  Case c = deck_case;  // the tuner sets the options it searches
   namespace fs = std::filesystem;
   const auto t_start = Clock::now();  // --walltime counts the set-up too
   install_stop_signals();             // a stop request during set-up is honoured at the first check
@@ -182,6 +184,22 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
   if (c.reynolds > 0) log << ", Re " << c.reynolds;
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
+
+  TuneReport tuned;
+  if (c.tune.enabled) {
+    if (comm.size() > 1)
+      throw DeckError(c.source + ": tune.enabled: the tuner times one GPU; tune on one rank (kolibri tune) and set "
+                                 "the chosen [model] and [ib] keys for the multi-rank run");
+    try {
+      tuned = autotune(c, log);
+    } catch (const std::invalid_argument& e) {
+      throw DeckError(c.source + ": " + e.what());
+    }
+  }
+  if (sc.csoa_alpha != 0 || sc.face_kernels || sc.collision_kernels != 1)
+    log << "kolibri: kernels: layout " << (sc.csoa_alpha ? "csoa " + std::to_string(sc.csoa_alpha) : std::string("soa"))
+        << ", boundary kernels " << (sc.face_kernels ? "faces" : "list") << ", collision in " << sc.collision_kernels
+        << (sc.collision_kernels == 1 ? " launch" : " launches") << std::endl;
 
   // Ranks: a Cartesian process grid. Halo transport: NCCL/RCCL between GPUs where built, else
   // MPI, handed device buffers only when it says it can take them.
@@ -573,8 +591,14 @@ RunResult run_case(const Case& c, std::ostream& log_all, const RunOptions& opts)
         .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
         .add("max_speed", res.max_speed).add("ranks", comm.size()).add("exchange_ms_per_step", 1e3 * exchange)
         .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" + std::to_string(dist.dc.dims[1]) + "x" + std::to_string(dist.dc.dims[2])).add("backend", bi.execution_space).add("device", bi.device)
-        .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler);
+        .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler)
+        .add("layout", sc.csoa_alpha ? "csoa" : "soa").add("csoa_alpha", sc.csoa_alpha)
+        .add("boundary_kernels", sc.face_kernels ? "faces" : "list").add("collision_kernels", sc.collision_kernels);
+    if (c.tune.enabled)
+      js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
+          .add("tune_ms_per_step", tuned.choice.ms_per_step);
     if (!sc.bodies.empty()) {
+      js.add("ib_block", sc.ib.block);
       const IbStats ib = solver->ib_stats();
       js.add("ib_bodies", std::int64_t(sc.bodies.size())).add("ib_samples", ib.samples)
           .add("ib_spreading", sc.ib.spreading == ImmersedSettings::Spreading::Gather ? "gather" : "scatter")

@@ -64,6 +64,37 @@ inline bool next_to_ghost(const SolverConfig& cfg, int x, int y, int z) {
          (g[4] && z == 1) || (g[5] && z == cfg.nz - 2);
 }
 
+/// \brief The non-periodic face f whose rule alone completes boundary cell (x, y, z): its other
+/// upwind neighbours are fluid, and the directions that cross f are exactly those entering
+/// through it (c_q along f's axis pointing inwards). -1 otherwise (edges and corners with two
+/// non-periodic faces, solid neighbours). Per-face kernels take these cells.
+template <class L>
+int single_face(const SolverConfig& cfg, const std::vector<Flag>& flags, int x, int y, int z) {
+  const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
+  int type[6];
+  for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(cfg.faces[f].type);
+  int the = -1;
+  for (int q = 1; q < L::Q; ++q) {
+    int face;
+    const Index m = neighbour_cell<L>(type, n, x, y, z, q, -1, face);
+    if (m >= 0) {
+      if (flags[static_cast<std::size_t>(m)] == kSolid) return -1;
+    } else if (the >= 0 && face != the) {
+      return -1;
+    } else {
+      the = face;
+    }
+  }
+  if (the < 0) return -1;
+  const int axis = the / 2, inward = the % 2 == 0 ? 1 : -1;
+  for (int q = 0; q < L::Q; ++q) {
+    int face;
+    const bool crosses = neighbour_cell<L>(type, n, x, y, z, q, -1, face) < 0;
+    if (crosses != (L::c(q, axis) == inward)) return -1;
+  }
+  return the;
+}
+
 /// \brief Flags of every cell, x fastest: solids from the obstacles, then kBoundaryFluid for fluid
 /// cells with an upwind neighbour that is solid or lies across a non-periodic face. Periodic
 /// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag. In a

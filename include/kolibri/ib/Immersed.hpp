@@ -163,7 +163,7 @@ class ImmersedBoundary {
   const IbStats& stats() const { return m_stats; }
 
   /// Forces for the step that starts at time t from the post-collision state `src`.
-  void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc, const SoA& idx, std::int64_t t) {
+  void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc, const Slots& idx, std::int64_t t) {
     Kokkos::fence();
     Kokkos::Timer timer;
     const NodeBox box = set_poses(t);
@@ -272,7 +272,7 @@ class ImmersedBoundary {
 
   /// Gathering: bin the samples by the base node of their stencil (counting sort on the device),
   /// then one thread per node sums the forces of the samples whose stencil covers it.
-  void gather_forces(const NodeBox& box, const Boundary<L, R>& bc, const SoA& idx) {
+  void gather_forces(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
     const Index nbc = box.cells(), ns = m_stats.samples;
     if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
     Kokkos::deep_copy(m_count, Index(0));
@@ -310,7 +310,7 @@ class ImmersedBoundary {
   struct Nodes {
     Kokkos::View<const V*, MemSpace> src;
     Boundary<L, R> bc;
-    SoA idx;
+    Slots idx;
     Kokkos::View<R*, MemSpace> node;
     NodeBox box;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
@@ -322,7 +322,7 @@ class ImmersedBoundary {
       }
       R f[L::Q];
       if (bc.flags(n) == kFluid) gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
-      else bc.pull(n, f, PostCollision<L, S>{src, idx});
+      else bc.pull(n, f, PostCollision<L, S, Slots>{src, idx});
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
       node(i) = rho;
@@ -475,7 +475,7 @@ class ImmersedBoundary {
   };
 
   /// The shared part of the sample kernels for this step's node box.
-  SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const SoA& idx) const {
+  SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) const {
     return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny};
   }
 

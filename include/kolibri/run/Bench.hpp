@@ -30,6 +30,10 @@ struct BenchOptions {
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   std::array<int, 2> moment_tile{0, 0}; ///< moment kernel tile (0: default)
   int moment_segment = 0;               ///< moment kernel column segment (0: default)
+  std::vector<int> layouts{0};          ///< population layouts: 0 SoA, else CSoA(alpha) (two arrays)
+  std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
+  std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
+  bool walls = false;                   ///< a closed box (walls, the top one moving) instead of a periodic one
   double min_seconds = 1.0;             ///< time each case for at least this long
   double memory_fraction = 0.85;        ///< of the free device memory, for size 0
   std::string json;                     ///< output file ("" = perf/results/bench_<device>_<date>.json)
@@ -43,6 +47,9 @@ struct BenchResult {
   PrecisionChoice precision;
   Streaming streaming;
   int n = 0;
+  int alpha = 0;             ///< layout: 0 SoA, else CSoA(alpha)
+  int collision_kernels = 1;
+  bool face_kernels = false;
   std::int64_t steps = 0;
   double seconds = 0, mlups = 0, bytes_per_update = 0, gbs = 0, fraction = 0, bytes_per_cell = 0;
 };

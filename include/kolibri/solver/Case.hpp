@@ -106,6 +106,9 @@ struct SolverConfig {
   StorageKind storage = StorageKind::Same;
   std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
   int moment_segment = 0;                ///< moment kernel column segment in layers (0: default)
+  int csoa_alpha = 0;                    ///< population layout: 0 SoA, else CSoA(alpha) (two arrays)
+  bool face_kernels = false;             ///< two arrays: cells next to one face in per-face launches
+  int collision_kernels = 1;             ///< two arrays: the interior collision in 1 or 2 launches
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
@@ -156,11 +159,26 @@ struct RunConfig {
   std::string halo_transport = "auto";  ///< auto (NCCL on GPUs where built) | mpi | nccl
 };
 
+/// \brief The auto-tuner (`[tune]`): before the run it times `steps` steps (after `warmup`) of
+/// each candidate, one option at a time: the layout (alpha: 0 SoA, else CSoA groups), the IB
+/// sample block edge and spreading (with bodies), the boundary kernels (with non-periodic faces).
+/// The choice is cached per case and device.
+struct TuneConfig {
+  bool enabled = false;
+  int steps = 20;
+  int warmup = 5;
+  std::string cache;    ///< cache file; "" = $KOLIBRI_TUNE_CACHE, else ~/.cache/kolibri/tune.toml
+  bool retune = false;  ///< time again even when the cache has the case
+  std::vector<int> alpha{0, 16, 32, 64, 128, 256, 1024};
+  std::vector<int> block{2, 4, 8};
+};
+
 /// \brief The whole case: solver set-up, derived physics and run control.
 struct Case {
   std::string source;  ///< deck path (for messages and the summary)
   SolverConfig solver;
   RunConfig run;
+  TuneConfig tune;
   std::vector<Probe> probes;
   double reynolds = 0.0;   ///< derived or given; 0 when not defined
   double u_char = 0.0;     ///< characteristic lattice velocity

@@ -99,36 +99,49 @@ class SolverImpl final : public Solver {
     const Index n = cfg.cells();
     if (n >= (Index(1) << 32))
       throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
-    m_idx = SoA{n};
     m_in_place = cfg.streaming == Streaming::InPlace;
     m_moments = cfg.streaming == Streaming::Moments;
     if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
     m_per_cell = m_moments ? M : L::Q;
+    if (cfg.streaming != Streaming::TwoArray && (cfg.csoa_alpha != 0 || cfg.face_kernels || cfg.collision_kernels != 1))
+      throw std::invalid_argument(std::string("kolibri: the CSoA layout, per-face and split collision kernels need "
+                                              "streaming = \"two_array\" (got ") + to_string(cfg.streaming) + ")");
+    if (cfg.collision_kernels != 1 && cfg.collision_kernels != 2)
+      throw std::invalid_argument("kolibri: collision_kernels = " + std::to_string(cfg.collision_kernels) + ": expected 1 or 2");
+    m_idx = cfg.csoa_alpha == 0 ? Slots::soa(n, m_per_cell) : Slots::csoa(n, m_per_cell, cfg.csoa_alpha);
     if constexpr (kMoments)
       if (m_moments) m_tile = moment_tile_for<L, R, C>(cfg);
-    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", n * m_per_cell);
-    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", n * m_per_cell);
+    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_idx.size());
+    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", m_idx.size());
     const auto host_flags = build_flags<L>(cfg);
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
     m_fluid_cells = 0;
     std::vector<std::uint32_t> boundary, inner;  // boundary cells next to a ghost layer first
     std::vector<std::uint32_t> border_list;      // kFluidBorder cells
+    std::vector<std::uint32_t> face_lists[6];    // face_kernels: cells next to one face only
     for (Index i = 0; i < n; ++i) {
       hf(i) = host_flags[static_cast<std::size_t>(i)];
       m_fluid_cells += is_updated(hf(i));
       if (hf(i) == kFluidBorder) border_list.push_back(std::uint32_t(i));
       if (hf(i) != kBoundaryFluid) continue;
       const int x = int(i % cfg.nx), y = int(i / cfg.nx % cfg.ny), z = int(i / (Index(cfg.nx) * cfg.ny));
-      (next_to_ghost(cfg, x, y, z) ? boundary : inner).push_back(std::uint32_t(i));
+      if (next_to_ghost(cfg, x, y, z)) boundary.push_back(std::uint32_t(i));
+      else if (const int f = cfg.face_kernels ? single_face<L>(cfg, host_flags, x, y, z) : -1; f >= 0)
+        face_lists[f].push_back(std::uint32_t(i));
+      else inner.push_back(std::uint32_t(i));
+    }
+    {  // per-face cells: one list, face f from m_face_start[f] to m_face_start[f + 1]
+      std::vector<std::uint32_t> all;
+      for (int f = 0; f < 6; ++f) {
+        m_face_start[f] = Index(all.size());
+        all.insert(all.end(), face_lists[f].begin(), face_lists[f].end());
+      }
+      m_face_start[6] = Index(all.size());
+      m_face_cells = to_device_list(all, "kolibri::face_cells");
     }
     m_boundary_border = Index(boundary.size());
-    m_border = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::border_cells", border_list.size());
-    {
-      auto hb = Kokkos::create_mirror_view(m_border);
-      for (std::size_t i = 0; i < border_list.size(); ++i) hb(i) = border_list[i];
-      Kokkos::deep_copy(m_border, hb);
-    }
+    m_border = to_device_list(border_list, "kolibri::border_cells");
     boundary.insert(boundary.end(), inner.begin(), inner.end());
     Kokkos::deep_copy(m_flags, hf);
     if (m_dist.comm) {
@@ -139,14 +152,14 @@ class SolverImpl final : public Solver {
         m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
       } else {
         const HaloMode mode = m_moments ? HaloMode::Moments : HaloMode::Pull;
-        m_pull = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M),
-                                 m_dist.device_buffers, m_dist.nccl);
+        HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M);
+        if (m_idx.alpha != 0)  // the lists count slots as SoA ones
+          for (auto* list : {&lists.send, &lists.recv})
+            for (Index& k : *list) k = m_idx(k % n, int(k / n));
+        m_pull = HaloExchange<V>(*m_dist.comm, std::move(lists), m_dist.device_buffers, m_dist.nccl);
       }
     }
-    m_boundary = Kokkos::View<std::uint32_t*, MemSpace>("kolibri::boundary_cells", boundary.size());
-    auto hb = Kokkos::create_mirror_view(m_boundary);
-    for (std::size_t i = 0; i < boundary.size(); ++i) hb(i) = boundary[i];
-    Kokkos::deep_copy(m_boundary, hb);
+    m_boundary = to_device_list(boundary, "kolibri::boundary_cells");
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
     if (!cfg.bodies.empty()) {
       if (m_in_place || m_moments)
@@ -187,7 +200,7 @@ class SolverImpl final : public Solver {
     const Index nb = Index(m_boundary.extent(0));
     if (m_moments) {
       if constexpr (kMoments) {
-        MomentStep<L, R, C> k{{}, {}, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.segment, m_tile.planes};
+        MomentStep<L, R, C> k{{}, {}, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.segment, m_tile.planes};
         for (std::int64_t s = 0; s < nsteps; ++s) {
           k.src = m_f[m_cur];
           k.dst = m_f[1 - m_cur];
@@ -201,7 +214,7 @@ class SolverImpl final : public Solver {
       for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
       if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
         m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
-      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
+      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
       const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
       const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
       for (std::int64_t s = 0; s < nsteps; ++s) {
@@ -216,37 +229,68 @@ class SolverImpl final : public Solver {
         }
         m_arriving = !m_arriving;
       }
+    } else if (m_idx.alpha == 0) {
+      two_array_steps(StreamCollide<L, S, C, SoA>{{}, {}, m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules()},
+                      nsteps);
     } else {
-      StreamCollide<L, S, C> k{{}, {}, m_boundary, m_idx, CollisionFactory<C>::make(m_cfg), rules()};
-      const Index nbb = m_boundary_border;
-      k.cell_force.field = m_ib.force();  // empty without bodies
-      for (std::int64_t s = 0; s < nsteps; ++s) {
-        k.src = m_f[m_cur];
-        k.dst = m_f[1 - m_cur];
-        if (m_ib.active()) m_ib.apply(m_f[m_cur], k.bc, m_idx, m_steps + s);
-        if (m_pull.active()) {
-          // Two streams: the cells next to the ghost layers, the pack, the transfer and the
-          // unpack on the exchange's instance, the other cells meanwhile on the default one.
-          const ExecSpace& ex = m_pull.exec();
-          k.border_cells = m_border;
-          Kokkos::parallel_for(BorderTag::label,
-                               Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(m_border.extent(0))), k);
-          if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(ex, 0, nbb), k);
-          m_pull.pack(m_f[1 - m_cur]);
-          Kokkos::parallel_for(InteriorTag::label, interior, k);  // kFluid cells only
-          if (nb > nbb) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(nbb, nb), k);
-          m_pull.post();
-          m_pull.finish(m_f[1 - m_cur]);
-          fence(ExecSpace(), "kolibri::step_done");  // the next step's border cells read these
-        } else {
-          Kokkos::parallel_for(InteriorTag::label, interior, k);
-          if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nb), k);
-        }
-        m_cur = 1 - m_cur;
-      }
+      two_array_steps(StreamCollide<L, S, C, CSoA<L::Q>>{{}, {}, m_boundary, m_idx.template as_csoa<L::Q>(),
+                                                          CollisionFactory<C>::make(m_cfg), rules()},
+                      nsteps);
     }
     Kokkos::fence();
     m_steps += nsteps;
+  }
+
+  /// Two arrays, either layout: the immersed-boundary forces, then the stream-collide launches
+  /// (interior, boundary list, per-face lists), overlapped with the halo exchange on several ranks.
+  template <class K>
+  void two_array_steps(K k, std::int64_t nsteps) {
+    using Range = Kokkos::IndexType<Index>;
+    using BoundaryPolicy = Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>;
+    const Index nb = Index(m_boundary.extent(0)), nbb = m_boundary_border;
+    k.cell_force.field = m_ib.force();  // empty without bodies
+    k.face_cells = m_face_cells;
+    auto interior = [&](const K& kk) {
+      if (m_cfg.collision_kernels == 2) {
+        Kokkos::parallel_for(InteriorLowTag::label, Kokkos::RangePolicy<ExecSpace, InteriorLowTag, Range>(0, m_cfg.cells()), kk);
+        Kokkos::parallel_for(InteriorHighTag::label, Kokkos::RangePolicy<ExecSpace, InteriorHighTag, Range>(0, m_cfg.cells()), kk);
+      } else {
+        Kokkos::parallel_for(InteriorTag::label, Kokkos::RangePolicy<ExecSpace, InteriorTag, Range>(0, m_cfg.cells()), kk);
+      }
+    };
+    auto faces = [&](K kk) {
+      for (int f = 0; f < 6; ++f) {
+        if (m_face_start[f + 1] == m_face_start[f]) continue;
+        kk.face = f;
+        Kokkos::parallel_for(FaceTag::label, Kokkos::RangePolicy<ExecSpace, FaceTag, Range>(m_face_start[f], m_face_start[f + 1]), kk);
+      }
+    };
+    for (std::int64_t s = 0; s < nsteps; ++s) {
+      k.src = m_f[m_cur];
+      k.dst = m_f[1 - m_cur];
+      if (m_ib.active()) m_ib.apply(m_f[m_cur], k.bc, m_idx, m_steps + s);
+      if (m_pull.active()) {
+        // Two streams: the cells next to the ghost layers, the pack, the transfer and the
+        // unpack on the exchange's instance, the other cells meanwhile on the default one.
+        const ExecSpace& ex = m_pull.exec();
+        k.border_cells = m_border;
+        Kokkos::parallel_for(BorderTag::label,
+                             Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(m_border.extent(0))), k);
+        if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(ex, 0, nbb), k);
+        m_pull.pack(m_f[1 - m_cur]);
+        interior(k);  // kFluid cells only
+        if (nb > nbb) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(nbb, nb), k);
+        faces(k);
+        m_pull.post();
+        m_pull.finish(m_f[1 - m_cur]);
+        fence(ExecSpace(), "kolibri::step_done");  // the next step's border cells read these
+      } else {
+        interior(k);
+        if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nb), k);
+        faces(k);
+      }
+      m_cur = 1 - m_cur;
+    }
   }
 
   void initialize(const std::vector<double>& rho,
@@ -385,7 +429,7 @@ class SolverImpl final : public Solver {
   /// Slot of the k-th stored value of a state piece: population q = k / m of the (k % m)-th cell
   /// of this rank's box (x fastest), in the local array with its ghost layers.
   struct StateSlots {
-    SoA idx;
+    Slots idx;
     int nx, ny, bn[3], off[3];
     KOKKOS_INLINE_FUNCTION Index operator()(Index k, Index m) const {
       const int q = int(k / m);
@@ -474,10 +518,11 @@ class SolverImpl final : public Solver {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
     const std::size_t n = std::size_t(m_cfg.cells());
     const bool opp = state_layout().opposite_slots;
-    std::vector<double> out(h.extent(0));
+    std::vector<double> out(n * L::Q);
     for (int q = 0; q < L::Q; ++q) {
-      const std::size_t from = std::size_t(opp ? L::opposite(q) : q) * n, to = std::size_t(q) * n;
-      for (std::size_t i = 0; i < n; ++i) out[to + i] = double(S::template load<L>(h(from + i), q));
+      const int slot = opp ? L::opposite(q) : q;
+      const std::size_t to = std::size_t(q) * n;
+      for (std::size_t i = 0; i < n; ++i) out[to + i] = double(S::template load<L>(h(m_idx(Index(i), slot)), q));
     }
     return out;
   }
@@ -495,7 +540,7 @@ class SolverImpl final : public Solver {
     m_arriving = false;
     if (m_moments) {
       if constexpr (kMoments) {
-        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]},
+        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx.as_soa(), {m_force[0], m_force[1], m_force[2]},
                                      CollisionFactory<C>::make(m_cfg).omega};
         Kokkos::parallel_for("kolibri::init_moments",
                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
@@ -512,6 +557,14 @@ class SolverImpl final : public Solver {
     Kokkos::fence();
   }
 
+  static Kokkos::View<std::uint32_t*, MemSpace> to_device_list(const std::vector<std::uint32_t>& v, const char* label) {
+    Kokkos::View<std::uint32_t*, MemSpace> d(std::string(label), v.size());
+    auto h = Kokkos::create_mirror_view(d);
+    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+    Kokkos::deep_copy(d, h);
+    return d;
+  }
+
   /// Two arrays: the neighbours' current populations into the ghost cells (after set-up or a
   /// restart; the in-place scheme exchanges at the start of every streaming step anyway).
   void refresh_ghosts() {
@@ -525,7 +578,7 @@ class SolverImpl final : public Solver {
     Kokkos::View<double*, MemSpace> out("kolibri::populations", std::size_t(n) * L::Q);
     if constexpr (kMoments) {
       const Kokkos::View<const R*, MemSpace> m = m_f[m_cur];
-      const auto idx = m_idx;
+      const auto idx = m_idx.as_soa();
       const auto flags = m_flags;
       const auto op = CollisionFactory<C>::make(m_cfg);
       const R force[3] = {m_force[0], m_force[1], m_force[2]};
@@ -604,7 +657,7 @@ class SolverImpl final : public Solver {
     return out;
   }
 
-  SoA m_idx{};
+  Slots m_idx{};  ///< the population layout (SoA or CSoA)
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;
   bool m_in_place = false;   ///< one array streamed in place (AA pattern)
@@ -618,6 +671,8 @@ class SolverImpl final : public Solver {
   Kokkos::View<std::uint32_t*, MemSpace> m_boundary;  ///< cells with kBoundaryFluid
   Index m_boundary_border = 0;  ///< the first ones of m_boundary lie next to a ghost layer
   Kokkos::View<std::uint32_t*, MemSpace> m_border;    ///< kFluidBorder cells (multi-rank)
+  Kokkos::View<std::uint32_t*, MemSpace> m_face_cells;  ///< face_kernels: cells next to one face only
+  Index m_face_start[7] = {0, 0, 0, 0, 0, 0, 0};     ///< face f's cells in m_face_cells
   Distribution m_dist;          ///< multi-rank runs; comm is null otherwise
   HaloExchange<V> m_pull, m_fwd, m_rev;  ///< two arrays; in place before / after streaming
   R m_force[3]{};

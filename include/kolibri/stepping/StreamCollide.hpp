@@ -10,6 +10,9 @@
 #include <kolibri/solver/Case.hpp>
 #include <kolibri/storage/Storage.hpp>
 
+#include <stdexcept>
+#include <string>
+
 namespace kolibri {
 
 /// \brief Structure-of-arrays index policy: population q of cell n at q * cells + n, so a warp
@@ -17,6 +20,54 @@ namespace kolibri {
 struct SoA {
   Index cells;
   KOKKOS_INLINE_FUNCTION Index operator()(Index n, int q) const { return Index(q) * cells + n; }
+};
+
+/// \brief Collected SoA, CSoA(alpha) (chen2022 Eq. 9): the cells in groups of alpha consecutive
+/// ones (alpha a power of two), the Q values of a group stored together, value q of the group's
+/// cells side by side: slot Q alpha floor(n / alpha) + alpha q + n mod alpha. A warp still reads
+/// consecutive addresses (alpha >= 32 fills whole 128-byte lines in FP32); the values of one cell
+/// lie within Q alpha slots instead of Q cells apart. The last group is padded to alpha cells.
+template <int Q>
+struct CSoA {
+  Index cells;
+  Index mask;  ///< alpha - 1
+  int shift;   ///< log2 alpha
+  KOKKOS_INLINE_FUNCTION Index operator()(Index n, int q) const {
+    const Index r = n & mask;
+    return (n - r) * Q + (Index(q) << shift) + r;
+  }
+};
+
+/// \brief Either policy, chosen at run time, for the kernels off the hot path (initialisation,
+/// fields, checkpoints, immersed boundaries): slot (n & ~mask) count + q stride + (n & mask), which
+/// is SoA for mask = ~0 and stride = cells, and CSoA(alpha) for mask = alpha - 1 and stride = alpha.
+/// The stream-collide kernels take SoA or CSoA<Q> (as_soa, as_csoa), compiled for each.
+struct Slots {
+  Index cells = 0;
+  int count = 1;    ///< values a cell (Q, or the moments of the moment representation)
+  int alpha = 0;    ///< CSoA group; 0: SoA
+  Index mask = -1;  ///< alpha - 1; all ones for SoA
+  Index stride = 0; ///< between the values q and q + 1 of a cell
+
+  static Slots soa(Index cells, int count) { return {cells, count, 0, Index(-1), cells}; }
+  /// alpha: a power of two from 2 to 2^20.
+  static Slots csoa(Index cells, int count, int alpha) {
+    if (alpha < 2 || alpha > (1 << 20) || (alpha & (alpha - 1)) != 0)
+      throw std::invalid_argument("CSoA group alpha = " + std::to_string(alpha) + ": expected a power of two from 2 to 2^20");
+    return {cells, count, alpha, Index(alpha - 1), Index(alpha)};
+  }
+  KOKKOS_INLINE_FUNCTION Index operator()(Index n, int q) const {
+    return (n & ~mask) * count + Index(q) * stride + (n & mask);
+  }
+  /// Values to allocate: the cells rounded up to whole groups.
+  Index size() const { return alpha == 0 ? cells * count : (cells + alpha - 1) / alpha * alpha * count; }
+  SoA as_soa() const { return {cells}; }
+  template <int Q>
+  CSoA<Q> as_csoa() const {
+    int shift = 0;
+    while ((1 << shift) < alpha) ++shift;
+    return {cells, mask, shift};
+  }
 };
 
 /// \brief Face boundary conditions in a form kernels can copy: type, velocity and density per
@@ -180,10 +231,10 @@ struct CellForce {
 };
 
 /// \brief Post-collision population j of cell m in a two-array state: slot j of `src`.
-template <class L, class S>
+template <class L, class S, class I = SoA>
 struct PostCollision {
   Kokkos::View<const typename S::value_type*, MemSpace> src;
-  SoA idx;
+  I idx;
   KOKKOS_INLINE_FUNCTION typename S::real operator()(Index m, int j) const {
     return S::template load<L>(src(idx(m, j)), j);
   }
@@ -191,9 +242,9 @@ struct PostCollision {
 
 /// \brief The populations arriving at a cell whose upwind neighbours are all fluid (two arrays):
 /// index arithmetic only.
-template <class L, class S>
+template <class L, class S, class I>
 KOKKOS_INLINE_FUNCTION void gather_interior(const Kokkos::View<const typename S::value_type*, MemSpace>& src,
-                                            const SoA& idx, const Rows& rows, typename S::real (&f)[L::Q]) {
+                                            const I& idx, const Rows& rows, typename S::real (&f)[L::Q]) {
   KOLIBRI_UNROLL
   for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
 }
@@ -202,6 +253,14 @@ KOKKOS_INLINE_FUNCTION void gather_interior(const Kokkos::View<const typename S:
 struct InteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_interior";
 };
+/// The collision split over two launches (chen2022 4.4.1): each gathers the cell and collides
+/// it, and writes half of the results (the compiler drops the other half's arithmetic).
+struct InteriorLowTag {
+  static constexpr const char* label = "kolibri::stream_collide_interior_low";
+};
+struct InteriorHighTag {
+  static constexpr const char* label = "kolibri::stream_collide_interior_high";
+};
 /// Fluid cells next to a ghost layer (multi-rank), from a list: the fast path of InteriorTag.
 struct BorderTag {
   static constexpr const char* label = "kolibri::stream_collide_border";
@@ -209,6 +268,12 @@ struct BorderTag {
 /// Cells next to a solid or a non-periodic face, from a compact list.
 struct BoundaryTag {
   static constexpr const char* label = "kolibri::stream_collide_boundary";
+};
+/// Cells next to one non-periodic face only (no solid neighbour, no other face), one launch per
+/// face (chen2022 4.3): which directions come from the face is known per launch, so no thread
+/// looks for neighbours and the face's rule is the same in every thread.
+struct FaceTag {
+  static constexpr const char* label = "kolibri::stream_collide_face";
 };
 /// In-place scheme, local step: every fluid cell collides its own populations.
 struct LocalTag {
@@ -226,20 +291,25 @@ struct OutletVelocityTag {
 /// fluid neighbours; everything else returns at once) and BoundaryTag over the list of boundary
 /// cells. Kept apart, the interior kernel holds its populations in registers; fused with the
 /// boundary logic (which indexes them at run time) they went to a local-memory stack frame and
-/// the kernel ran at 65% of the copy bandwidth on an H100 (docs/performance.md).
-/// \tparam L lattice, S storage policy (its `real` is the arithmetic type), C collision operator
-template <class L, class S, class C>
+/// the kernel ran at 65% of the copy bandwidth on an H100 (docs/performance.md). Options: the
+/// cells next to one face in per-face launches (FaceTag), the interior collision in two launches
+/// (InteriorLowTag, InteriorHighTag).
+/// \tparam L lattice, S storage policy (its `real` is the arithmetic type), C collision operator,
+/// I index policy (SoA or CSoA<L::Q>)
+template <class L, class S, class C, class I = SoA>
 struct StreamCollide {
   using R = typename S::real;
   using V = typename S::value_type;
   Kokkos::View<const V*, MemSpace> src;
   Kokkos::View<V*, MemSpace> dst;
   Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
-  SoA idx;
+  I idx;
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
   CellForce<R> cell_force{};  ///< immersed boundaries; empty without bodies
+  Kokkos::View<const std::uint32_t*, MemSpace> face_cells{};  ///< FaceTag: this launch's cells
+  int face = 0;                                               ///< FaceTag: this launch's face
 
   /// The body force at cell n.
   KOKKOS_INLINE_FUNCTION void force_at(const Index n, R (&F)[3]) const {
@@ -249,29 +319,61 @@ struct StreamCollide {
   /// kFluid cells only: cells next to a ghost layer (kFluidBorder) go through BorderTag.
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
     if (bc.flags(n) != kFluid) return;
-    fast(n);
+    fast<0, L::Q>(n);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast(Index(border_cells(i))); }
+  KOKKOS_INLINE_FUNCTION void operator()(InteriorLowTag, const Index n) const {
+    if (bc.flags(n) != kFluid) return;
+    fast<0, L::Q / 2>(n);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(InteriorHighTag, const Index n) const {
+    if (bc.flags(n) != kFluid) return;
+    fast<L::Q / 2, L::Q>(n);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast<0, L::Q>(Index(border_cells(i))); }
 
-  /// Gather, collide, write: a cell whose upwind neighbours are all fluid.
+  /// Gather, collide, write the results q0 <= q < q1: a cell whose upwind neighbours are all fluid.
+  template <int q0, int q1>
   KOKKOS_INLINE_FUNCTION void fast(const Index n) const {
     R f[L::Q];
     gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
+    collide_store<q0, q1>(n, f);
+  }
+
+  template <int q0 = 0, int q1 = L::Q>
+  KOKKOS_INLINE_FUNCTION void collide_store(const Index n, R (&f)[L::Q]) const {
     R F[3];
     force_at(n, F);
     collide(f, F);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
+    for (int q = q0; q < q1; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, f, PostCollision<L, S>{src, idx});
-    R F[3];
-    force_at(n, F);
-    collide(f, F);
-    for (int q = 0; q < L::Q; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
+    bc.pull(n, f, PostCollision<L, S, I>{src, idx});
+    collide_store(n, f);
+  }
+
+  /// The directions that come from the face (c_q along its axis pointing inwards) are reflected
+  /// by the face's rule, the others gathered as in the interior.
+  KOKKOS_INLINE_FUNCTION void operator()(FaceTag, const Index i) const {
+    const Index n = Index(face_cells(i));
+    const int axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
+    const PostCollision<L, S, I> dep{src, idx};
+    R u[3] = {R(0), R(0), R(0)};
+    if (bc.is_outlet(face)) {
+      R fs[L::Q];
+      for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
+      bc.velocity(fs, u);
+    }
+    const Rows rows(n, bc.nx, bc.ny, bc.nz);
+    R f[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q)
+      f[q] = L::c(q, axis) == inward ? bc.reflect(q, face, dep(n, L::opposite(q)), u)
+                                     : dep(rows.upwind<L>(q), q);
+    collide_store(n, f);
   }
 };
 
@@ -373,9 +475,9 @@ struct StateLayout {
 };
 
 /// \brief Density and velocity of cell n from the stored state.
-template <class L, class S, class R = typename S::real>
+template <class L, class S, class R = typename S::real, class I = Slots>
 KOKKOS_INLINE_FUNCTION void cell_moments(const Kokkos::View<const typename S::value_type*, MemSpace>& f,
-                                         const SoA& idx, Index n, const R (&force)[3], double& rho,
+                                         const I& idx, Index n, const R (&force)[3], double& rho,
                                          double (&u)[3], const StateLayout& layout = {}) {
   R r = R(0), j[3] = {R(0), R(0), R(0)};
   if (layout.moments) {
@@ -402,7 +504,7 @@ struct Macroscopic {
   Kokkos::View<const Index*, MemSpace> cells;
   Kokkos::View<double*, MemSpace> rho;
   Kokkos::View<double* [3], MemSpace> u;
-  SoA idx;
+  Slots idx;
   R force[3];
   double rho0;
   StateLayout layout;
@@ -437,7 +539,7 @@ struct InitEquilibrium {
   Kokkos::View<typename S::value_type*, MemSpace> f;
   Kokkos::View<const double*, MemSpace> rho;
   Kokkos::View<const double* [3], MemSpace> u;
-  SoA idx;
+  Slots idx;
   R force[3];
   bool opposite_slots;
   C op;
