@@ -208,4 +208,15 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
     }
 }
 
+TEST(Decomposition, IdenticalToOneRankWithTheKernelOptions) {
+  // CSoA: the halo lists address slots of the layout; per-face kernels skip cells next to ghosts;
+  // the split collision runs beside the exchange.
+  for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q27})
+    for (auto cfg : {closed_box(lat), channel(lat)}) {
+      cfg.csoa_alpha = 8, cfg.face_kernels = true, cfg.collision_kernels = 2;
+      for (const auto& g : grids(lat == LatticeKind::D2Q9))
+        expect_identical(cfg, g, 10, std::string(to_string(lat)) + " csoa8 faces split " + name(g));
+    }
+}
+
 }  // namespace

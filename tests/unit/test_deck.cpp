@@ -158,3 +158,39 @@ TEST(Deck, WarnsAboutObstaclesThatCoverNoCell) {
   const std::string outside = base + "[[obstacle]]\ntype = \"box\"\nmin = [40.0, 2.0]\nmax = [50.0, 6.0]\n";
   EXPECT_TRUE(has_warning(parse_deck(outside, "case.toml"), "obstacle[0] covers no cell centre"));
 }
+
+TEST(Deck, KernelOptionsAndTheTuner) {
+  const Case d = parse_deck(base, "case.toml");
+  EXPECT_EQ(d.solver.csoa_alpha, 0);
+  EXPECT_FALSE(d.solver.face_kernels);
+  EXPECT_EQ(d.solver.collision_kernels, 1);
+  EXPECT_FALSE(d.tune.enabled);
+  const Case c = parse_deck(base, "case.toml",
+                            {"model.layout=\"csoa\"", "model.csoa_alpha=64", "model.boundary_kernels=\"faces\"",
+                             "model.collision_kernels=2", "tune.enabled=true", "tune.steps=7", "tune.alpha=[0, 32]",
+                             "tune.block=[3]", "tune.cache=\"/tmp/t.txt\""});
+  EXPECT_EQ(c.solver.csoa_alpha, 64);
+  EXPECT_TRUE(c.solver.face_kernels);
+  EXPECT_EQ(c.solver.collision_kernels, 2);
+  EXPECT_TRUE(c.tune.enabled);
+  EXPECT_EQ(c.tune.steps, 7);
+  EXPECT_EQ(c.tune.alpha, (std::vector<int>{0, 32}));
+  EXPECT_EQ(c.tune.block, (std::vector<int>{3}));
+  EXPECT_EQ(c.tune.cache, "/tmp/t.txt");
+  EXPECT_EQ(parse_deck(base, "case.toml", {"model.layout=\"csoa\""}).solver.csoa_alpha, 32);  // the default group
+
+  EXPECT_NE(error_of(base, {"model.layout=\"csoa\"", "model.csoa_alpha=48"}).find("key 'model.csoa_alpha': expected a power of two"),
+            std::string::npos);
+  EXPECT_NE(error_of(base, {"model.csoa_alpha=64"}).find("only layout = \"csoa\" takes this key"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.layout=\"aos\""}).find("'aos' is not one of soa, csoa"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.collision_kernels=3"}).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.streaming=\"in_place\"", "model.boundary_kernels=\"faces\""})
+                .find("key 'model.boundary_kernels': needs streaming = \"two_array\""),
+            std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.alpha=[0, 3]"}).find("key 'tune.alpha': expected 0 (SoA) or powers of two"), std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.alpha=[]"}).find("expected a non-empty array"), std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.steps=0"}).find("key 'tune.steps'"), std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.enabled=true", "model.streaming=\"in_place\""}).find("needs streaming = \"two_array\""),
+            std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.speed=1"}).find("unknown key"), std::string::npos);
+}

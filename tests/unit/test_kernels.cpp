@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The two-array kernel options change speed, never results: the CSoA(alpha) layout, per-face
+// boundary kernels and the collision split over two launches give the populations of the
+// default (SoA, one boundary list, one launch) for every boundary type, operator and lattice.
+#include <kolibri/grid/Flags.hpp>
+#include <kolibri/lattice/Lattice.hpp>
+#include <kolibri/solver/Solver.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "Helpers.hpp"
+
+namespace {
+using namespace kolibri;
+
+TEST(Slots, CsoaIsAPermutationOfItsPaddedRangeAndSoaIsTheClassicIndex) {
+  const Index cells = 101;  // not a multiple of any alpha: a padded last group
+  const Slots soa = Slots::soa(cells, 27);
+  for (Index n : {Index(0), Index(50), cells - 1})
+    for (int q : {0, 13, 26}) EXPECT_EQ(soa(n, q), Index(q) * cells + n);
+  EXPECT_EQ(soa.size(), cells * 27);
+  for (int alpha : {2, 8, 32, 128}) {
+    const Slots s = Slots::csoa(cells, 27, alpha);
+    const CSoA<27> fast = s.as_csoa<27>();
+    EXPECT_EQ(s.size(), (cells + alpha - 1) / alpha * alpha * 27);
+    std::set<Index> seen;
+    for (Index n = 0; n < cells; ++n)
+      for (int q = 0; q < 27; ++q) {
+        const Index k = s(n, q);
+        ASSERT_EQ(k, fast(n, q));
+        // chen2022 Eq. 9: beta alpha floor(k/alpha) + alpha i + k mod alpha
+        ASSERT_EQ(k, 27 * alpha * (n / alpha) + Index(alpha) * q + n % alpha);
+        ASSERT_LT(k, s.size());
+        seen.insert(k);
+      }
+    EXPECT_EQ(seen.size(), std::size_t(cells * 27)) << "alpha " << alpha << ": two values in one slot";
+  }
+  EXPECT_THROW(Slots::csoa(cells, 27, 24), std::invalid_argument);
+  EXPECT_THROW(Slots::csoa(cells, 27, 1), std::invalid_argument);
+}
+
+template <class L>
+std::array<int, 6> face_counts(const SolverConfig& c) {
+  const auto flags = build_flags<L>(c);
+  std::array<int, 6> n{};
+  for (int z = 0; z < c.nz; ++z)
+    for (int y = 0; y < c.ny; ++y)
+      for (int x = 0; x < c.nx; ++x) {
+        const Flag f = flags[std::size_t(x + c.nx * (y + c.ny * z))];
+        const int face = single_face<L>(c, flags, x, y, z);
+        if (face >= 0) {
+          EXPECT_EQ(f, kBoundaryFluid) << "only boundary cells go to a face kernel";
+          ++n[std::size_t(face)];
+        }
+      }
+  return n;
+}
+
+TEST(FaceKernels, TakeTheCellsOfOneFaceOnlyNotEdgesCornersOrSolidNeighbours) {
+  // A closed box without obstacles: each face's layer minus its rim (edges belong to two faces).
+  auto c = test::periodic_box(LatticeKind::D3Q27, 9, 7, 5);
+  for (auto& f : c.faces) f.type = FaceType::Wall;
+  EXPECT_EQ(face_counts<D3Q27>(c), (std::array<int, 6>{5 * 3, 5 * 3, 7 * 3, 7 * 3, 7 * 5, 7 * 5}));
+  EXPECT_EQ(face_counts<D3Q19>(c), (std::array<int, 6>{5 * 3, 5 * 3, 7 * 3, 7 * 3, 7 * 5, 7 * 5}));
+  // Periodic in z: the x and y faces run through; z has no face cells.
+  c.faces[4].type = c.faces[5].type = FaceType::Periodic;
+  EXPECT_EQ(face_counts<D3Q27>(c), (std::array<int, 6>{5 * 5, 5 * 5, 7 * 5, 7 * 5, 0, 0}));
+  // A solid neighbour keeps a face cell in the general list.
+  Obstacle o;
+  o.shape = Obstacle::Shape::Box, o.min = {3, 0, 0}, o.max = {4, 1, 5};  // solid cells at x = 3, y = 0
+  c.obstacles.push_back(o);
+  const auto with = face_counts<D3Q27>(c);
+  EXPECT_EQ(with[0], 25);
+  EXPECT_LT(with[2], 35) << "the y_min cells next to the solid column leave the face list";
+  EXPECT_GT(with[2], 0);
+  // 2D: four faces.
+  auto d = test::closed_box(LatticeKind::D2Q9);
+  d.obstacles.clear();
+  EXPECT_EQ(face_counts<D2Q9>(d), (std::array<int, 6>{10, 10, 12, 12, 0, 0}));
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = a.size() == b.size() ? 0.0 : 1e300;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+struct Variant {
+  const char* name;
+  int alpha;
+  bool faces;
+  int kernels;
+};
+const Variant kVariants[] = {{"csoa2", 2, false, 1},   {"csoa8", 8, false, 1},  {"csoa64", 64, false, 1},
+                             {"faces", 0, true, 1},    {"split", 0, false, 2},  {"csoa32_faces_split", 32, true, 2}};
+
+class KernelOptions : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind, int>> {};
+
+TEST_P(KernelOptions, GiveTheDefaultKernelsPopulations) {
+  const auto [lat, col, scene] = GetParam();
+  if (!supports(lat, col)) GTEST_SKIP() << "operator not on this lattice";
+  SolverConfig c = scene == 0 ? test::closed_box(lat) : test::channel(lat);
+  c.collision = col;
+  c.acm_velocity = 0.05;
+  auto ref = make_solver(c);
+  ref->step(15);
+  const auto a = ref->populations();
+  const auto fa = ref->macroscopic();
+  for (const auto& v : kVariants) {
+    SolverConfig o = c;
+    o.csoa_alpha = v.alpha, o.face_kernels = v.faces, o.collision_kernels = v.kernels;
+    auto s = make_solver(o);
+    s->step(15);
+    // Equal bit for bit on the host; a GPU compiler may contract multiply-adds differently in
+    // the per-face and split kernels, hence a few ulps.
+    EXPECT_LE(max_difference(a, s->populations()), 1e-15) << v.name;
+    const auto fb = s->macroscopic();
+    for (std::size_t i = 0; i < fa.rho.size(); ++i) ASSERT_NEAR(fb.rho[i], fa.rho[i], 1e-13) << v.name;
+  }
+  // The comparison is not trivial: the flow moved.
+  double umax = 0;
+  for (const auto& u : fa.u) umax = std::max(umax, std::fabs(u[0]));
+  EXPECT_GT(umax, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenes, KernelOptions,
+    ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
+                       ::testing::Values(CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::AdaptiveCentralMoment),
+                       ::testing::Values(0, 1)),
+    [](const auto& i) {
+      return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param)) +
+             (std::get<2>(i.param) == 0 ? "_closed_box" : "_channel");
+    });
+
+TEST(KernelOptions, Fp16StorageAndImmersedBodiesToo) {
+  auto c = test::closed_box(LatticeKind::D3Q27);
+  c.precision = Precision::FP32, c.storage = StorageKind::FP16;
+  auto a = make_solver(c);
+  c.csoa_alpha = 16, c.face_kernels = true, c.collision_kernels = 2;
+  auto b = make_solver(c);
+  a->step(12), b->step(12);
+  // bit for bit on the host; on a GPU a multiply-add contracted differently can move a value by
+  // one FP16 step (2^-14 of its deviation's scale, under 1e-5)
+  EXPECT_LE(max_difference(a->populations(), b->populations()), 1e-5);
+
+  auto d = test::periodic_box(LatticeKind::D3Q27, 24, 20, 16, 0.8);
+  d.initial.velocity = {0.04, 0, 0};
+  Body s;
+  s.shape = Body::Shape::Sphere, s.radius = 4.0, s.spacing = 0.4, s.position = {10.3, 9.8, 8.1};
+  d.bodies.push_back(s);
+  auto e = make_solver(d);
+  d.csoa_alpha = 32;
+  auto f = make_solver(d);
+  e->step(10), f->step(10);
+  // scatter spreading adds with atomics: on a GPU in any order, so equal to round-off there
+  EXPECT_LE(max_difference(e->populations(), f->populations()), 1e-14);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(e->body_loads()[0].force[std::size_t(k)], f->body_loads()[0].force[std::size_t(k)], 1e-12);
+  EXPECT_GT(std::fabs(e->body_loads()[0].force[0]), 1e-4);
+}
+
+TEST(KernelOptions, OnlyTwoArrayStreamingTakesThem) {
+  auto c = test::closed_box(LatticeKind::D3Q19);
+  c.streaming = Streaming::InPlace;
+  c.csoa_alpha = 32;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+  c.csoa_alpha = 0, c.face_kernels = true;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+  c.streaming = Streaming::TwoArray, c.face_kernels = false, c.collision_kernels = 3;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+  c.collision_kernels = 1, c.csoa_alpha = 48;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+}
+
+}  // namespace
