@@ -124,10 +124,17 @@ void check(const SolverConfig& cfg) {
 }
 
 std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {
+  const bool fp64 = cfg.precision == Precision::FP64, fp16 = cfg.storage == StorageKind::FP16;
   switch (cfg.lattice) {
-    case LatticeKind::D2Q9: return Impl::make_solver_d2q9(cfg, dist);
-    case LatticeKind::D3Q19: return Impl::make_solver_d3q19(cfg, dist);
-    case LatticeKind::D3Q27: return Impl::make_solver_d3q27(cfg, dist);
+    case LatticeKind::D2Q9:
+      return fp64 ? Impl::make_solver_d2q9_fp64(cfg, dist)
+             : fp16 ? Impl::make_solver_d2q9_fp16(cfg, dist) : Impl::make_solver_d2q9_fp32(cfg, dist);
+    case LatticeKind::D3Q19:
+      return fp64 ? Impl::make_solver_d3q19_fp64(cfg, dist)
+             : fp16 ? Impl::make_solver_d3q19_fp16(cfg, dist) : Impl::make_solver_d3q19_fp32(cfg, dist);
+    case LatticeKind::D3Q27:
+      return fp64 ? Impl::make_solver_d3q27_fp64(cfg, dist)
+             : fp16 ? Impl::make_solver_d3q27_fp16(cfg, dist) : Impl::make_solver_d3q27_fp32(cfg, dist);
   }
   throw std::invalid_argument("make_solver: unknown lattice");
 }
