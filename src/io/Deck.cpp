@@ -337,8 +337,11 @@ Case parse_deck(const std::string& text, const std::string& file,
     model.fail("csoa_alpha", "expected a power of two (cells a group), got " + std::to_string(sc.csoa_alpha));
   sc.face_kernels = model.choice("boundary_kernels", "list", {"list", "faces"}) == "faces";
   sc.collision_kernels = int(model.integer("collision_kernels", 1, 1, 2));
+  if (sc.streaming == Streaming::Moments && model.has("layout"))
+    model.fail("layout", "the moment representation stores moments, not populations: needs streaming = \"two_array\" or "
+                         "\"in_place\"");
   if (sc.streaming != Streaming::TwoArray)
-    for (const char* key : {"layout", "boundary_kernels", "collision_kernels"})
+    for (const char* key : {"boundary_kernels", "collision_kernels"})
       if (model.has(key))
         model.fail(key, "needs streaming = \"two_array\", got streaming = \"" + str + "\"");
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
@@ -638,8 +641,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     tc.alpha = *a;
   }
   if (auto b = tune.int_list("block", 0, 64)) tc.block = *b;
-  if (tune.present() && sc.streaming != Streaming::TwoArray)
-    tune.fail("enabled", "the tuner searches the two-array options: needs streaming = \"two_array\"");
+  if (tune.present() && sc.streaming == Streaming::Moments)
+    tune.fail("enabled", "the tuner searches population layouts: needs streaming = \"two_array\" or \"in_place\"");
   tune.finish({"enabled", "steps", "warmup", "cache", "retune", "alpha", "block"});
 
   // [[probe]]

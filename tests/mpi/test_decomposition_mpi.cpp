@@ -216,6 +216,9 @@ TEST(Decomposition, IdenticalToOneRankWithTheKernelOptions) {
       cfg.csoa_alpha = 8, cfg.face_kernels = true, cfg.collision_kernels = 2;
       for (const auto& g : grids(lat == LatticeKind::D2Q9))
         expect_identical(cfg, g, 10, std::string(to_string(lat)) + " csoa8 faces split " + name(g));
+      cfg.face_kernels = false, cfg.collision_kernels = 1, cfg.streaming = Streaming::InPlace;
+      for (const auto& g : grids(lat == LatticeKind::D2Q9))
+        expect_identical(cfg, g, 10, std::string(to_string(lat)) + " in place csoa8 " + name(g));
     }
 }
 

@@ -190,7 +190,17 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_NE(error_of(base, {"tune.alpha=[0, 3]"}).find("key 'tune.alpha': expected 0 (SoA) or powers of two"), std::string::npos);
   EXPECT_NE(error_of(base, {"tune.alpha=[]"}).find("expected a non-empty array"), std::string::npos);
   EXPECT_NE(error_of(base, {"tune.steps=0"}).find("key 'tune.steps'"), std::string::npos);
-  EXPECT_NE(error_of(base, {"tune.enabled=true", "model.streaming=\"in_place\""}).find("needs streaming = \"two_array\""),
+  const std::vector<std::string> moments = {"model.streaming=\"moments\"", "model.collision=\"regularized\""};
+  auto with = [&](std::vector<std::string> v, const std::string& o) {
+    v.push_back(o);
+    return v;
+  };
+  EXPECT_NE(error_of(base, with(moments, "tune.enabled=true")).find("needs streaming = \"two_array\" or \"in_place\""),
             std::string::npos);
+  EXPECT_NE(error_of(base, with(moments, "model.layout=\"csoa\"")).find("key 'model.layout': the moment representation"),
+            std::string::npos);
+  EXPECT_EQ(parse_deck(base, "case.toml", {"model.streaming=\"in_place\"", "model.layout=\"csoa\"", "tune.enabled=true"})
+                .solver.csoa_alpha,
+            32);
   EXPECT_NE(error_of(base, {"tune.speed=1"}).find("unknown key"), std::string::npos);
 }

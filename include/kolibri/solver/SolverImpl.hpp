@@ -103,8 +103,10 @@ class SolverImpl final : public Solver {
     m_moments = cfg.streaming == Streaming::Moments;
     if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
     m_per_cell = m_moments ? M : L::Q;
-    if (cfg.streaming != Streaming::TwoArray && (cfg.csoa_alpha != 0 || cfg.face_kernels || cfg.collision_kernels != 1))
-      throw std::invalid_argument(std::string("kolibri: the CSoA layout, per-face and split collision kernels need "
+    if (m_moments && cfg.csoa_alpha != 0)
+      throw std::invalid_argument("kolibri: the CSoA layout holds populations: not with streaming = \"moments\"");
+    if (cfg.streaming != Streaming::TwoArray && (cfg.face_kernels || cfg.collision_kernels != 1))
+      throw std::invalid_argument(std::string("kolibri: per-face and split collision kernels need "
                                               "streaming = \"two_array\" (got ") + to_string(cfg.streaming) + ")");
     if (cfg.collision_kernels != 1 && cfg.collision_kernels != 2)
       throw std::invalid_argument("kolibri: collision_kernels = " + std::to_string(cfg.collision_kernels) + ": expected 1 or 2");
@@ -147,16 +149,18 @@ class SolverImpl final : public Solver {
     if (m_dist.comm) {
       m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
       const auto& dc = m_dist.dc;
-      if (m_in_place) {
-        m_fwd = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAForward, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
-        m_rev = HaloExchange<V>(*m_dist.comm, build_halo_lists<L>(dc, HaloMode::AAReverse, sizeof(V), host_flags, cfg.faces), m_dist.device_buffers, m_dist.nccl);
-      } else {
-        const HaloMode mode = m_moments ? HaloMode::Moments : HaloMode::Pull;
+      auto exchange = [&](HaloMode mode) {
         HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M);
         if (m_idx.alpha != 0)  // the lists count slots as SoA ones
           for (auto* list : {&lists.send, &lists.recv})
             for (Index& k : *list) k = m_idx(k % n, int(k / n));
-        m_pull = HaloExchange<V>(*m_dist.comm, std::move(lists), m_dist.device_buffers, m_dist.nccl);
+        return HaloExchange<V>(*m_dist.comm, std::move(lists), m_dist.device_buffers, m_dist.nccl);
+      };
+      if (m_in_place) {
+        m_fwd = exchange(HaloMode::AAForward);
+        m_rev = exchange(HaloMode::AAReverse);
+      } else {
+        m_pull = exchange(m_moments ? HaloMode::Moments : HaloMode::Pull);
       }
     }
     m_boundary = to_device_list(boundary, "kolibri::boundary_cells");
@@ -194,10 +198,6 @@ class SolverImpl final : public Solver {
   }
 
   void step(std::int64_t nsteps) override {
-    using Range = Kokkos::IndexType<Index>;
-    using BoundaryPolicy = Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>;
-    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
-    const Index nb = Index(m_boundary.extent(0));
     if (m_moments) {
       if constexpr (kMoments) {
         MomentStep<L, R, C> k{{}, {}, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.segment, m_tile.planes};
@@ -210,25 +210,13 @@ class SolverImpl final : public Solver {
         }
       }
     } else if (m_in_place) {
-      bool outlets = false;
-      for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
-      if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
-        m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
-      const InPlaceStep<L, S, C> k{m_f[0], m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), m_outlet_u};
-      const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
-      const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
-      for (std::int64_t s = 0; s < nsteps; ++s) {
-        if (m_arriving) {
-          Kokkos::parallel_for(LocalTag::label, local, k);
-        } else {
-          m_fwd.run(m_f[0]);  // the neighbours' departing populations into the ghost cells
-          if (outlets) Kokkos::parallel_for(OutletVelocityTag::label, outlet, k);
-          Kokkos::parallel_for(InteriorTag::label, interior, k);
-          if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(0, nb), k);
-          m_rev.run(m_f[0]);  // what this step wrote into ghost cells, back to their owners
-        }
-        m_arriving = !m_arriving;
-      }
+      if (m_idx.alpha == 0)
+        in_place_steps(InPlaceStep<L, S, C, SoA>{m_f[0], m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), {}},
+                       nsteps);
+      else
+        in_place_steps(InPlaceStep<L, S, C, CSoA<L::Q>>{m_f[0], m_boundary, m_idx.template as_csoa<L::Q>(),
+                                                         CollisionFactory<C>::make(m_cfg), rules(), {}},
+                       nsteps);
     } else if (m_idx.alpha == 0) {
       two_array_steps(StreamCollide<L, S, C, SoA>{{}, {}, m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules()},
                       nsteps);
@@ -239,6 +227,33 @@ class SolverImpl final : public Solver {
     }
     Kokkos::fence();
     m_steps += nsteps;
+  }
+
+  /// One array streamed in place, either layout: local and streaming steps alternate.
+  template <class K>
+  void in_place_steps(K k, std::int64_t nsteps) {
+    using Range = Kokkos::IndexType<Index>;
+    const Index nb = Index(m_boundary.extent(0));
+    bool outlets = false;
+    for (const auto& f : m_cfg.faces) outlets = outlets || f.type == FaceType::PressureOutlet;
+    if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
+      m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
+    k.outlet_u = m_outlet_u;
+    const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
+    for (std::int64_t s = 0; s < nsteps; ++s) {
+      if (m_arriving) {
+        Kokkos::parallel_for(LocalTag::label, local, k);
+      } else {
+        m_fwd.run(m_f[0]);  // the neighbours' departing populations into the ghost cells
+        if (outlets) Kokkos::parallel_for(OutletVelocityTag::label, outlet, k);
+        Kokkos::parallel_for(InteriorTag::label, interior, k);
+        if (nb > 0) Kokkos::parallel_for(BoundaryTag::label, Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(0, nb), k);
+        m_rev.run(m_f[0]);  // what this step wrote into ghost cells, back to their owners
+      }
+      m_arriving = !m_arriving;
+    }
   }
 
   /// Two arrays, either layout: the immersed-boundary forces, then the stream-collide launches

@@ -389,27 +389,27 @@ struct StreamCollide {
 /// written by one cell only, so no step races, with one exception handled apart: a pressure
 /// outlet needs its cell's velocity from all of its own departing slots, which fluid neighbours
 /// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
-template <class L, class S, class C>
+template <class L, class S, class C, class I = SoA>
 struct InPlaceStep {
   using R = typename S::real;
   using V = typename S::value_type;
   Kokkos::View<V*, MemSpace> a;
   Kokkos::View<const std::uint32_t*, MemSpace> boundary_cells;
-  SoA idx;
+  I idx;
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
-    SoA idx;
+    I idx;
     KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const {
       return S::template load<L>(a(idx(m, L::opposite(j))), j);
     }
   };
   struct Arriving {  // arriving population q of cell m: slot q
     Kokkos::View<V*, MemSpace> a;
-    SoA idx;
+    I idx;
     KOKKOS_INLINE_FUNCTION void operator()(Index m, int q, R v) const {
       a(idx(m, q)) = S::template store<L>(v, q);
     }
