@@ -107,13 +107,13 @@ int do_bench(void* p) {
     if (!a.layouts.empty()) {
       o.layouts.clear();
       for (const auto& l : a.layouts) {
-        const int alpha = l == "soa" ? 0 : l.rfind("csoa", 0) == 0 && l.size() > 4 && l.find_first_not_of("0123456789", 4) == std::string::npos
+        const int alpha = l == "auto" ? -2 : l == "soa" ? 0 : l.rfind("csoa", 0) == 0 && l.size() > 4 && l.find_first_not_of("0123456789", 4) == std::string::npos
                                                 ? std::stoi(l.substr(4)) : -1;
-        if (alpha < 0 || alpha == 1 || (alpha & (alpha - 1)) != 0 || alpha > (1 << 20)) {
-          std::cerr << "kolibri: error: --layout '" << l << "': expected soa or csoa<alpha>, alpha a power of two (csoa32)\n";
+        if (alpha == -1 || alpha == 1 || (alpha > 0 && (alpha & (alpha - 1)) != 0) || alpha > (1 << 20)) {
+          std::cerr << "kolibri: error: --layout '" << l << "': expected auto, soa or csoa<alpha>, alpha a power of two (csoa32)\n";
           return kExitUsage;
         }
-        o.layouts.push_back(alpha);
+        o.layouts.push_back(alpha == -2 ? -1 : alpha);
       }
     }
     if (!a.collision_kernels.empty()) o.collision_kernels = a.collision_kernels;
@@ -195,8 +195,8 @@ int do_run(void* p) {
       const kolibri::TuneReport t = kolibri::autotune(c, std::cout);
       const auto& sc = c.solver;
       std::cout << "kolibri: tune: the deck keys of this choice:\n  [model] layout = \""
-                << (sc.csoa_alpha ? "csoa" : "soa") << "\"";
-      if (sc.csoa_alpha) std::cout << ", csoa_alpha = " << sc.csoa_alpha;
+                << (sc.csoa_alpha > 0 ? "csoa" : "soa") << "\"";
+      if (sc.csoa_alpha > 0) std::cout << ", csoa_alpha = " << sc.csoa_alpha;
       std::cout << ", boundary_kernels = \"" << (sc.face_kernels ? "faces" : "list") << "\"\n";
       if (!sc.bodies.empty())
         std::cout << "  [ib] block = " << sc.ib.block << ", spreading = \""
@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');
-  bench->add_option("--layout", ba.layouts, "Population layouts, two arrays: soa, csoa<alpha> (default soa)")
+  bench->add_option("--layout", ba.layouts, "Population layouts: auto, soa, csoa<alpha> (default auto: csoa32, soa with fp16)")
       ->delimiter(',');
   bench->add_option("--collision-kernels", ba.collision_kernels, "Interior collision launches, two arrays: 1, 2 (default 1)")
       ->delimiter(',')

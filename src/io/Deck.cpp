@@ -330,9 +330,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   const std::optional<double> acm_velocity = model.number("acm_velocity");
   if (acm_velocity && !(*acm_velocity > 0)) model.fail("acm_velocity", "expected a positive reference speed (lattice units)");
   // Kernel and layout options (two arrays; results are the same, speed differs)
-  const bool csoa = model.choice("layout", "soa", {"soa", "csoa"}) == "csoa";
+  const std::string layout = model.choice("layout", "auto", {"auto", "soa", "csoa"});
+  const bool csoa = layout == "csoa";
   if (model.has("csoa_alpha") && !csoa) model.fail("csoa_alpha", "only layout = \"csoa\" takes this key");
-  sc.csoa_alpha = csoa ? int(model.integer("csoa_alpha", 32, 2, 1 << 20)) : 0;
+  sc.csoa_alpha = csoa ? int(model.integer("csoa_alpha", 32, 2, 1 << 20)) : layout == "soa" ? 0 : -1;
   if (csoa && (sc.csoa_alpha & (sc.csoa_alpha - 1)) != 0)
     model.fail("csoa_alpha", "expected a power of two (cells a group), got " + std::to_string(sc.csoa_alpha));
   sc.face_kernels = model.choice("boundary_kernels", "list", {"list", "faces"}) == "faces";

@@ -86,7 +86,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
               for (const int split : o.collision_kernels)
                 for (const bool per_face : o.face_kernels) {
             if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
-            if (alpha != 0 && str == Streaming::Moments) continue;                 // moments: SoA only
+            if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
             if (per_face && !o.walls) continue;                    // no faces in a periodic box
             // the moment representation exists for the regularized operators, in native storage
             if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
@@ -143,14 +143,14 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                   << " n=" << n << " produced non-finite values\n";
               return kExitDiverged;
             }
-            BenchResult r{lat, col, prec, str, n, alpha, split, per_face, steps, secs};
+            BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, steps, secs};
             r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
             r.bytes_per_update = s->bytes_per_update();
             r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
             r.fraction = r.gbs / copy_gbs;
             r.bytes_per_cell = s->bytes_per_cell();
             results.push_back(r);
-            const std::string kernels = (alpha ? "csoa" + std::to_string(alpha) : std::string("soa")) +
+            const std::string kernels = (r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
                                         (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
                                         (o.walls ? "/walls" : "");
             std::snprintf(line, sizeof line,

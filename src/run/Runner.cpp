@@ -196,8 +196,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       throw DeckError(c.source + ": " + e.what());
     }
   }
-  if (sc.csoa_alpha != 0 || sc.face_kernels || sc.collision_kernels != 1)
-    log << "kolibri: kernels: layout " << (sc.csoa_alpha ? "csoa " + std::to_string(sc.csoa_alpha) : std::string("soa"))
+  const int alpha = csoa_alpha_for(sc);
+  if (sc.csoa_alpha >= 0 || sc.face_kernels || sc.collision_kernels != 1)
+    log << "kolibri: kernels: layout " << (alpha ? "csoa " + std::to_string(alpha) : std::string("soa"))
         << ", boundary kernels " << (sc.face_kernels ? "faces" : "list") << ", collision in " << sc.collision_kernels
         << (sc.collision_kernels == 1 ? " launch" : " launches") << std::endl;
 
@@ -592,7 +593,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         .add("max_speed", res.max_speed).add("ranks", comm.size()).add("exchange_ms_per_step", 1e3 * exchange)
         .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" + std::to_string(dist.dc.dims[1]) + "x" + std::to_string(dist.dc.dims[2])).add("backend", bi.execution_space).add("device", bi.device)
         .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler)
-        .add("layout", sc.csoa_alpha ? "csoa" : "soa").add("csoa_alpha", sc.csoa_alpha)
+        .add("layout", alpha ? "csoa" : "soa").add("csoa_alpha", alpha)
         .add("boundary_kernels", sc.face_kernels ? "faces" : "list").add("collision_kernels", sc.collision_kernels);
     if (c.tune.enabled)
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)

@@ -88,7 +88,7 @@ double time_steps(const SolverConfig& sc, int warmup, int steps) {
 }
 
 TuneChoice choice_of(const SolverConfig& sc) {
-  return {sc.csoa_alpha, sc.ib.block, sc.ib.spreading, sc.face_kernels, 0.0};
+  return {csoa_alpha_for(sc), sc.ib.block, sc.ib.spreading, sc.face_kernels, 0.0};
 }
 void apply(const TuneChoice& c, SolverConfig& sc) {
   sc.csoa_alpha = c.alpha;

@@ -161,7 +161,11 @@ TEST(Deck, WarnsAboutObstaclesThatCoverNoCell) {
 
 TEST(Deck, KernelOptionsAndTheTuner) {
   const Case d = parse_deck(base, "case.toml");
-  EXPECT_EQ(d.solver.csoa_alpha, 0);
+  EXPECT_EQ(d.solver.csoa_alpha, -1) << "automatic: csoa_alpha_for()";
+  EXPECT_EQ(csoa_alpha_for(d.solver), 32);
+  EXPECT_EQ(parse_deck(base, "case.toml", {"model.layout=\"soa\""}).solver.csoa_alpha, 0);
+  EXPECT_EQ(csoa_alpha_for(parse_deck(base, "case.toml", {"model.precision=\"fp32\"", "model.storage=\"fp16\""}).solver), 0)
+      << "FP16 storage: SoA";
   EXPECT_FALSE(d.solver.face_kernels);
   EXPECT_EQ(d.solver.collision_kernels, 1);
   EXPECT_FALSE(d.tune.enabled);
@@ -182,7 +186,7 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_NE(error_of(base, {"model.layout=\"csoa\"", "model.csoa_alpha=48"}).find("key 'model.csoa_alpha': expected a power of two"),
             std::string::npos);
   EXPECT_NE(error_of(base, {"model.csoa_alpha=64"}).find("only layout = \"csoa\" takes this key"), std::string::npos);
-  EXPECT_NE(error_of(base, {"model.layout=\"aos\""}).find("'aos' is not one of soa, csoa"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.layout=\"aos\""}).find("'aos' is not one of auto, soa, csoa"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.collision_kernels=3"}).find("out of range"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.streaming=\"in_place\"", "model.boundary_kernels=\"faces\""})
                 .find("key 'model.boundary_kernels': needs streaming = \"two_array\""),

@@ -97,7 +97,7 @@ struct Variant {
   bool faces;
   int kernels;
 };
-const Variant kVariants[] = {{"csoa2", 2, false, 1},   {"csoa8", 8, false, 1},  {"csoa64", 64, false, 1},
+const Variant kVariants[] = {{"soa", 0, false, 1},     {"csoa2", 2, false, 1},   {"csoa8", 8, false, 1},  {"csoa64", 64, false, 1},
                              {"faces", 0, true, 1},    {"split", 0, false, 2},  {"csoa32_faces_split", 32, true, 2}};
 
 class KernelOptions : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind, int>> {};
@@ -108,7 +108,7 @@ TEST_P(KernelOptions, GiveTheDefaultKernelsPopulations) {
   SolverConfig c = scene == 0 ? test::closed_box(lat) : test::channel(lat);
   c.collision = col;
   c.acm_velocity = 0.05;
-  auto ref = make_solver(c);
+  auto ref = make_solver(c);  // the automatic layout: CSoA(32) for FP64 populations
   ref->step(15);
   const auto a = ref->populations();
   const auto fa = ref->macroscopic();
@@ -155,6 +155,7 @@ TEST(KernelOptions, Fp16StorageAndImmersedBodiesToo) {
   Body s;
   s.shape = Body::Shape::Sphere, s.radius = 4.0, s.spacing = 0.4, s.position = {10.3, 9.8, 8.1};
   d.bodies.push_back(s);
+  d.csoa_alpha = 0;
   auto e = make_solver(d);
   d.csoa_alpha = 32;
   auto f = make_solver(d);
@@ -170,6 +171,7 @@ TEST(KernelOptions, InPlaceStreamingTakesTheLayoutOnly) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
     for (auto c : {test::closed_box(lat), test::channel(lat)}) {
       c.streaming = Streaming::InPlace;
+      c.csoa_alpha = 0;
       auto a = make_solver(c);
       c.csoa_alpha = 8;
       auto b = make_solver(c);

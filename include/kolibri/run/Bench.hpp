@@ -30,7 +30,7 @@ struct BenchOptions {
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   std::array<int, 2> moment_tile{0, 0}; ///< moment kernel tile (0: default)
   int moment_segment = 0;               ///< moment kernel column segment (0: default)
-  std::vector<int> layouts{0};          ///< population layouts: 0 SoA, else CSoA(alpha) (two arrays)
+  std::vector<int> layouts{-1};         ///< population layouts: -1 automatic, 0 SoA, else CSoA(alpha)
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
   bool walls = false;                   ///< a closed box (walls, the top one moving) instead of a periodic one

@@ -103,14 +103,15 @@ class SolverImpl final : public Solver {
     m_moments = cfg.streaming == Streaming::Moments;
     if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
     m_per_cell = m_moments ? M : L::Q;
-    if (m_moments && cfg.csoa_alpha != 0)
+    if (m_moments && cfg.csoa_alpha > 0)
       throw std::invalid_argument("kolibri: the CSoA layout holds populations: not with streaming = \"moments\"");
     if (cfg.streaming != Streaming::TwoArray && (cfg.face_kernels || cfg.collision_kernels != 1))
       throw std::invalid_argument(std::string("kolibri: per-face and split collision kernels need "
                                               "streaming = \"two_array\" (got ") + to_string(cfg.streaming) + ")");
     if (cfg.collision_kernels != 1 && cfg.collision_kernels != 2)
       throw std::invalid_argument("kolibri: collision_kernels = " + std::to_string(cfg.collision_kernels) + ": expected 1 or 2");
-    m_idx = cfg.csoa_alpha == 0 ? Slots::soa(n, m_per_cell) : Slots::csoa(n, m_per_cell, cfg.csoa_alpha);
+    const int alpha = csoa_alpha_for(cfg);
+    m_idx = alpha == 0 ? Slots::soa(n, m_per_cell) : Slots::csoa(n, m_per_cell, alpha);
     if constexpr (kMoments)
       if (m_moments) m_tile = moment_tile_for<L, R, C>(cfg);
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_idx.size());
