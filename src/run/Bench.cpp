@@ -77,6 +77,15 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   out << line << std::flush;
 
   std::vector<BenchResult> results;
+  struct Spec {
+    LatticeKind lat;
+    PrecisionChoice prec;
+    CollisionKind col;
+    Streaming str;
+    int size, alpha, split;
+    bool per_face;
+  };
+  std::vector<Spec> specs;  // the cases, in table order
   for (const auto lat : o.lattices)
     for (const auto prec : o.precisions)
       for (const auto col : o.collisions)
@@ -85,80 +94,81 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
             for (const int alpha : o.layouts)
               for (const int split : o.collision_kernels)
                 for (const bool per_face : o.face_kernels) {
-            if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
-            if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
-            if (per_face && !o.walls) continue;                    // no faces in a periodic box
-            // the moment representation exists for the regularized operators, in native storage
-            if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
-            if (!supports(lat, col)) continue;
-            int n = size;
-            if (n <= 0) {
-              const double cells =
-                  o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str);
-              n = int(std::floor(std::cbrt(cells)));
-              n -= n % 8;
-            }
-            if (double(n) * n * n * bytes_per_cell(lat, prec, str) >
-                0.95 * double(device_free_memory())) {
-              out << "skip " << to_string(lat) << " " << name(prec).c_str() << " n=" << n
-                  << ": does not fit\n";
-              continue;
-            }
-            SolverConfig c;
-            c.lattice = lat, c.collision = col, c.precision = prec.arithmetic, c.storage = prec.storage;
-            c.streaming = str;
-            c.moment_tile = o.moment_tile;
-            c.moment_segment = o.moment_segment;
-            c.nx = c.ny = c.nz = n;
-            if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
-            c.tau = 0.6;
-            c.initial.velocity = {0.05, 0.02,
-                                  lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
-            c.acm_velocity = 0.1;  // acm: the adaptive rate's reference speed
-            c.csoa_alpha = alpha;
-            c.collision_kernels = split;
-            c.face_kernels = per_face;
-            if (o.walls) {
-              for (auto& f : c.faces) f.type = FaceType::Wall;
-              auto& top = c.faces[lat == LatticeKind::D2Q9 ? 3 : 5];
-              top.type = FaceType::MovingWall;
-              top.velocity = {0.05, 0.0, 0.0};
-              if (lat == LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
-            }
-            auto s = make_solver(c);
-            s->step(5);  // warm-up
-            std::int64_t steps = 0;
-            double secs = 0.0;
-            std::int64_t batch = 5;
-            while (secs < o.min_seconds) {
-              const auto t0 = Clock::now();
-              s->step(batch);  // fences at the end
-              secs += std::chrono::duration<double>(Clock::now() - t0).count();
-              steps += batch;
-              batch = std::min<std::int64_t>(batch * 2, 1000);
-            }
-            const auto d = s->diagnostics();
-            if (d.first_bad >= 0) {
-              out << "error: " << to_string(lat) << " " << to_string(col) << " " << name(prec).c_str()
-                  << " n=" << n << " produced non-finite values\n";
-              return kExitDiverged;
-            }
-            BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, steps, secs};
-            r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
-            r.bytes_per_update = s->bytes_per_update();
-            r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
-            r.fraction = r.gbs / copy_gbs;
-            r.bytes_per_cell = s->bytes_per_cell();
-            results.push_back(r);
-            const std::string kernels = (r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
-                                        (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
-                                        (o.walls ? "/walls" : "");
-            std::snprintf(line, sizeof line,
-                          "%-6s %-12s %-5s %-10s %-16s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
-                          to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
-                          r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
-            out << line << std::flush;
-          }
+                  if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
+                  if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
+                  if (per_face && !o.walls) continue;  // no faces in a periodic box
+                  // the moment representation exists for the regularized operators, in native storage
+                  if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
+                  if (!supports(lat, col)) continue;
+                  specs.push_back({lat, prec, col, str, size, alpha, split, per_face});
+                }
+  for (const auto& [lat, prec, col, str, size, alpha, split, per_face] : specs) {
+    int n = size;
+    if (n <= 0) {
+      const double cells =
+          o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str);
+      n = int(std::floor(std::cbrt(cells)));
+      n -= n % 8;
+    }
+    if (double(n) * n * n * bytes_per_cell(lat, prec, str) > 0.95 * double(device_free_memory())) {
+      out << "skip " << to_string(lat) << " " << name(prec).c_str() << " n=" << n
+          << ": does not fit\n";
+      continue;
+    }
+    SolverConfig c;
+    c.lattice = lat, c.collision = col, c.precision = prec.arithmetic, c.storage = prec.storage;
+    c.streaming = str;
+    c.moment_tile = o.moment_tile;
+    c.moment_segment = o.moment_segment;
+    c.nx = c.ny = c.nz = n;
+    if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
+    c.tau = 0.6;
+    c.initial.velocity = {0.05, 0.02, lat == LatticeKind::D2Q9 ? 0.0 : 0.01};  // never time zeros
+    c.acm_velocity = 0.1;  // acm: the adaptive rate's reference speed
+    c.csoa_alpha = alpha;
+    c.collision_kernels = split;
+    c.face_kernels = per_face;
+    if (o.walls) {
+      for (auto& f : c.faces) f.type = FaceType::Wall;
+      auto& top = c.faces[lat == LatticeKind::D2Q9 ? 3 : 5];
+      top.type = FaceType::MovingWall;
+      top.velocity = {0.05, 0.0, 0.0};
+      if (lat == LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
+    }
+    auto s = make_solver(c);
+    s->step(5);  // warm-up
+    std::int64_t steps = 0;
+    double secs = 0.0;
+    std::int64_t batch = 5;
+    while (secs < o.min_seconds) {
+      const auto t0 = Clock::now();
+      s->step(batch);  // fences at the end
+      secs += std::chrono::duration<double>(Clock::now() - t0).count();
+      steps += batch;
+      batch = std::min<std::int64_t>(batch * 2, 1000);
+    }
+    const auto d = s->diagnostics();
+    if (d.first_bad >= 0) {
+      out << "error: " << to_string(lat) << " " << to_string(col) << " " << name(prec).c_str()
+          << " n=" << n << " produced non-finite values\n";
+      return kExitDiverged;
+    }
+    BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, steps, secs};
+    r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
+    r.bytes_per_update = s->bytes_per_update();
+    r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
+    r.fraction = r.gbs / copy_gbs;
+    r.bytes_per_cell = s->bytes_per_cell();
+    results.push_back(r);
+    const std::string kernels = (r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
+                                (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
+                                (o.walls ? "/walls" : "");
+    std::snprintf(
+        line, sizeof line, "%-6s %-12s %-5s %-10s %-16s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
+        to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
+        r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
+    out << line << std::flush;
+  }
 
   // JSON: metadata + one object per case.
   const std::time_t now = std::time(nullptr);
