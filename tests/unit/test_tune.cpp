@@ -106,6 +106,18 @@ TEST(Tune, ImmersedBodiesAddTheBlockAndTheSpreading) {
   EXPECT_EQ(c.solver.ib.spreading, r.choice.spreading);
 }
 
+TEST(Tune, InPlaceStreamingSearchesTheLayoutOnly) {
+  TempDir dir;
+  Case c = small_case((dir.path / "tune.txt").string());
+  c.solver.streaming = Streaming::InPlace;
+  std::ostringstream log;
+  const TuneReport r = autotune(c, log);
+  // the deck's setting (automatic: CSoA 32), SoA, CSoA 4 and 16; per-face kernels are two-array only
+  EXPECT_EQ(r.trials, 4) << log.str();
+  EXPECT_EQ(log.str().find("boundary kernels faces"), std::string::npos) << log.str();
+  EXPECT_FALSE(c.solver.face_kernels);
+}
+
 TEST(Tune, CacheLinesRoundTripAndDamagedOnesAreIgnored) {
   TempDir dir;
   const std::string path = (dir.path / "tune.txt").string();
