@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace kolibri {
 
@@ -22,23 +23,20 @@ namespace {
 void require(bool ok, const Body& b, const std::string& what) {
   if (!ok) throw std::invalid_argument("body \"" + b.name + "\": " + what);
 }
-}  // namespace
 
-BodySamples sample_body(const Body& b, int dims, int block) {
-  require(b.spacing > 0, b, "spacing must be positive (cells), got " + std::to_string(b.spacing));
+/// The body's samples in its own frame (the shape builders check the sizes).
+SurfaceSamples surface_of(const Body& b, int dims) {
   SurfaceSamples s;
   if (dims == 2) {
     switch (b.shape) {
       case Body::Shape::Cylinder:
-        require(b.radius > 0, b, "a cylinder needs radius > 0");
         s = circle_samples(0.0, 0.0, b.radius, b.spacing);
         break;
       case Body::Shape::Box:
-        require(b.size[0] > 0 && b.size[1] > 0, b, "a box needs a positive size");
         s = rectangle_samples(-b.size[0] / 2, -b.size[1] / 2, b.size[0] / 2, b.size[1] / 2, b.spacing);
         break;
       default:
-        require(false, b, "in 2D (D2Q9) a body is a cylinder (circle) or a box (rectangle)");
+        throw std::invalid_argument("in 2D (D2Q9) a body is a cylinder (circle) or a box (rectangle)");
     }
     const auto r = rotation_matrix({0.0, 0.0, b.rotation[2]});
     for (auto& p : s.position) {
@@ -51,27 +49,24 @@ BodySamples sample_body(const Body& b, int dims, int block) {
     TriangleMesh m;
     switch (b.shape) {
       case Body::Shape::Sphere:
-        require(b.radius > 0, b, "a sphere needs radius > 0");
         m = sphere_mesh(b.radius, edge);
         break;
       case Body::Shape::Cylinder:
-        require(b.radius > 0 && b.length > 0, b, "a cylinder needs radius > 0 and length > 0");
         m = cylinder_mesh(b.radius, b.length, b.axis, edge, b.caps);
         break;
       case Body::Shape::Box:
-        require(b.size[0] > 0 && b.size[1] > 0 && b.size[2] > 0, b, "a box needs a positive size");
         m = box_mesh({b.size[0], b.size[1], b.size[2]}, edge);
         break;
       case Body::Shape::Torus:
-        require(b.radius > b.minor_radius && b.minor_radius > 0, b, "a torus needs radius > minor_radius > 0");
         m = torus_mesh(b.radius, b.minor_radius, b.axis, edge);
         break;
       case Body::Shape::Mesh: {
         m = read_mesh(b.mesh);
         // Centre the mesh on its bounding box: `position` places that centre.
         const auto bb = m.bounds();
+        const Vec3 centre{0.5 * (bb[0][0] + bb[1][0]), 0.5 * (bb[0][1] + bb[1][1]), 0.5 * (bb[0][2] + bb[1][2])};
         for (auto& v : m.vertices)
-          for (std::size_t d = 0; d < 3; ++d) v[d] -= 0.5 * (bb[0][d] + bb[1][d]);
+          for (std::size_t d = 0; d < 3; ++d) v[d] -= centre[d];
         break;
       }
     }
@@ -81,7 +76,18 @@ BodySamples sample_body(const Body& b, int dims, int block) {
     place(m, pl);
     s = poisson_disk_samples(m, b.spacing, 1);
   }
-  require(!s.position.empty(), b, "no samples: the surface is smaller than the spacing");
+  return s;
+}
+}  // namespace
+
+BodySamples sample_body(const Body& b, int dims, int block) {
+  require(b.spacing > 0, b, "spacing must be positive (cells), got " + std::to_string(b.spacing));
+  SurfaceSamples s;
+  try {
+    s = surface_of(b, dims);
+  } catch (const std::invalid_argument& e) {
+    require(false, b, e.what());
+  }
   if (block > 0) {
     std::vector<Vec3> at(s.position.size());
     for (std::size_t i = 0; i < at.size(); ++i)
@@ -89,13 +95,13 @@ BodySamples sample_body(const Body& b, int dims, int block) {
     apply_order(s, block_morton_order(at, block));
   }
   BodySamples out;
-  out.offsets.reserve(s.position.size());
-  for (const auto& p : s.position) {
-    out.offsets.push_back({p[0], p[1], p[2]});
-    out.extent = std::max(out.extent, std::hypot(p[0], p[1], p[2]));
-  }
   out.weight = s.weight();
-  out.area = s.area;
+  out.box = {1e300, 1e300, 1e300, -1e300, -1e300, -1e300};
+  for (const auto& p : s.position) {
+    out.extent = std::max(out.extent, std::hypot(p[0], p[1], p[2]));
+    for (std::size_t d = 0; d < 3; ++d) out.box[d] = std::min(out.box[d], p[d]), out.box[3 + d] = std::max(out.box[3 + d], p[d]);
+  }
+  out.offsets = std::move(s.position);
   return out;
 }
 

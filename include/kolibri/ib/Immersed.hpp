@@ -126,10 +126,7 @@ class ImmersedBoundary {
     for (int b = 0; b < nb; ++b) {
       m_weight.push_back(bs[std::size_t(b)].weight);
       m_extent.push_back(bs[std::size_t(b)].extent);
-      std::array<double, 6> bb{1e300, 1e300, 1e300, -1e300, -1e300, -1e300};  // the samples' box (static bodies)
-      for (const auto& o : bs[std::size_t(b)].offsets)
-        for (std::size_t d = 0; d < 3; ++d) bb[d] = std::min(bb[d], o[d]), bb[3 + d] = std::max(bb[3 + d], o[d]);
-      m_bounds.push_back(bb);
+      m_bounds.push_back(bs[std::size_t(b)].box);  // the samples' box (static bodies)
       const Body& body = cfg.bodies[std::size_t(b)];
       m_moving = m_moving || body.velocity != std::array<double, 3>{0, 0, 0} ||
                  body.angular_velocity != std::array<double, 3>{0, 0, 0};

@@ -11,13 +11,13 @@
 namespace kolibri {
 
 /// \brief Surface samples of one body, relative to its centre (initial rotation applied), with
-/// the surface area (3D) or curve length (2D) each sample stands for, and the largest distance of
-/// a sample from the centre.
+/// the surface area (3D) or curve length (2D) each sample stands for, the largest distance of a
+/// sample from the centre, and the samples' box (lo x, y, z, hi x, y, z).
 struct BodySamples {
   std::vector<std::array<double, 3>> offsets;
   double weight = 0.0;
   double extent = 0.0;
-  double area = 0.0;
+  std::array<double, 6> box{};
 };
 
 /// \brief Sample body `b` for a lattice of `dims` dimensions (2: closed curves in the x-y plane;
