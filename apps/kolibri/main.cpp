@@ -109,7 +109,7 @@ int do_bench(void* p) {
       for (const auto& l : a.layouts) {
         const int alpha = l == "auto" ? -2 : l == "soa" ? 0 : l.rfind("csoa", 0) == 0 && l.size() > 4 && l.find_first_not_of("0123456789", 4) == std::string::npos
                                                 ? std::stoi(l.substr(4)) : -1;
-        if (alpha == -1 || alpha == 1 || (alpha > 0 && (alpha & (alpha - 1)) != 0) || alpha > (1 << 20)) {
+        if (alpha == -1 || (alpha > 0 && !kolibri::valid_csoa_alpha(alpha))) {
           std::cerr << "kolibri: error: --layout '" << l << "': expected auto, soa or csoa<alpha>, alpha a power of two (csoa32)\n";
           return kExitUsage;
         }
@@ -200,7 +200,7 @@ int do_run(void* p) {
       std::cout << ", boundary_kernels = \"" << (sc.face_kernels ? "faces" : "list") << "\"\n";
       if (!sc.bodies.empty())
         std::cout << "  [ib] block = " << sc.ib.block << ", spreading = \""
-                  << (sc.ib.spreading == kolibri::ImmersedSettings::Spreading::Gather ? "gather" : "scatter") << "\"\n";
+                  << kolibri::to_string(sc.ib.spreading) << "\"\n";
       std::cout << "  (or keep [tune] enabled = true: runs on this device read the cache " << t.cache << ")\n";
       return 0;
     }

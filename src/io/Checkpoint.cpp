@@ -103,12 +103,6 @@ std::string box_str(const Box& b) {
   return os.str();
 }
 
-std::string hex64(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string rank_file(int r) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "rank_%05d.h5", r);
@@ -440,6 +434,12 @@ int value_bytes(const std::string& value_type) {
   if (value_type == "float32") return 4;
   if (value_type == "float16") return 2;
   throw std::invalid_argument("unknown value type '" + value_type + "' (expected float64, float32 or float16)");
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 std::uint64_t checksum64(const std::byte* data, std::size_t n) {

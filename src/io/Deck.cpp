@@ -334,7 +334,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   const bool csoa = layout == "csoa";
   if (model.has("csoa_alpha") && !csoa) model.fail("csoa_alpha", "only layout = \"csoa\" takes this key");
   sc.csoa_alpha = csoa ? int(model.integer("csoa_alpha", 32, 2, 1 << 20)) : layout == "soa" ? 0 : -1;
-  if (csoa && (sc.csoa_alpha & (sc.csoa_alpha - 1)) != 0)
+  if (csoa && !valid_csoa_alpha(sc.csoa_alpha))
     model.fail("csoa_alpha", "expected a power of two (cells a group), got " + std::to_string(sc.csoa_alpha));
   sc.face_kernels = model.choice("boundary_kernels", "list", {"list", "faces"}) == "faces";
   sc.collision_kernels = int(model.integer("collision_kernels", 1, 1, 2));
@@ -637,7 +637,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   tc.retune = tune.boolean("retune").value_or(false);
   if (auto a = tune.int_list("alpha", 0, 1 << 20)) {
     for (const int v : *a)
-      if (v == 1 || (v & (v - 1)) != 0)
+      if (v != 0 && !valid_csoa_alpha(v))
         tune.fail("alpha", "expected 0 (SoA) or powers of two from 2 (CSoA groups), got " + std::to_string(v));
     tc.alpha = *a;
   }

@@ -602,7 +602,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("ib_block", sc.ib.block);
       const IbStats ib = solver->ib_stats();
       js.add("ib_bodies", std::int64_t(sc.bodies.size())).add("ib_samples", ib.samples)
-          .add("ib_spreading", sc.ib.spreading == ImmersedSettings::Spreading::Gather ? "gather" : "scatter")
+          .add("ib_spreading", to_string(sc.ib.spreading))
           .add("ib_ms_per_step", ib.steps > 0 ? 1e3 * ib.seconds / double(ib.steps) : 0.0);
     }
     if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
@@ -620,7 +620,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     std::snprintf(buf, sizeof buf,
                   "kolibri: immersed boundaries: %lld samples, %s spreading, %.3f ms per step (%.1f%% of a step of %.3f ms), "
                   "loops per thread %d to %d",
-                  (long long)ib.samples, sc.ib.spreading == ImmersedSettings::Spreading::Gather ? "gather" : "scatter",
+                  (long long)ib.samples, to_string(sc.ib.spreading),
                   1e3 * ib_step, per_step > 0 ? 100.0 * ib_step / per_step : 0.0, 1e3 * per_step, ib.loops_min, ib.loops_max);
     log << buf << std::endl;
   }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Tune.hpp>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,18 +27,6 @@ namespace kolibri {
 namespace {
 
 using Spreading = ImmersedSettings::Spreading;
-
-std::string hex64(std::uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 /// `key=value` tokens of a cache line; values may be double-quoted (no escapes inside).
 std::map<std::string, std::string> tokens(const std::string& line) {
@@ -106,15 +96,19 @@ std::string tune_cache_path(const TuneConfig& tc) {
   return "kolibri-tune.txt";
 }
 
-std::string tune_key(const SolverConfig& sc, const std::string& device) {
+std::string tune_key(const SolverConfig& sc, const std::string& device, const TuneConfig& tc) {
   SolverConfig base = sc;  // the searched options do not identify the case
   base.csoa_alpha = 0;
   base.face_kernels = false;
-  std::string s = solver_signature(base) + "|ib_iterations=" + std::to_string(sc.ib.iterations) +
-                  "|collision_kernels=" + std::to_string(sc.collision_kernels) + "|device=" + device +
-                  "|kolibri=" + std::to_string(KOLIBRI_VERSION_MAJOR) + "." + std::to_string(KOLIBRI_VERSION_MINOR) +
-                  "." + std::to_string(KOLIBRI_VERSION_PATCH);
-  return hex64(fnv1a(s));
+  std::ostringstream s;
+  s << solver_signature(base) << "|ib_iterations=" << sc.ib.iterations << "|collision_kernels=" << sc.collision_kernels
+    << "|device=" << device << "|kolibri=" << KOLIBRI_VERSION_MAJOR << "." << KOLIBRI_VERSION_MINOR << "."
+    << KOLIBRI_VERSION_PATCH << "|alpha";  // the candidate lists too: another list searches again
+  for (const int a : tc.alpha) s << ',' << a;
+  s << "|block";
+  for (const int b : tc.block) s << ',' << b;
+  const std::string text = s.str();
+  return hex64(checksum64(reinterpret_cast<const std::byte*>(text.data()), text.size()));
 }
 
 std::string describe(const TuneChoice& c, const SolverConfig& sc) {
@@ -122,7 +116,7 @@ std::string describe(const TuneChoice& c, const SolverConfig& sc) {
   s << "layout " << (c.alpha == 0 ? "soa" : "csoa ");
   if (c.alpha != 0) s << c.alpha;
   if (!sc.bodies.empty())
-    s << ", block " << c.block << ", spreading " << (c.spreading == Spreading::Gather ? "gather" : "scatter");
+    s << ", block " << c.block << ", spreading " << to_string(c.spreading);
   s << ", boundary kernels " << (c.face_kernels ? "faces" : "list");
   return s.str();
 }
@@ -141,7 +135,7 @@ bool read_tune_cache(const std::string& path, const std::string& key, TuneChoice
       c.spreading = t.at("spreading") == "gather" ? Spreading::Gather : Spreading::Scatter;
       c.face_kernels = t.at("boundary_kernels") == "faces";
       c.ms_per_step = std::stod(t.at("ms_per_step"));
-      if (c.alpha < 0 || (c.alpha & (c.alpha - 1)) != 0 || c.alpha == 1 || c.block < 0) continue;
+      if ((c.alpha != 0 && !valid_csoa_alpha(c.alpha)) || c.block < 0) continue;
       out = c;
       found = true;
     } catch (const std::exception&) {
@@ -166,7 +160,7 @@ void write_tune_cache(const std::string& path, const std::string& key, const Tun
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.6g", c.ms_per_step);
   kept += "key=" + key + " alpha=" + std::to_string(c.alpha) + " block=" + std::to_string(c.block) +
-          " spreading=" + (c.spreading == Spreading::Gather ? "gather" : "scatter") +
+          " spreading=" + to_string(c.spreading) +
           " boundary_kernels=" + (c.face_kernels ? "faces" : "list") + " ms_per_step=" + ms + " date=" + date +
           " device=" + quoted(device) + " deck=" + quoted(deck) + "\n";
   const fs::path dir = fs::path(path).parent_path();
@@ -181,15 +175,9 @@ TuneReport autotune(Case& c, std::ostream& log) {
   const TuneConfig& tc = c.tune;
   const BackendInfo bi = backend_info();
   TuneReport rep;
-  rep.key = tune_key(sc, bi.device + " (" + bi.execution_space + ")");
+  const std::string device = bi.device + " (" + bi.execution_space + ")";
+  rep.key = tune_key(sc, device, tc);
   rep.cache = tune_cache_path(tc);
-  // the candidate lists belong to the key: another list searches again
-  std::ostringstream lists;
-  lists << rep.key << "|alpha";
-  for (const int a : tc.alpha) lists << ',' << a;
-  lists << "|block";
-  for (const int b : tc.block) lists << ',' << b;
-  rep.key = hex64(fnv1a(lists.str()));
   if (!tc.retune && read_tune_cache(rep.cache, rep.key, rep.choice)) {
     apply(rep.choice, sc);
     rep.cached = true;
@@ -262,7 +250,7 @@ TuneReport autotune(Case& c, std::ostream& log) {
   log << "kolibri: tune: chose " << describe(best, sc) << ": " << ms << " ms/step, " << rep.trials
       << " settings timed; cached in " << rep.cache << " (key " << rep.key << ")" << std::endl;
   try {
-    write_tune_cache(rep.cache, rep.key, best, bi.device + " (" + bi.execution_space + ")", c.source);
+    write_tune_cache(rep.cache, rep.key, best, device, c.source);
   } catch (const std::exception& e) {
     log << "kolibri: tune: warning: the choice was not cached: " << e.what() << std::endl;
   }

@@ -35,6 +35,9 @@ const char* to_string(Streaming s) {
   return s == Streaming::InPlace ? "in_place" : s == Streaming::Moments ? "moments" : "two_array";
 }
 const char* to_string(StorageKind s) { return s == StorageKind::FP16 ? "fp16" : "same"; }
+const char* to_string(ImmersedSettings::Spreading s) {
+  return s == ImmersedSettings::Spreading::Gather ? "gather" : "scatter";
+}
 const char* to_string(FaceType t) {
   switch (t) {
     case FaceType::Periodic: return "periodic";

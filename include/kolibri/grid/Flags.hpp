@@ -6,6 +6,7 @@
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/solver/Case.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace kolibri {
@@ -74,24 +75,22 @@ int single_face(const SolverConfig& cfg, const std::vector<Flag>& flags, int x, 
   int type[6];
   for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(cfg.faces[f].type);
   int the = -1;
+  std::uint32_t crossing = 0;  // bit q: direction q comes across the face
   for (int q = 1; q < L::Q; ++q) {
     int face;
     const Index m = neighbour_cell<L>(type, n, x, y, z, q, -1, face);
     if (m >= 0) {
       if (flags[static_cast<std::size_t>(m)] == kSolid) return -1;
-    } else if (the >= 0 && face != the) {
-      return -1;
-    } else {
-      the = face;
+      continue;
     }
+    if (the >= 0 && face != the) return -1;
+    the = face;
+    crossing |= std::uint32_t(1) << q;
   }
   if (the < 0) return -1;
   const int axis = the / 2, inward = the % 2 == 0 ? 1 : -1;
-  for (int q = 0; q < L::Q; ++q) {
-    int face;
-    const bool crosses = neighbour_cell<L>(type, n, x, y, z, q, -1, face) < 0;
-    if (crosses != (L::c(q, axis) == inward)) return -1;
-  }
+  for (int q = 0; q < L::Q; ++q)
+    if (((crossing >> q) & 1u) != std::uint32_t(L::c(q, axis) == inward)) return -1;
   return the;
 }
 

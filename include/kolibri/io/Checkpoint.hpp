@@ -53,6 +53,8 @@ struct StatePiece {
 /// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
 /// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).
 std::uint64_t checksum64(const std::byte* data, std::size_t n);
+/// The 16 lower-case hex digits of v (checksums in manifests, tuner cache keys).
+std::string hex64(std::uint64_t v);
 
 enum class CheckpointLayout { Auto, Single, PerRank };
 

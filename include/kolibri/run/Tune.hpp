@@ -36,9 +36,10 @@ struct TuneReport {
 /// else ~/.cache/kolibri/tune.txt.
 std::string tune_cache_path(const TuneConfig& tc);
 
-/// The key of a case on a device: a hash of the solver signature, the IB passes, the device and
-/// the kolibri version (a new version times again).
-std::string tune_key(const SolverConfig& sc, const std::string& device);
+/// The key of a case on a device: a hash of the solver signature, the IB passes, the split
+/// setting, the device, the kolibri version (a new version times again) and the candidate lists
+/// of `tc` (other candidates search again).
+std::string tune_key(const SolverConfig& sc, const std::string& device, const TuneConfig& tc = {});
 
 /// The searched option values of `sc`, as the summary and log name them.
 std::string describe(const TuneChoice& c, const SolverConfig& sc);

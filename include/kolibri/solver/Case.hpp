@@ -186,6 +186,9 @@ struct Case {
   double l_char = 0.0;     ///< characteristic length in cells
 };
 
+/// True for a CSoA group size: a power of two from 2 to 2^20 (0, SoA, is not a group).
+inline bool valid_csoa_alpha(int alpha) { return alpha >= 2 && alpha <= (1 << 20) && (alpha & (alpha - 1)) == 0; }
+
 /// The population layout a configuration runs with: its csoa_alpha, or when automatic (-1)
 /// CSoA(32) for populations stored in FP32 or FP64 (5 to 6% faster than SoA on an H100, 94 to 99%
 /// of the copy bandwidth) and SoA for FP16 storage and the moment representation (CSoA measured
@@ -219,5 +222,6 @@ const char* to_string(Precision);
 const char* to_string(Streaming);
 const char* to_string(StorageKind);
 const char* to_string(FaceType);
+const char* to_string(ImmersedSettings::Spreading);
 
 }  // namespace kolibri

@@ -210,21 +210,17 @@ class SolverImpl final : public Solver {
           m_cur = 1 - m_cur;
         }
       }
-    } else if (m_in_place) {
-      if (m_idx.alpha == 0)
-        in_place_steps(InPlaceStep<L, S, C, SoA>{m_f[0], m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), {}},
-                       nsteps);
-      else
-        in_place_steps(InPlaceStep<L, S, C, CSoA<L::Q>>{m_f[0], m_boundary, m_idx.template as_csoa<L::Q>(),
-                                                         CollisionFactory<C>::make(m_cfg), rules(), {}},
-                       nsteps);
-    } else if (m_idx.alpha == 0) {
-      two_array_steps(StreamCollide<L, S, C, SoA>{{}, {}, m_boundary, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules()},
-                      nsteps);
     } else {
-      two_array_steps(StreamCollide<L, S, C, CSoA<L::Q>>{{}, {}, m_boundary, m_idx.template as_csoa<L::Q>(),
-                                                          CollisionFactory<C>::make(m_cfg), rules()},
-                      nsteps);
+      // the stream-collide kernels, compiled for each layout
+      auto run = [&](auto idx) {
+        using I = decltype(idx);
+        if (m_in_place)
+          in_place_steps(InPlaceStep<L, S, C, I>{m_f[0], m_boundary, idx, CollisionFactory<C>::make(m_cfg), rules(), {}}, nsteps);
+        else
+          two_array_steps(StreamCollide<L, S, C, I>{{}, {}, m_boundary, idx, CollisionFactory<C>::make(m_cfg), rules()}, nsteps);
+      };
+      if (m_idx.alpha == 0) run(m_idx.as_soa());
+      else run(m_idx.template as_csoa<L::Q>());
     }
     Kokkos::fence();
     m_steps += nsteps;
@@ -266,6 +262,7 @@ class SolverImpl final : public Solver {
     const Index nb = Index(m_boundary.extent(0)), nbb = m_boundary_border;
     k.cell_force.field = m_ib.force();  // empty without bodies
     k.face_cells = m_face_cells;
+    k.border_cells = m_border;
     auto interior = [&](const K& kk) {
       if (m_cfg.collision_kernels == 2) {
         Kokkos::parallel_for(InteriorLowTag::label, Kokkos::RangePolicy<ExecSpace, InteriorLowTag, Range>(0, m_cfg.cells()), kk);
@@ -289,7 +286,6 @@ class SolverImpl final : public Solver {
         // Two streams: the cells next to the ghost layers, the pack, the transfer and the
         // unpack on the exchange's instance, the other cells meanwhile on the default one.
         const ExecSpace& ex = m_pull.exec();
-        k.border_cells = m_border;
         Kokkos::parallel_for(BorderTag::label,
                              Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(m_border.extent(0))), k);
         if (nbb > 0) Kokkos::parallel_for(BoundaryTag::label, BoundaryPolicy(ex, 0, nbb), k);

@@ -52,7 +52,7 @@ struct Slots {
   static Slots soa(Index cells, int count) { return {cells, count, 0, Index(-1), cells}; }
   /// alpha: a power of two from 2 to 2^20.
   static Slots csoa(Index cells, int count, int alpha) {
-    if (alpha < 2 || alpha > (1 << 20) || (alpha & (alpha - 1)) != 0)
+    if (!valid_csoa_alpha(alpha))
       throw std::invalid_argument("CSoA group alpha = " + std::to_string(alpha) + ": expected a power of two from 2 to 2^20");
     return {cells, count, alpha, Index(alpha - 1), Index(alpha)};
   }
