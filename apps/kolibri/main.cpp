@@ -271,9 +271,9 @@ int main(int argc, char** argv) {
                     "Storage schemes: in_place, two_array, moments (default in_place,two_array; moments runs "
                     "with the regularized operators only)")
       ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array", "moments"}));
-  bench->add_option("--tile", ba.tile, "Moment kernel tile across columns, TX TY (GPU; default 30 6 in 3D)")
+  bench->add_option("--tile", ba.tile, "Moment kernel tile across columns, TX TY (GPU: 30 6 (default) or 14 6 in 3D, 254 1 (default) or 126 1 in 2D)")
       ->expected(2);
-  bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 64)")
+  bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 32)")
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--size", ba.sizes, "Cube edges, or max for the largest that fits (default 128,256,max)")
       ->delimiter(',');

@@ -14,6 +14,15 @@
 
 namespace kolibri {
 
+/// \brief acc + c x for a lattice coefficient c in {-1, 0, 1}, with no operation at all for c = 0:
+/// under IEEE rules the compiler may not fold a product with zero (NaN, -0), so sums written as
+/// `R(c) * x` with c = 0 cost an instruction each on the GPU. Start such sums at R(-0.0), which
+/// the compiler does fold (-0 + x == x for every x).
+template <class R>
+KOKKOS_FORCEINLINE_FUNCTION R add_c(R acc, int c, R x) {
+  return c == 0 ? acc : c > 0 ? acc + x : acc - x;
+}
+
 /// \brief Density and velocity of a node, with half the body force in the velocity (Guo).
 template <class L, class R>
 KOKKOS_INLINE_FUNCTION void macroscopic(const R (&f)[L::Q], const R (&F)[3], R& rho, R (&u)[3]) {
@@ -181,9 +190,23 @@ struct RegularizedBgk {
     project(RegularizedMoments<L, R>(f, F, omega), f);
   }
   /// The post-collision populations of a collided state.
+  /// Opposite directions share the even part w (rho - 1.5 trA + 4.5 cAc) and differ in the sign
+  /// of the odd part 3 w c.j*; only the nonzero velocity components enter (add_c).
   KOKKOS_INLINE_FUNCTION static void project(const RegularizedMoments<L, R>& m, R (&f)[L::Q]) {
+    const R rp = m.rho - R(1.5) * m.trA;
+    f[0] = R(L::w(0)) * rp;  // c = 0
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = R(L::w(q)) * m.second_order(q);
+    for (int q = 1; q < L::Q; q += 2) {  // q odd, opposite(q) = q + 1
+      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+      const R diag = add_c(add_c(add_c(R(-0.0), cx * cx, m.A[0]), cy * cy, m.A[1]), cz * cz, m.A[2]);
+      const R off = add_c(add_c(add_c(R(-0.0), cx * cy, m.A[3]), cx * cz, m.A[4]), cy * cz, m.A[5]);
+      const R cj = add_c(add_c(add_c(R(-0.0), cx, m.js[0]), cy, m.js[1]), cz, m.js[2]);
+      const R w = R(L::w(q));
+      const R even = w * rp + R(4.5) * w * (diag + R(2) * off);
+      const R odd = R(3) * w * cj;
+      f[q] = even + odd;
+      f[q + 1] = even - odd;
+    }
   }
 };
 

@@ -68,17 +68,15 @@ struct CollisionFactory<CentralMomentMrt<L, R>> {
   }
 };
 
-/// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends), else 30 x 6 in 3D
-/// (32 x 8 threads with the ring) and 254 x 1 in 2D; on host backends a fixed one-thread tile.
+/// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends; one of the tiles
+/// compiled, MomentTiles), else 30 x 6 in 3D (32 x 8 threads with the ring) and 254 x 1 in 2D,
+/// columns in segments of 32 layers; on host backends a fixed one-thread tile.
 template <class L, class R, class C>
 MomentTile moment_tile_for(const SolverConfig& cfg) {
-  MomentTile t = L::D == 3 ? MomentTile{30, 6, 64, 2} : MomentTile{254, 1, 64, 2};
+  MomentTile t = L::D == 3 ? MomentTile{30, 6, 32, 2} : MomentTile{254, 1, 32, 2};
   if (cfg.moment_tile[0] > 0) t.tx = cfg.moment_tile[0];
   if (cfg.moment_tile[1] > 0) t.ty = L::D == 3 ? cfg.moment_tile[1] : 1;
   if (cfg.moment_segment > 0) t.segment = cfg.moment_segment;
-  if ((t.tx + 2) * (t.ty + (L::D == 3 ? 2 : 0)) > 1024)
-    throw std::invalid_argument("moment tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
-                                ": at most 1024 threads a team with the ring, (tx + 2)(ty + 2)");
   return MomentStep<L, R, C>::fit(t);
 }
 
