@@ -284,11 +284,21 @@ struct MomentKernel {
         }
         // The slot counts up in the unrolled loop, so it is a constant in every store
         // (cross_slot(q) in an unrolled loop is evaluated at run time: it was 57% of the
-        // kernel's instructions).
-        int slot = 0;
-        KOLIBRI_UNROLL
-        for (int q = 0; q < L::Q; ++q)
-          if (cross(q)) plane[(slot++) * NP + p] = f[q];
+        // kernel's instructions). The ring rows along b (whole warps on GPUs: PX = 32) store
+        // only what enters the tile, and the compiler drops the other populations' arithmetic.
+        const int row = RB ? p / PX : 1;
+        auto store = [&](int side) {
+          int slot = 0;
+          KOLIBRI_UNROLL
+          for (int q = 0; q < L::Q; ++q)
+            if (cross(q)) {
+              if (side == 0 || L::c(q, tb) == side) plane[slot * NP + p] = f[q];
+              ++slot;
+            }
+        };
+        if (row == 0) store(1);
+        else if (row == PY - 1) store(-1);
+        else store(0);
         // the next layer's moments, loading while this layer is summed and collided (loaded
         // before the rebuild, both layers' moments are live at once: 128 registers, 5% slower)
         fetch(after >= 0 && st.col[c] >= 0 ? st.col[c] + after * step : Index(-1), st.next[c]);

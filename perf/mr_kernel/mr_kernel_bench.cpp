@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// Micro-benchmark of the moment-representation kernel alone (docs/performance.md, "moment kernel
+// v4"): a periodic N^3 box, MLUPS for each tile / launch-bound / segment variant, one launch
+// policy per variant so register caps can be compared without rebuilding kolibri.
+//   kolibri_mr_kernel_bench [N=256] [steps=100]      ONLY=i runs variant i alone (for ncu)
+#include <kolibri/collision/Collision.hpp>
+#include <kolibri/stepping/MomentStream.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace kolibri;
+
+namespace {
+int counter = 0;
+
+template <class L, class R, class C, int TX, int TY, class Policy>
+void time_kernel(const char* name, int N, int steps, int seg) {
+  const int id = counter++;
+  const char* only = std::getenv("ONLY");
+  if (only && std::atoi(only) != id) return;
+  constexpr int M = MomentSlots<L>::M;
+  const Index cells = Index(N) * N * N;
+  Kokkos::View<R*, MemSpace> a("a", M * cells), b("b", M * cells);
+  Kokkos::View<Flag*, MemSpace> flags("flags", cells);
+  Kokkos::deep_copy(flags, kFluid);
+  Kokkos::View<double*, MemSpace> rho("rho", 1);
+  Kokkos::View<double* [3], MemSpace> u("u", 1);
+  Kokkos::deep_copy(rho, 1.0);
+  Kokkos::deep_copy(u, 0.02);
+  const R omega = R(1.0 / 0.56);
+  Kokkos::parallel_for(Kokkos::RangePolicy<ExecSpace>(0, cells),
+                       InitMoments<L, R>{a, rho, u, SoA{cells}, {R(0), R(0), R(0)}, omega});
+  Boundary<L, R> bc{};
+  bc.flags = flags;
+  bc.nx = bc.ny = bc.nz = N;
+  for (int f = 0; f < 6; ++f) bc.faces.type[f] = int(FaceType::Periodic);
+  C op{};
+  op.omega = omega;
+  using K = MomentKernel<L, R, C, TX, TY>;
+  const int planes = K::scratch_bytes(2) <= std::size_t(Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0)) ? 2 : 1;
+  K k{a.data(), b.data(), cells, op, bc, seg, planes, false};
+  auto launch = [&](int s) {
+    k.src = s % 2 ? b.data() : a.data();
+    k.dst = s % 2 ? a.data() : b.data();
+    Policy policy(ExecSpace(), k.league(), K::T);
+    Kokkos::parallel_for("mr", policy.set_scratch_size(0, Kokkos::PerTeam(K::scratch_bytes(planes))), k);
+  };
+  for (int s = 0; s < 4; ++s) launch(s);
+  Kokkos::fence();
+  Kokkos::Timer t;
+  for (int s = 0; s < steps; ++s) launch(s);
+  Kokkos::fence();
+  const double sec = t.seconds();
+  double mass = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::RangePolicy<ExecSpace>(0, cells), KOKKOS_LAMBDA(Index n, double& m) { m += double(a(n)); }, mass);
+  std::printf("%-40s N=%d seg=%d  %.3f ms/step  %9.0f MLUPS  mass/cell %.9f\n", name, N, seg, 1e3 * sec / steps,
+              double(cells) * steps / sec / 1e6, mass / double(cells));
+  std::fflush(stdout);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  {
+    const int N = argc > 1 ? std::atoi(argv[1]) : 256;
+    const int steps = argc > 2 ? std::atoi(argv[2]) : 100;
+    using L = D3Q19;
+    using R = float;
+    using C = RegularizedBgk<L, R>;
+    using P2 = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>>;
+    using P3 = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 3>>;
+    using P0 = Kokkos::TeamPolicy<ExecSpace>;
+    for (int seg : {16, 32, 64}) {
+      time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2)", N, steps, seg);
+      time_kernel<L, R, C, 30, 6, P3>("D3Q19 fp32 P 30x6 lb(256,3)", N, steps, seg);
+    }
+    time_kernel<L, R, C, 14, 6, P0>("D3Q19 fp32 P 14x6", N, steps, 32);
+    time_kernel<D3Q27, R, RegularizedBgk<D3Q27, R>, 30, 6, P2>("D3Q27 fp32 P 30x6 lb(256,2)", N, steps, 32);
+    time_kernel<L, R, RecursiveRegularizedBgk<L, R>, 30, 6, P2>("D3Q19 fp32 R 30x6 lb(256,2)", N, steps, 32);
+    time_kernel<L, double, RegularizedBgk<L, double>, 30, 6, P0>("D3Q19 fp64 P 30x6", N, steps / 2, 32);
+  }
+  Kokkos::finalize();
+}
