@@ -4,10 +4,12 @@
 // steps, for every boundary type, lattice and both operators, on boxes that do and do not fill
 // whole tiles.
 #include <kolibri/solver/Solver.hpp>
+#include <kolibri/stepping/MomentStream.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "Helpers.hpp"
 
@@ -110,6 +112,52 @@ TEST(MomentsConfig, RefusesOperatorsWithoutAMomentState) {
   c.precision = Precision::FP32;
   c.storage = StorageKind::FP16;
   EXPECT_THROW(make_solver(c), std::invalid_argument);
+}
+
+// The moment kernel's arithmetic shortcuts against the definitions they replace, on random
+// states: the paired projection against w_q times second_order(q) for every direction, and a
+// mirror pair summed as sum and difference against two single sums, for every crossing pair.
+template <class L>
+void check_pairs() {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> r(-0.2, 0.2);
+  for (int trial = 0; trial < 20; ++trial) {
+    const double F[3] = {r(gen) * 1e-3, r(gen) * 1e-3, L::D == 3 ? r(gen) * 1e-3 : 0.0};
+    double f[L::Q];
+    for (int q = 0; q < L::Q; ++q) f[q] = L::w(q) * (1 + r(gen));
+    const RegularizedMoments<L, double> m(f, F, 1.3);
+    double p[L::Q];
+    RegularizedBgk<L, double>::project(m, p);
+    for (int q = 0; q < L::Q; ++q) ASSERT_NEAR(p[q], L::w(q) * m.second_order(q), 1e-15) << L::name << " q " << q;
+    for (int q = 1; q < L::Q; ++q)
+      for (int axis = 0; axis < L::D; ++axis) {
+        if (L::c(q, axis) <= 0) continue;
+        const int qm = MomentKernel<L, double, RegularizedBgk<L, double>, 8, 8>::mirror(q, axis);
+        ASSERT_GE(qm, 0);
+        MomentSum<double> a, b;
+        a.clear(), b.clear();
+        a.template add<L>(q, f[q]), a.template add<L>(qm, f[qm]);
+        b.template add_pair<L>(q, axis, f[q], f[qm]);
+        EXPECT_NEAR(a.rho, b.rho, 1e-15);
+        for (int d = 0; d < 3; ++d) EXPECT_NEAR(a.j[d], b.j[d], 1e-15) << L::name << " q " << q << " axis " << axis;
+        for (int k = 0; k < 6; ++k) EXPECT_NEAR(a.pi[k], b.pi[k], 1e-15) << L::name << " q " << q << " axis " << axis;
+      }
+  }
+}
+
+TEST(MomentKernel, PairedProjectionAndMirrorSumsMatchTheirDefinitions) {
+  check_pairs<D2Q9>();
+  check_pairs<D3Q19>();
+  check_pairs<D3Q27>();
+}
+
+TEST(MomentKernel, TilesAreCompiledAndListed) {
+  // The host runs its one fixed tile whatever is asked; the GPU list names what --tile accepts.
+  EXPECT_EQ((MomentTiles<3, false>::list()), "30x6, 14x6");
+  EXPECT_EQ((MomentTiles<2, false>::list()), "254x1, 126x1");
+  const MomentTile t = MomentStep<D3Q19, double, RegularizedBgk<D3Q19, double>>::fit(MomentTile{30, 6, 32, 2});
+  EXPECT_EQ(t.segment, 32);
+  EXPECT_GE(t.planes, 1);
 }
 
 std::string scene_name(const ::testing::TestParamInfo<Moments::ParamType>& i) {
