@@ -190,7 +190,6 @@ int do_run(void* p) {
         err << "kolibri: error: tune times one GPU: run it on one rank\n";
         return kolibri::kExitUsage;
       }
-      c.tune.enabled = true;
       c.tune.retune = c.tune.retune || !a.use_cache;
       const kolibri::TuneReport t = kolibri::autotune(c, std::cout);
       const auto& sc = c.solver;

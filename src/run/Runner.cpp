@@ -212,7 +212,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     } catch (const std::invalid_argument& e) {
       throw DeckError(c.source + ": " + e.what());
     }
-    const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
+    const bool gpu = !kHostMemory;
     if (rc.halo_transport == "nccl" && !(gpu && NcclComm::built()))
       throw DeckError(c.source + ": parallel.transport = \"nccl\": " +
                       (gpu ? "this kolibri was built without NCCL (-DKOLIBRI_ENABLE_NCCL=ON)" : "NCCL needs a GPU backend"));

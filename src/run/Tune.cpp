@@ -97,11 +97,8 @@ std::string tune_cache_path(const TuneConfig& tc) {
 }
 
 std::string tune_key(const SolverConfig& sc, const std::string& device, const TuneConfig& tc) {
-  SolverConfig base = sc;  // the searched options do not identify the case
-  base.csoa_alpha = 0;
-  base.face_kernels = false;
-  std::ostringstream s;
-  s << solver_signature(base) << "|ib_iterations=" << sc.ib.iterations << "|collision_kernels=" << sc.collision_kernels
+  std::ostringstream s;  // solver_signature leaves out the searched options
+  s << solver_signature(sc) << "|ib_iterations=" << sc.ib.iterations << "|collision_kernels=" << sc.collision_kernels
     << "|device=" << device << "|kolibri=" << KOLIBRI_VERSION_MAJOR << "." << KOLIBRI_VERSION_MINOR << "."
     << KOLIBRI_VERSION_PATCH << "|alpha";  // the candidate lists too: another list searches again
   for (const int a : tc.alpha) s << ',' << a;

@@ -171,12 +171,22 @@ struct RegularizedMoments {
     post(r, j_star, a_star, F, omega);
   }
 
+  /// w times the parts of second_order(q) even and odd in c_q: w (rho - 1.5 trA + 4.5 cAc) and
+  /// 3 w c.j*; opposite directions share them up to the sign of the odd part. Only the nonzero
+  /// velocity components enter (add_c); w = 1 folds away.
+  KOKKOS_INLINE_FUNCTION void parts(int q, R w, R& even, R& odd) const {
+    const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+    const R diag = add_c(add_c(add_c(R(-0.0), cx * cx, A[0]), cy * cy, A[1]), cz * cz, A[2]);
+    const R off = add_c(add_c(add_c(R(-0.0), cx * cy, A[3]), cx * cz, A[4]), cy * cz, A[5]);
+    const R cj = add_c(add_c(add_c(R(-0.0), cx, js[0]), cy, js[1]), cz, js[2]);
+    even = w * (rho - R(1.5) * trA) + R(4.5) * w * (diag + R(2) * off);
+    odd = R(3) * w * cj;
+  }
   /// rho + c.j*/cs^2 + H2(c):A*/(2 cs^4) for direction q: f*_q / w_q up to second order.
   KOKKOS_INLINE_FUNCTION R second_order(int q) const {
-    const R cx = R(L::c(q, 0)), cy = R(L::c(q, 1)), cz = R(L::c(q, 2));
-    const R cAc = cx * cx * A[0] + cy * cy * A[1] + cz * cz * A[2] +
-                  R(2) * (cx * cy * A[3] + cx * cz * A[4] + cy * cz * A[5]);
-    return rho + R(3) * (cx * js[0] + cy * js[1] + cz * js[2]) + R(4.5) * (cAc - R(1) / R(3) * trA);
+    R even, odd;
+    parts(q, R(1), even, odd);
+    return even + odd;
   }
 };
 
@@ -190,20 +200,14 @@ struct RegularizedBgk {
     project(RegularizedMoments<L, R>(f, F, omega), f);
   }
   /// The post-collision populations of a collided state.
-  /// Opposite directions share the even part w (rho - 1.5 trA + 4.5 cAc) and differ in the sign
-  /// of the odd part 3 w c.j*; only the nonzero velocity components enter (add_c).
+  /// Opposite directions in pairs (RegularizedMoments::parts).
   KOKKOS_INLINE_FUNCTION static void project(const RegularizedMoments<L, R>& m, R (&f)[L::Q]) {
-    const R rp = m.rho - R(1.5) * m.trA;
-    f[0] = R(L::w(0)) * rp;  // c = 0
+    R even, odd;
+    m.parts(0, R(L::w(0)), even, odd);
+    f[0] = even;
     KOLIBRI_UNROLL
     for (int q = 1; q < L::Q; q += 2) {  // q odd, opposite(q) = q + 1
-      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
-      const R diag = add_c(add_c(add_c(R(-0.0), cx * cx, m.A[0]), cy * cy, m.A[1]), cz * cz, m.A[2]);
-      const R off = add_c(add_c(add_c(R(-0.0), cx * cy, m.A[3]), cx * cz, m.A[4]), cy * cz, m.A[5]);
-      const R cj = add_c(add_c(add_c(R(-0.0), cx, m.js[0]), cy, m.js[1]), cz, m.js[2]);
-      const R w = R(L::w(q));
-      const R even = w * rp + R(4.5) * w * (diag + R(2) * off);
-      const R odd = R(3) * w * cj;
+      m.parts(q, R(L::w(q)), even, odd);
       f[q] = even + odd;
       f[q + 1] = even - odd;
     }

@@ -47,6 +47,8 @@ KOKKOS_INLINE_FUNCTION bool is_finite(T x) {
 /// Default execution and memory space of this build (CUDA, HIP, OpenMP or Serial).
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
+/// True on host backends (Serial, OpenMP, Threads): device memory is host memory.
+inline constexpr bool kHostMemory = std::is_same_v<MemSpace, Kokkos::HostSpace>;
 
 /// Wait for the work of one execution-space instance (a label where Kokkos takes one).
 inline void fence(const ExecSpace& e, [[maybe_unused]] const char* label) {

@@ -388,11 +388,12 @@ class ImmersedBoundary {
         const Index i = this->box.local(c[0], c[1], c[2]);
         if (i < 0) continue;
         const R rn = node(i);
+        const Index cn = c[0] + Index(this->nx) * (c[1] + Index(this->ny) * c[2]);  // in the box (i >= 0)
         wsum += w;
         rho += w * rn;
         for (int d = 0; d < 3; ++d) {
           R v = node((1 + d) * nb + i);
-          if (corrected) v += R(0.5) * this->force(d * this->cells + this->cell(c)) / rn;
+          if (corrected) v += R(0.5) * this->force(d * this->cells + cn) / rn;
           u[d] += w * v;
         }
       }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -44,10 +45,12 @@ struct HaloLists {
 /// upwind cell of (cell, q) is fluid, not solid and not across a wall): the owner's own value
 /// (e.g. its bounce-back from a solid across the border) must not be overwritten. Both sides
 /// decide this from the same global cells, so their lists match. `flags` and `faces` are the
-/// local box's (build_flags, local_config).
+/// local box's (build_flags, local_config). `at(cell, slot)` places a value in the state array
+/// (the solver's layout, SoA or CSoA); SoA (slot * cells + cell) where none is given.
 template <class L>
 HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t value_bytes,
-                           const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0) {
+                           const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0,
+                           const std::function<Index(Index, int)>& at = {}) {
   const auto ext = dc.local_extent();
   int type[6];
   for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
@@ -70,6 +73,7 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
     return true;
   };
   const Index cells = Index(ext[0]) * ext[1] * ext[2];
+  auto place = [&](Index cell, int slot) { return at ? at(cell, slot) : Index(slot) * cells + cell; };
   HaloLists out;
   // Region of side d: ghost layer (ghost = true) or the real layer next to it, and the real
   // range along axes where d is 0.
@@ -102,7 +106,7 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
         for (int y = lo[1]; y <= hi[1]; ++y)
           for (int x = lo[0]; x <= hi[0]; ++x)
             if (mode != HaloMode::AAReverse || written(x, y, z, q, from))
-              list.push_back(Index(slot) * cells + x + Index(ext[0]) * (y + Index(ext[1]) * z));
+              list.push_back(place(x + Index(ext[0]) * (y + Index(ext[1]) * z), slot));
     }
   };
   const bool opp = mode == HaloMode::AAForward;
@@ -158,8 +162,7 @@ class HaloExchange {
     m_recv_idx = to_device(lists.recv, "kolibri::halo_recv_idx");
     m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
     m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", lists.recv.size());
-    constexpr bool host_memory = std::is_same_v<MemSpace, Kokkos::HostSpace>;
-    m_staged = !device_buffers && !host_memory && nccl == nullptr;
+    m_staged = !device_buffers && !kHostMemory && nccl == nullptr;
     if (m_staged) {
       m_h_send = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_send_host", lists.send.size());
       m_h_recv = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_recv_host", lists.recv.size());

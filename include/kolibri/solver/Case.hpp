@@ -167,7 +167,7 @@ struct TuneConfig {
   bool enabled = false;
   int steps = 20;
   int warmup = 5;
-  std::string cache;    ///< cache file; "" = $KOLIBRI_TUNE_CACHE, else ~/.cache/kolibri/tune.toml
+  std::string cache;    ///< cache file; "" = $KOLIBRI_TUNE_CACHE, else $XDG_CACHE_HOME or ~/.cache: kolibri/tune.txt
   bool retune = false;  ///< time again even when the cache has the case
   std::vector<int> alpha{0, 16, 32, 64, 128, 256, 1024};
   std::vector<int> block{2, 4, 8};

@@ -149,10 +149,8 @@ class SolverImpl final : public Solver {
       m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
       const auto& dc = m_dist.dc;
       auto exchange = [&](HaloMode mode) {
-        HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M);
-        if (m_idx.alpha != 0)  // the lists count slots as SoA ones
-          for (auto* list : {&lists.send, &lists.recv})
-            for (Index& k : *list) k = m_idx(k % n, int(k / n));
+        HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M,
+                                              [this](Index cell, int slot) { return m_idx(cell, slot); });
         return HaloExchange<V>(*m_dist.comm, std::move(lists), m_dist.device_buffers, m_dist.nccl);
       };
       if (m_in_place) {
@@ -597,7 +595,7 @@ class SolverImpl final : public Solver {
           KOKKOS_LAMBDA(const Index i) {
             if (flags(i) == kSolid) return;
             R mi[M], f[L::Q];
-            MomentSlots<L>::load(m, idx, i, mi);
+            MomentSlots<L>::load(m.data() + i, idx.cells, mi);
             MomentSlots<L>::departing(mi, op, force, f);
             for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
           });

@@ -36,19 +36,19 @@ struct MomentSlots {
     s.post(m[0], js, A, F, op.omega);
     C::project(s, f);
   }
-  template <class V, class R>
-  KOKKOS_INLINE_FUNCTION static void load(const V& v, const SoA& idx, Index n, R (&m)[M]) {
+  /// The M values of the cell at p (slot k at p[k * cells], SoA).
+  template <class R>
+  KOKKOS_INLINE_FUNCTION static void load(const R* p, Index cells, R (&m)[M]) {
     KOLIBRI_UNROLL
-    for (int k = 0; k < M; ++k) m[k] = R(v(idx(n, k)));
+    for (int k = 0; k < M; ++k) m[k] = p[k * cells];
   }
-  template <class V, class R>
-  KOKKOS_INLINE_FUNCTION static void store(const V& m, const SoA& idx, Index n, R rho, const R (&js)[3],
-                                           const R (&A)[6]) {
-    m(idx(n, 0)) = rho;
+  template <class R>
+  KOKKOS_INLINE_FUNCTION static void store(R* p, Index cells, R rho, const R (&js)[3], const R (&A)[6]) {
+    p[0] = rho;
     KOLIBRI_UNROLL
-    for (int d = 0; d < L::D; ++d) m(idx(n, 1 + d)) = js[d];
+    for (int d = 0; d < L::D; ++d) p[(1 + d) * cells] = js[d];
     KOLIBRI_UNROLL
-    for (int k = 0; k < M - 1 - L::D; ++k) m(idx(n, 1 + L::D + k)) = A[a_component(k)];
+    for (int k = 0; k < M - 1 - L::D; ++k) p[(1 + L::D + k) * cells] = A[a_component(k)];
   }
 };
 
@@ -155,8 +155,7 @@ struct MomentKernel {
   static constexpr int ta = 0, tb = L::D == 3 ? 1 : 2, ma = L::D == 3 ? 2 : 1;
   static constexpr int RB = L::D == 3 ? 1 : 0;  ///< ring width along tile axis b
   static constexpr int PX = TX + 2, PY = TY + 2 * RB, NP = PX * PY;
-  static constexpr bool kHost = std::is_same_v<MemSpace, Kokkos::HostSpace>;
-  static constexpr int CPT = kHost ? NP : 1;  ///< positions a thread
+  static constexpr int CPT = kHostMemory ? NP : 1;  ///< positions a thread
   static constexpr int T = NP / CPT;          ///< threads a team
 
   /// Populations that cross the column (kept in scratch), numbered in direction order.
@@ -227,9 +226,7 @@ struct MomentKernel {
     s.n = n;
     const Index safe = n >= 0 ? n : 0;
     s.flag = bc.flags(safe);
-    const R* p = src + safe;
-    KOLIBRI_UNROLL
-    for (int k = 0; k < M; ++k) s.m[k] = p[k * cells];
+    MomentSlots<L>::load(src + safe, cells, s.m);
   }
 
   /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
@@ -248,6 +245,11 @@ struct MomentKernel {
       }
       into.template add<L>(L::opposite(q), bc.reflect(L::opposite(q), face, f[q], u));
     }
+  }
+
+  /// The cell of a column in a layer; -1 where either is -1 (none).
+  KOKKOS_INLINE_FUNCTION static Index cell(Index col, int layer, Index step) {
+    return layer >= 0 && col >= 0 ? col + layer * step : Index(-1);
   }
 
   /// What one team keeps from layer to layer, per position.
@@ -283,25 +285,21 @@ struct MomentKernel {
           for (int q = 0; q < L::Q; ++q) f[q] = source ? f[q] : R(0);
         }
         // The slot counts up in the unrolled loop, so it is a constant in every store
-        // (cross_slot(q) in an unrolled loop is evaluated at run time: it was 57% of the
-        // kernel's instructions). The ring rows along b (whole warps on GPUs: PX = 32) store
-        // only what enters the tile, and the compiler drops the other populations' arithmetic.
-        const int row = RB ? p / PX : 1;
-        auto store = [&](int side) {
-          int slot = 0;
-          KOLIBRI_UNROLL
-          for (int q = 0; q < L::Q; ++q)
-            if (cross(q)) {
-              if (side == 0 || L::c(q, tb) == side) plane[slot * NP + p] = f[q];
-              ++slot;
-            }
-        };
-        if (row == 0) store(1);
-        else if (row == PY - 1) store(-1);
-        else store(0);
+        // (cross_slot(q) called with an unrolled loop's index ran as a loop: 57% of the kernel's
+        // instructions; static_for here, as in the gather, measured 1-2% slower). The ring rows
+        // along b (whole warps on GPUs: PX = 32) store only what enters the tile, and the
+        // compiler drops the other populations' arithmetic.
+        const int row = RB ? p / PX : 1, side = row == 0 ? 1 : row == PY - 1 ? -1 : 0;
+        int slot = 0;
+        KOLIBRI_UNROLL
+        for (int q = 0; q < L::Q; ++q)
+          if (cross(q)) {
+            if (side == 0 || L::c(q, tb) == side) plane[slot * NP + p] = f[q];
+            ++slot;
+          }
         // the next layer's moments, loading while this layer is summed and collided (loaded
         // before the rebuild, both layers' moments are live at once: 128 registers, 5% slower)
-        fetch(after >= 0 && st.col[c] >= 0 ? st.col[c] + after * step : Index(-1), st.next[c]);
+        fetch(cell(st.col[c], after, step), st.next[c]);
         if (!st.own[c]) continue;
         KOLIBRI_UNROLL
         for (int q = 0; q < L::Q; ++q)
@@ -313,7 +311,7 @@ struct MomentKernel {
         st.done[c] = cur.flag;
       }
     } else {
-      for (int c = 0; c < CPT; ++c) fetch(after >= 0 && st.col[c] >= 0 ? st.col[c] + after * step : Index(-1), st.next[c]);
+      for (int c = 0; c < CPT; ++c) fetch(cell(st.col[c], after, step), st.next[c]);
     }
     team.team_barrier();
     if (here >= 0) {
@@ -340,12 +338,7 @@ struct MomentKernel {
         const R none[3] = {R(0), R(0), R(0)};
         if (forced) post.collide(s.rho, s.j, s.pi, bc.force, op.omega);
         else post.collide(s.rho, s.j, s.pi, none, op.omega);
-        R* p = dst + (st.col[c] + (k - 1) * step);
-        p[0] = post.rho;
-        KOLIBRI_UNROLL
-        for (int d = 0; d < L::D; ++d) p[(1 + d) * cells] = post.js[d];
-        KOLIBRI_UNROLL
-        for (int j = 0; j < M - 1 - L::D; ++j) p[(1 + L::D + j) * cells] = post.A[MomentSlots<L>::a_component(j)];
+        MomentSlots<L>::store(dst + (st.col[c] + (k - 1) * step), cells, post.rho, post.js, post.A);
       }
       st.last[c] = st.done[c];
       st.acc[c][I0].clear();
@@ -355,8 +348,7 @@ struct MomentKernel {
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
     R* scratch = static_cast<R*>(team.team_scratch(0).get_shmem(scratch_values(planes) * sizeof(R)));
     const int na = size(ta), nb = size(tb), nm = size(ma);
-    constexpr int tiles_b_unit = TY;
-    const int tiles_a = (na + TX - 1) / TX, tiles_b = (nb + tiles_b_unit - 1) / tiles_b_unit;
+    const int tiles_a = (na + TX - 1) / TX, tiles_b = (nb + TY - 1) / TY;
     const int tile = team.league_rank() % (tiles_a * tiles_b), seg = team.league_rank() / (tiles_a * tiles_b);
     const int a0 = (tile % tiles_a) * TX, b0 = (tile / tiles_a) * TY;
     const int len = segment_length();
@@ -376,8 +368,7 @@ struct MomentKernel {
       st.col[c] = wa >= 0 && wb >= 0 ? xyz[0] + Index(bc.nx) * (xyz[1] + Index(bc.ny) * xyz[2]) : Index(-1);
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;
-      const int below = wrap(m0 - 1, ma);
-      fetch(below >= 0 && st.col[c] >= 0 ? st.col[c] + below * step : Index(-1), st.next[c]);
+      fetch(cell(st.col[c], wrap(m0 - 1, ma), step), st.next[c]);
     }
     for (int k = m0 - 1;; k += 3) {
       layer<0, 1, 2>(team, scratch, st, k, m0, m1, step);
@@ -393,7 +384,7 @@ struct MomentKernel {
     // FP32 teams of 256 threads: registers capped at 128 for two teams an SM (118 used, no
     // spills). Three teams (80 registers) spill 400 bytes and run at half the speed
     // (docs/performance.md). FP64 is left to the compiler.
-    if constexpr (!kHost && sizeof(R) == 4 && T == 256) {
+    if constexpr (!kHostMemory && sizeof(R) == 4 && T == 256) {
       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>> policy(ex, league(), T);
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(planes))), *this);
     } else {
@@ -407,8 +398,7 @@ struct MomentKernel {
 /// planes, dispatched to the MomentKernel compiled for the tile.
 template <class L, class R, class C>
 struct MomentStep {
-  static constexpr bool kHost = std::is_same_v<MemSpace, Kokkos::HostSpace>;
-  using Tiles = MomentTiles<L::D, kHost>;
+  using Tiles = MomentTiles<L::D, kHostMemory>;
 
   Kokkos::View<const R*, MemSpace> src;
   Kokkos::View<R*, MemSpace> dst;
@@ -420,26 +410,33 @@ struct MomentStep {
   template <int I>
   using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I)>;
 
+  /// Calls f(std::integral_constant<int, I>) for the compiled tile I that is tx x ty; false
+  /// where none is.
+  template <class F>
+  static bool with_tile(int tx, int ty, F&& f) {
+    return [&]<int... I>(std::integer_sequence<int, I...>) {
+      return ((tx == Tiles::tx(I) && ty == Tiles::ty(I) ? (f(std::integral_constant<int, I>{}), true) : false) || ...);
+    }(std::make_integer_sequence<int, Tiles::count>{});
+  }
+  static std::string not_compiled(int tx, int ty) {
+    return "moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + ": not compiled; expected one of " + Tiles::list();
+  }
   /// The largest team scratch a launch may ask for on this backend.
   static std::size_t scratch_limit() { return Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0); }
-  template <int I = 0>
+  /// Team scratch of the compiled tile tx x ty (0: none compiled).
   static std::size_t scratch_bytes(int tx, int ty, int planes) {
-    if constexpr (I < Tiles::count) {
-      if (tx == Tiles::tx(I) && ty == Tiles::ty(I)) return Kernel<I>::scratch_bytes(planes);
-      return scratch_bytes<I + 1>(tx, ty, planes);
-    }
-    return 0;
+    std::size_t bytes = 0;
+    with_tile(tx, ty, [&](auto i) { bytes = Kernel<decltype(i)::value>::scratch_bytes(planes); });
+    return bytes;
   }
   /// `want` (the fixed tile on hosts), with two scratch planes where they fit, else one; else
   /// the next compiled tile that fits. A tile not compiled is refused with the list.
   static MomentTile fit(MomentTile want) {
-    if (kHost) want.tx = Tiles::tx(0), want.ty = Tiles::ty(0);
+    if (kHostMemory) want.tx = Tiles::tx(0), want.ty = Tiles::ty(0);
     int first = -1;
     for (int i = 0; i < Tiles::count; ++i)
       if (Tiles::tx(i) == want.tx && Tiles::ty(i) == want.ty) first = i;
-    if (first < 0)
-      throw std::invalid_argument("moment tile " + std::to_string(want.tx) + "x" + std::to_string(want.ty) +
-                                  ": not compiled; expected one of " + Tiles::list());
+    if (first < 0) throw std::invalid_argument(not_compiled(want.tx, want.ty));
     for (int i = first; i < Tiles::count; ++i)
       for (int p = 2; p >= 1; --p)
         if (scratch_bytes(Tiles::tx(i), Tiles::ty(i), p) <= scratch_limit()) return {Tiles::tx(i), Tiles::ty(i), want.segment, p};
@@ -447,19 +444,16 @@ struct MomentStep {
   }
 
   /// Launch over all column segments.
-  template <int I = 0>
   void run(const ExecSpace& ex = ExecSpace()) const {
-    if constexpr (I < Tiles::count) {
-      if (tx != Tiles::tx(I) || ty != Tiles::ty(I)) return run<I + 1>(ex);
-      if (scratch_bytes(tx, ty, planes) > scratch_limit())
-        throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
-                                    std::to_string(scratch_bytes(tx, ty, planes)) +
-                                    " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
-      Kernel<I>{src.data(), dst.data(), idx.cells, op, bc, segment, planes, bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0)}.run(ex);
-    } else {
-      throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) +
-                                  ": not compiled; expected one of " + Tiles::list());
-    }
+    if (scratch_bytes(tx, ty, planes) > scratch_limit())
+      throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
+                                  std::to_string(scratch_bytes(tx, ty, planes)) +
+                                  " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
+    const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
+    if (!with_tile(tx, ty, [&](auto i) {
+          Kernel<decltype(i)::value>{src.data(), dst.data(), idx.cells, op, bc, segment, planes, forced}.run(ex);
+        }))
+      throw std::invalid_argument(not_compiled(tx, ty));
   }
 };
 
@@ -479,7 +473,7 @@ struct InitMoments {
     const R u0[3] = {R(u(k, 0)), R(u(k, 1)), R(u(k, 2))};
     RegularizedMoments<L, R> s;
     s.equilibrium(R(rho(k)), u0, force, omega);
-    MomentSlots<L>::store(m, idx, n, s.rho, s.js, s.A);
+    MomentSlots<L>::store(m.data() + n, idx.cells, s.rho, s.js, s.A);
   }};
 
 }  // namespace kolibri
