@@ -15,13 +15,15 @@ namespace {
 int counter = 0;
 
 template <class L, class R, class C, int TX, int TY, class Policy>
-void time_kernel(const char* name, int N, int steps, int seg) {
+void time_kernel(const char* name, int N, int steps, int seg, bool two = false) {
   const int id = counter++;
   const char* only = std::getenv("ONLY");
   if (only && std::atoi(only) != id) return;
   constexpr int M = MomentSlots<L>::M;
   const Index cells = Index(N) * N * N;
-  Kokkos::View<R*, MemSpace> a("a", M * cells), b("b", M * cells);
+  const MomentPlacement placement(3, N, N, N, TX, TY, seg, two);
+  const Index stride = placement.stride();
+  Kokkos::View<R*, MemSpace> a("a", M * stride);
   Kokkos::View<Flag*, MemSpace> flags("flags", cells);
   Kokkos::deep_copy(flags, kFluid);
   Kokkos::View<double*, MemSpace> rho("rho", 1);
@@ -30,7 +32,7 @@ void time_kernel(const char* name, int N, int steps, int seg) {
   Kokkos::deep_copy(u, 0.02);
   const R omega = R(1.0 / 0.56);
   Kokkos::parallel_for(Kokkos::RangePolicy<ExecSpace>(0, cells),
-                       InitMoments<L, R>{a, rho, u, SoA{cells}, {R(0), R(0), R(0)}, omega});
+                       InitMoments<L, R>{a, rho, u, SoA{stride}, {R(0), R(0), R(0)}, omega});
   Boundary<L, R> bc{};
   bc.flags = flags;
   bc.nx = bc.ny = bc.nz = N;
@@ -39,24 +41,25 @@ void time_kernel(const char* name, int N, int steps, int seg) {
   op.omega = omega;
   using K = MomentKernel<L, R, C, TX, TY>;
   const int planes = K::scratch_bytes(2) <= std::size_t(Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0)) ? 2 : 1;
-  K k{a.data(), b.data(), cells, op, bc, seg, planes, false};
+  K k{a.data(), placement.device(), 0, op, bc, planes, false};
   auto launch = [&](int s) {
-    k.src = s % 2 ? b.data() : a.data();
-    k.dst = s % 2 ? a.data() : b.data();
+    k.parity = s % 2;
     Policy policy(ExecSpace(), k.league(), K::T);
     Kokkos::parallel_for("mr", policy.set_scratch_size(0, Kokkos::PerTeam(K::scratch_bytes(planes))), k);
   };
-  for (int s = 0; s < 4; ++s) launch(s);
+  for (int s = 0; s < 4; ++s) launch(s);  // even: the state is back at parity 0
   Kokkos::fence();
   Kokkos::Timer t;
   for (int s = 0; s < steps; ++s) launch(s);
   Kokkos::fence();
   const double sec = t.seconds();
+  if (steps % 2) launch(steps);  // back at parity 0, where the mass below is read
   double mass = 0;
   Kokkos::parallel_reduce(
       Kokkos::RangePolicy<ExecSpace>(0, cells), KOKKOS_LAMBDA(Index n, double& m) { m += double(a(n)); }, mass);
-  std::printf("%-40s N=%d seg=%d  %.3f ms/step  %9.0f MLUPS  mass/cell %.9f\n", name, N, seg, 1e3 * sec / steps,
-              double(cells) * steps / sec / 1e6, mass / double(cells));
+  std::printf("%-40s N=%d seg=%d  %.3f ms/step  %9.0f MLUPS  mass/cell %.9f  %.1f B/cell\n", name, N, seg,
+              1e3 * sec / steps, double(cells) * steps / sec / 1e6, mass / double(cells),
+              double(M * stride * sizeof(R)) / double(cells) + 1.0);
   std::fflush(stdout);
 }
 }  // namespace
@@ -70,12 +73,14 @@ int main(int argc, char** argv) {
     using R = float;
     using C = RegularizedBgk<L, R>;
     using P2 = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>>;
-    using P3 = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 3>>;
     using P0 = Kokkos::TeamPolicy<ExecSpace>;
-    for (int seg : {16, 32, 64}) {
-      time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2)", N, steps, seg);
-      time_kernel<L, R, C, 30, 6, P3>("D3Q19 fp32 P 30x6 lb(256,3)", N, steps, seg);
-    }
+    for (int seg : {16, 32}) time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2)", N, steps, seg);
+    time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2) two arrays", N, steps, 32, true);
+    // teams with less ring a cell: 16 x 16 and 32 x 16 threads (the ring: 23% and 18% of them,
+    // against 30% at 30 x 6), 32 x 12
+    time_kernel<L, R, C, 14, 14, P2>("D3Q19 fp32 P 14x14 lb(256,2)", N, steps, 32);
+    time_kernel<L, R, C, 30, 14, Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>>>("D3Q19 fp32 P 30x14 lb(512,1)", N, steps, 32);
+    time_kernel<L, R, C, 30, 10, Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<384, 1>>>("D3Q19 fp32 P 30x10 lb(384,1)", N, steps, 32);
     time_kernel<L, R, C, 14, 6, P0>("D3Q19 fp32 P 14x6", N, steps, 32);
     time_kernel<D3Q27, R, RegularizedBgk<D3Q27, R>, 30, 6, P2>("D3Q27 fp32 P 30x6 lb(256,2)", N, steps, 32);
     time_kernel<L, R, RecursiveRegularizedBgk<L, R>, 30, 6, P2>("D3Q19 fp32 R 30x6 lb(256,2)", N, steps, 32);

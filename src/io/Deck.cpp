@@ -341,13 +341,16 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (sc.streaming == Streaming::Moments && model.has("layout"))
     model.fail("layout", "the moment representation stores moments, not populations: needs streaming = \"two_array\" or "
                          "\"in_place\"");
+  sc.moment_arrays = int(model.integer("moment_arrays", 1, 1, 2));
+  if (sc.streaming != Streaming::Moments && model.has("moment_arrays"))
+    model.fail("moment_arrays", "needs streaming = \"moments\", got streaming = \"" + str + "\"");
   if (sc.streaming != Streaming::TwoArray)
     for (const char* key : {"boundary_kernels", "collision_kernels"})
       if (model.has(key))
         model.fail(key, "needs streaming = \"two_array\", got streaming = \"" + str + "\"");
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
                 "cm_basis", "acm_viscosity", "acm_velocity", "layout", "csoa_alpha", "boundary_kernels",
-                "collision_kernels"});
+                "collision_kernels", "moment_arrays"});
   const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
 
   // [domain]

@@ -18,11 +18,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double bytes_per_cell(LatticeKind l, PrecisionChoice p, Streaming s) {
+/// Memory a cell, for sizing `--size max` (moments in one array: at most 1.5 arrays on a box
+/// much larger than the tile).
+double bytes_per_cell(LatticeKind l, PrecisionChoice p, Streaming s, int moment_arrays) {
   int q = l == LatticeKind::D2Q9 ? 9 : l == LatticeKind::D3Q19 ? 19 : 27;
   if (s == Streaming::Moments) q = l == LatticeKind::D2Q9 ? 6 : 10;
   const int bytes = p.storage == StorageKind::FP16 ? 2 : (p.arithmetic == Precision::FP32 ? 4 : 8);
-  return (s == Streaming::InPlace ? 1.0 : 2.0) * q * bytes + 1.0;  // + flags
+  const double arrays = s == Streaming::InPlace ? 1.0 : s == Streaming::Moments && moment_arrays == 1 ? 1.5 : 2.0;
+  return arrays * q * bytes + 1.0;  // + flags
 }
 
 std::string name(PrecisionChoice p) {
@@ -84,6 +87,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     Streaming str;
     int size, alpha, split;
     bool per_face;
+    int arrays;  // moments: 1 or 2; 0 for populations
   };
   std::vector<Spec> specs;  // the cases, in table order
   for (const auto lat : o.lattices)
@@ -93,24 +97,26 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
           for (const int size : o.sizes)
             for (const int alpha : o.layouts)
               for (const int split : o.collision_kernels)
-                for (const bool per_face : o.face_kernels) {
-                  if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
-                  if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
-                  if (per_face && !o.walls) continue;  // no faces in a periodic box
-                  // the moment representation exists for the regularized operators, in native storage
-                  if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
-                  if (!supports(lat, col)) continue;
-                  specs.push_back({lat, prec, col, str, size, alpha, split, per_face});
-                }
-  for (const auto& [lat, prec, col, str, size, alpha, split, per_face] : specs) {
+                for (const bool per_face : o.face_kernels)
+                  for (const int arrays : o.moment_arrays) {
+                    if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
+                    if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
+                    if (per_face && !o.walls) continue;  // no faces in a periodic box
+                    // the moment representation exists for the regularized operators, in native storage
+                    if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
+                    if (!supports(lat, col)) continue;
+                    if (str != Streaming::Moments && arrays != o.moment_arrays.front()) continue;  // once
+                    specs.push_back({lat, prec, col, str, size, alpha, split, per_face, str == Streaming::Moments ? arrays : 0});
+                  }
+  for (const auto& [lat, prec, col, str, size, alpha, split, per_face, arrays] : specs) {
     int n = size;
     if (n <= 0) {
       const double cells =
-          o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str);
+          o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str, arrays);
       n = int(std::floor(std::cbrt(cells)));
       n -= n % 8;
     }
-    if (double(n) * n * n * bytes_per_cell(lat, prec, str) > 0.95 * double(device_free_memory())) {
+    if (double(n) * n * n * bytes_per_cell(lat, prec, str, arrays) > 0.95 * double(device_free_memory())) {
       out << "skip " << to_string(lat) << " " << name(prec).c_str() << " n=" << n
           << ": does not fit\n";
       continue;
@@ -120,6 +126,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     c.streaming = str;
     c.moment_tile = o.moment_tile;
     c.moment_segment = o.moment_segment;
+    if (arrays > 0) c.moment_arrays = arrays;
     c.nx = c.ny = c.nz = n;
     if (lat == LatticeKind::D2Q9) c.nx = c.ny = int(std::sqrt(double(n) * n * n)), c.nz = 1;
     c.tau = 0.6;
@@ -153,14 +160,15 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
           << " n=" << n << " produced non-finite values\n";
       return kExitDiverged;
     }
-    BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, steps, secs};
+    BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, arrays, steps, secs};
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
     r.bytes_per_update = s->bytes_per_update();
     r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
     r.fraction = r.gbs / copy_gbs;
     r.bytes_per_cell = s->bytes_per_cell();
     results.push_back(r);
-    const std::string kernels = (r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
+    const std::string kernels = (arrays ? std::to_string(arrays) + (arrays == 1 ? " array" : " arrays")
+                                 : r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
                                 (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
                                 (o.walls ? "/walls" : "");
     std::snprintf(
@@ -193,6 +201,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("csoa_alpha", r.alpha)
         .add("collision_kernels", r.collision_kernels)
         .add("boundary_kernels", r.face_kernels ? "faces" : "list")
+        .add("moment_arrays", r.moment_arrays)
         .add("walls", o.walls)
         .add("cells", std::int64_t(r.n) * r.n * r.n)
         .add("steps", r.steps)

@@ -111,9 +111,15 @@ class SolverImpl final : public Solver {
     const int alpha = csoa_alpha_for(cfg);
     m_idx = alpha == 0 ? Slots::soa(n, m_per_cell) : Slots::csoa(n, m_per_cell, alpha);
     if constexpr (kMoments)
-      if (m_moments) m_tile = moment_tile_for<L, R, C>(cfg);
+      if (m_moments) {  // one array: the cells, then the shadow of the cells on tile edges
+        m_tile = moment_tile_for<L, R, C>(cfg);
+        if (cfg.moment_arrays != 1 && cfg.moment_arrays != 2)
+          throw std::invalid_argument("kolibri: moment_arrays = " + std::to_string(cfg.moment_arrays) + ": expected 1 or 2");
+        m_place = MomentPlacement(L::D, cfg.nx, cfg.ny, cfg.nz, m_tile.tx, m_tile.ty, m_tile.segment, cfg.moment_arrays == 2);
+        m_idx = Slots::soa(n, M, m_place.stride());
+      }
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_idx.size());
-    if (!m_in_place) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", m_idx.size());
+    if (!m_in_place && !m_moments) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", m_idx.size());
     const auto host_flags = build_flags<L>(cfg);
     m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
     auto hf = Kokkos::create_mirror_view(m_flags);
@@ -148,16 +154,22 @@ class SolverImpl final : public Solver {
     if (m_dist.comm) {
       m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
       const auto& dc = m_dist.dc;
-      auto exchange = [&](HaloMode mode) {
-        HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M,
-                                              [this](Index cell, int slot) { return m_idx(cell, slot); });
+      auto exchange = [&](HaloMode mode, const std::function<Index(Index, int)>& at) {
+        HaloLists lists = build_halo_lists<L>(dc, mode, sizeof(V), host_flags, cfg.faces, M, at);
         return HaloExchange<V>(*m_dist.comm, std::move(lists), m_dist.device_buffers, m_dist.nccl);
       };
+      const auto slots = [this](Index cell, int slot) { return m_idx(cell, slot); };
       if (m_in_place) {
-        m_fwd = exchange(HaloMode::AAForward);
-        m_rev = exchange(HaloMode::AAReverse);
+        m_fwd = exchange(HaloMode::AAForward, slots);
+        m_rev = exchange(HaloMode::AAReverse, slots);
+      } else if (m_moments) {  // one exchange for each parity of the moment array
+        const MomentPlace place = m_place.host();
+        for (int parity = 0; parity < 2; ++parity)
+          m_halo_parity[parity] = exchange(HaloMode::Moments, [place, parity, stride = m_idx.stride](Index cell, int slot) {
+            return Index(slot) * stride + place.at(cell, parity);
+          });
       } else {
-        m_pull = exchange(m_moments ? HaloMode::Moments : HaloMode::Pull);
+        m_pull = exchange(HaloMode::Pull, slots);
       }
     }
     m_boundary = to_device_list(boundary, "kolibri::boundary_cells");
@@ -197,13 +209,12 @@ class SolverImpl final : public Solver {
   void step(std::int64_t nsteps) override {
     if (m_moments) {
       if constexpr (kMoments) {
-        MomentStep<L, R, C> k{{}, {}, m_idx.as_soa(), CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.segment, m_tile.planes};
+        MomentStep<L, R, C> k{m_f[0], m_place.device(), 0, CollisionFactory<C>::make(m_cfg), rules(), m_tile.tx, m_tile.ty, m_tile.planes};
         for (std::int64_t s = 0; s < nsteps; ++s) {
-          k.src = m_f[m_cur];
-          k.dst = m_f[1 - m_cur];
+          k.parity = m_parity;
           k.run();
-          m_pull.run(m_f[1 - m_cur]);  // the neighbours' new moments into the ghost cells
-          m_cur = 1 - m_cur;
+          m_parity = 1 - m_parity;
+          halo().run(m_f[0]);  // the neighbours' new moments into the ghost cells
         }
       }
     } else {
@@ -320,6 +331,7 @@ class SolverImpl final : public Solver {
   }
 
   MacroFields macroscopic() const override {
+    settle();
     if (!m_dist.comm) return gather({});
     // This rank's cells, x fastest, as bytes (rho, u, solid), assembled on rank 0.
     const MacroFields part = gather(real_cells(m_dist.dc.mine));
@@ -356,6 +368,7 @@ class SolverImpl final : public Solver {
 
   MacroFields sample(const std::vector<std::int64_t>& cells) const override {
     if (cells.empty()) return MacroFields{};
+    settle();
     if (!m_dist.comm) return gather(cells);
     // Cells are global indices: each rank samples the ones it holds, the sum tells everyone.
     const Box& b = m_dist.dc.mine;
@@ -396,6 +409,7 @@ class SolverImpl final : public Solver {
   /// the host holds the state once.
   StatePiece state(int& phase) const override {
     phase = m_moments ? 3 : m_in_place ? (m_arriving ? 2 : 1) : 0;
+    settle();
     StatePiece p;
     p.box = state_box();
     const Index m = Index(p.box.cells());
@@ -426,6 +440,7 @@ class SolverImpl final : public Solver {
         reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * m_per_cell);
     Kokkos::deep_copy(packed, h);
     const Kokkos::View<V*, MemSpace> f = m_f[m_cur];
+    m_parity = 0;  // the moment array's edge cells in the main part
     const StateSlots slot = state_slots();
     Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_per_cell),
                          KOKKOS_LAMBDA(const Index k) { f(slot(k, m)) = packed(k); });
@@ -462,10 +477,11 @@ class SolverImpl final : public Solver {
   double exchange_time_per_step(int repeats) override {
     // two arrays and moments: one exchange a step; in place: a forward and a reverse one every
     // two steps
-    return m_in_place ? m_fwd.time_alone(m_f[0], repeats) : m_pull.time_alone(m_f[m_cur], repeats);
+    return m_in_place ? m_fwd.time_alone(m_f[0], repeats) : halo().time_alone(m_f[m_cur], repeats);
   }
 
   Diagnostics diagnostics() const override {
+    settle();
     const Index n = m_cfg.cells();
     const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
     const auto flags = m_flags;
@@ -537,6 +553,7 @@ class SolverImpl final : public Solver {
 
   double bytes_per_update() const override { return 2.0 * m_per_cell * sizeof(V) + sizeof(Flag); }
   double bytes_per_cell() const override {
+    if (m_moments) return double(m_idx.size()) * sizeof(V) / double(m_cfg.cells()) + sizeof(Flag);
     return (m_in_place ? 1.0 : 2.0) * m_per_cell * sizeof(V) + sizeof(Flag);
   }
 
@@ -546,6 +563,7 @@ class SolverImpl final : public Solver {
   /// post-collision state.
   void set_equilibrium(Kokkos::View<const double*, MemSpace> rho, Kokkos::View<const double* [3], MemSpace> u) {
     m_arriving = false;
+    m_parity = 0;
     if (m_moments) {
       if constexpr (kMoments) {
         const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx.as_soa(), {m_force[0], m_force[1], m_force[2]},
@@ -576,12 +594,34 @@ class SolverImpl final : public Solver {
   /// Two arrays: the neighbours' current populations into the ghost cells (after set-up or a
   /// restart; the in-place scheme exchanges at the start of every streaming step anyway).
   void refresh_ghosts() {
-    if (!m_in_place) m_pull.run(m_f[m_cur]);
+    if (!m_in_place) halo().run(m_f[m_cur]);
   }
+  /// The exchange after a step: two arrays, or the moment array at its parity.
+  HaloExchange<V>& halo() { return m_moments ? m_halo_parity[m_parity] : m_pull; }
 
  public:  // (an extended device lambda inside needs public access)
+  /// Moment representation at parity 1: the edge cells' moments back into the main part (parity
+  /// 0), where the code reading the state by cell (fields, diagnostics, checkpoints,
+  /// populations) finds them. A copy of the edge cells, only when output is asked for.
+  void settle() const {
+    if (!m_moments || m_parity == 0) return;
+    const Kokkos::View<V*, MemSpace> f = m_f[0];
+    const MomentPlace place = m_place.device();
+    const Index stride = m_idx.stride;
+    Kokkos::parallel_for(
+        "kolibri::moment_settle", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
+        KOKKOS_LAMBDA(const Index n) {
+          const Index from = place.at(n, 1);
+          if (from == n) return;
+          for (int k = 0; k < M; ++k) f(k * stride + n) = f(k * stride + from);
+        });
+    Kokkos::fence();
+    m_parity = 0;
+  }
+
   /// Moment representation: the post-collision populations rebuilt from the moments, q-major.
   std::vector<double> moment_populations() const {
+    settle();
     const Index n = m_cfg.cells();
     Kokkos::View<double*, MemSpace> out("kolibri::populations", std::size_t(n) * L::Q);
     if constexpr (kMoments) {
@@ -595,7 +635,7 @@ class SolverImpl final : public Solver {
           KOKKOS_LAMBDA(const Index i) {
             if (flags(i) == kSolid) return;
             R mi[M], f[L::Q];
-            MomentSlots<L>::load(m.data() + i, idx.cells, mi);
+            MomentSlots<L>::load(m.data() + i, idx.cells, mi);  // (idx.cells: the stride)
             MomentSlots<L>::departing(mi, op, force, f);
             for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
           });
@@ -672,6 +712,8 @@ class SolverImpl final : public Solver {
   bool m_moments = false;    ///< moment representation: m_f hold M moments a cell
   int m_per_cell = L::Q;     ///< stored values a cell
   MomentTile m_tile{};
+  MomentPlacement m_place;   ///< moments: the cells updated in place and the edge cells' two places
+  mutable int m_parity = 0;  ///< moments: where the edge cells are (settle() moves them to 0)
   bool m_arriving = false;   ///< in place: the array holds arriving (pre-collision) populations
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< in place with outlets: boundary-cell velocities
   ImmersedBoundary<L, S> m_ib;  ///< immersed bodies (two arrays, one rank)
@@ -683,6 +725,7 @@ class SolverImpl final : public Solver {
   Index m_face_start[7] = {0, 0, 0, 0, 0, 0, 0};     ///< face f's cells in m_face_cells
   Distribution m_dist;          ///< multi-rank runs; comm is null otherwise
   HaloExchange<V> m_pull, m_fwd, m_rev;  ///< two arrays; in place before / after streaming
+  HaloExchange<V> m_halo_parity[2];      ///< moments: the exchange at parity 0 and 1
   R m_force[3]{};
 };
 

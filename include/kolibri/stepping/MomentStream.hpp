@@ -9,10 +9,12 @@
 
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace kolibri {
 
@@ -120,6 +122,115 @@ struct MomentTiles {
   }
 };
 
+/// \brief Where a cell's moments live in the one moment array, on the device (pointer `edge`
+/// into device memory) or the host (into host memory); built by MomentPlacement.
+///
+/// A team reads its tile's columns and their one-cell ring, layers m0 - 1 to m1, and writes its
+/// tile's columns, layers m0 to m1 - 1. A cell that no other team reads (not on a tile's edge,
+/// not a segment's first or last layer) is therefore read and then overwritten by its own team
+/// alone: it is updated in place. A cell on an edge is read by neighbouring teams too, which run
+/// at their own pace; it has a second place (the shadow) and moves between the two every step.
+/// At parity 0 the edge cells are in the main part (slot k of cell n at k * stride + n), at
+/// parity 1 in the shadow, which follows the main part: the edge columns (all layers), then the
+/// edge layers (two a segment) of the other columns. A step at parity p reads at p and writes at
+/// 1 - p. The shadow never exceeds the cells (a box within one tile: two arrays).
+struct MomentPlace {
+  Index cells = 0;    ///< the box
+  Index columns = 0;  ///< cells a layer (the stride between layers)
+  Index shared = 0;   ///< edge columns (the others: columns - shared)
+  Index stride = 0;   ///< between the slots of a cell: the main part and the shadow
+  int layers = 1;     ///< along the march axis
+  int segment = 1;    ///< layers a segment (all of them: one segment)
+  /// A column's index among the edge columns (>= 0), or -1 - its index among the others.
+  const std::int32_t* edge = nullptr;
+
+  /// l s for l >= 0 and s < 2^32 (columns < 2^31: MomentPlacement): one 32 x 32 -> 64-bit
+  /// multiply-add where a 64-bit product takes three.
+  KOKKOS_FORCEINLINE_FUNCTION static Index wide(int l, Index s) {
+    return Index(std::uint64_t(std::uint32_t(l)) * std::uint32_t(s));
+  }
+
+  /// Layer l's place among the edge layers (the first and last of each segment); -1 inside.
+  KOKKOS_INLINE_FUNCTION int edge_layer(int l) const {
+    if (segment == 1) return l;
+    const int r = l % segment, s = l / segment;
+    return r == 0 ? 2 * s : r == segment - 1 || l == layers - 1 ? 2 * s + 1 : -1;
+  }
+  /// Edge layers (edge_layer's range).
+  KOKKOS_INLINE_FUNCTION int edge_layers() const {
+    if (segment == 1) return layers;
+    const int last = layers - (layers - 1) / segment * segment;  // the last segment's layers
+    return 2 * ((layers - 1) / segment) + (last >= 2 ? 2 : 1);
+  }
+  /// The place of the cell in column `col` (its edge index e) and layer l (its edge layer el).
+  KOKKOS_INLINE_FUNCTION Index at(Index col, int e, int l, int el, int parity) const {
+    if (parity) {
+      if (e >= 0) return cells + e + wide(l, shared);
+      if (el >= 0) return cells + shared * layers + (-1 - e) + wide(el, columns - shared);
+    }
+    return col + wide(l, columns);
+  }
+  KOKKOS_INLINE_FUNCTION Index at(Index n, int parity) const {
+    const Index col = n % columns;
+    const int l = int(n / columns);
+    return at(col, edge[col], l, edge_layer(l), parity);
+  }
+};
+
+/// \brief The placement of one box, tile and segment length (MomentPlace): owns the edge-column
+/// table on the device and the host.
+class MomentPlacement {
+ public:
+  MomentPlacement() = default;
+  /// Box nx x ny x nz (2D: nz = 1), columns along z in 3D and y in 2D, tile tx x ty (2D: tx),
+  /// `segment` layers a segment (0 or more than the column: whole columns).
+  /// `two`: every cell has two places (two arrays, the fastest: docs/performance.md).
+  MomentPlacement(int dims, int nx, int ny, int nz, int tx, int ty, int segment, bool two = false) {
+    const int layers = dims == 3 ? nz : ny;
+    const Index columns = dims == 3 ? Index(nx) * ny : Index(nx);
+    auto edge = [](int v, int n, int t) { return v % t == 0 || v % t == t - 1 || v == n - 1; };
+    if (columns >= (Index(1) << 31))
+      throw std::invalid_argument("moment representation: " + std::to_string(columns) +
+                                  " columns (cells across the march axis): at most 2^31 - 1 per rank");
+    m_host.resize(std::size_t(columns));
+    std::int32_t shared = 0, inner = 0;
+    for (Index c = 0; c < columns; ++c) {
+      const int a = int(c % nx), b = dims == 3 ? int(c / nx) : 0;
+      m_host[std::size_t(c)] = two || edge(a, nx, tx) || (dims == 3 && edge(b, ny, ty)) ? shared++ : -1 - inner++;
+    }
+    m_edge = Kokkos::View<std::int32_t*, MemSpace>("kolibri::moment_edge_columns", std::size_t(columns));
+    Kokkos::deep_copy(m_edge, Kokkos::View<const std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                  m_host.data(), m_host.size()));
+    m_place.cells = columns * layers;
+    m_place.columns = columns;
+    m_place.shared = shared;
+    m_place.layers = layers;
+    m_place.segment = segment > 0 && segment < layers ? segment : layers;
+    m_place.stride = m_place.cells + shared * layers + Index(m_place.edge_layers()) * inner;
+  }
+  /// For kernels (device memory).
+  MomentPlace device() const {
+    MomentPlace p = m_place;
+    p.edge = m_edge.data();
+    return p;
+  }
+  /// For host code (halo lists, tests).
+  MomentPlace host() const {
+    MomentPlace p = m_place;
+    p.edge = m_host.data();
+    return p;
+  }
+  /// Values a slot: the main part and the shadow.
+  Index stride() const { return m_place.stride; }
+  /// Cells with a second place.
+  Index shared_cells() const { return m_place.stride - m_place.cells; }
+
+ private:
+  MomentPlace m_place{};
+  std::vector<std::int32_t> m_host;
+  Kokkos::View<std::int32_t*, MemSpace> m_edge;
+};
+
 /// \brief One time step of the moment representation for a TX x TY tile fixed at compile time,
 /// one team per column segment.
 ///
@@ -135,8 +246,8 @@ struct MomentTiles {
 /// turn, so layer k-1 is complete after step k: it is collided in moment space and written. The
 /// layer loop is unrolled three times so the sums rotate by renaming, not by copies. Two scratch
 /// planes alternate, so one barrier a layer suffices (one plane and two barriers where two exceed
-/// the team scratch limit). Reads and writes go to two moment arrays: a layer's moments are read
-/// by the neighbouring columns and segments too, which other teams update at their own pace.
+/// the team scratch limit). One moment array: cells only their own team reads are updated in
+/// place, the cells on a tile's or segment's edge alternate between two places (MomentPlace).
 ///
 /// With the tile fixed at compile time every scratch access is a constant offset from one
 /// per-thread base, and the moment arrays are reached through one pointer a cell and constant
@@ -184,12 +295,12 @@ struct MomentKernel {
   /// is zeroed in its 6 or 10 moments, not in its Q populations.
   static constexpr bool kLinear = std::is_same_v<C, RegularizedBgk<L, R>>;
 
-  const R* src;
-  R* dst;
-  Index cells;
+  R* moments;       ///< the moment array (MomentPlace: stride values a slot)
+  MomentPlace place;
+  int parity;       ///< read at this parity, write at the other
   C op;
   Boundary<L, R> bc;
-  int segment, planes;
+  int planes;
   bool forced;  ///< a body force: the collision without force terms otherwise
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_values(int planes) { return std::size_t(planes) * CROSS * NP; }
@@ -197,7 +308,7 @@ struct MomentKernel {
     return Kokkos::View<R*, typename ExecSpace::scratch_memory_space>::shmem_size(scratch_values(planes));
   }
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
-  KOKKOS_INLINE_FUNCTION int segment_length() const { return segment > 0 && segment < size(ma) ? segment : size(ma); }
+  KOKKOS_INLINE_FUNCTION int segment_length() const { return place.segment; }
   int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
   int league() const { return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments(); }
   /// True where the box side (axis, 0 low / 1 high) wraps: a periodic face, or a rank's ghost
@@ -222,11 +333,19 @@ struct MomentKernel {
     Flag flag;
     KOKKOS_INLINE_FUNCTION bool fluid() const { return n >= 0 && flag != kSolid; }
   };
-  KOKKOS_FORCEINLINE_FUNCTION void fetch(Index n, Source& s) const {
-    s.n = n;
-    const Index safe = n >= 0 ? n : 0;
-    s.flag = bc.flags(safe);
-    MomentSlots<L>::load(src + safe, cells, s.m);
+  /// The cell of column col (edge index e) in layer l (-1: none; el: its edge index), at the
+  /// read parity.
+  KOKKOS_FORCEINLINE_FUNCTION void fetch(Index col, int e, int l, int el, Source& s) const {
+    const bool any = col >= 0 && l >= 0;
+    s.n = any ? col + MomentPlace::wide(l, place.columns) : Index(-1);
+    s.flag = bc.flags(any ? s.n : 0);
+    MomentSlots<L>::load(moments + (any ? place.at(col, e, l, el, parity) : 0), place.stride, s.m);
+  }
+  /// The edge index of layer l (wrapped; logical layer k, -1: none) for a team writing layers
+  /// [m0, m1): only the two first and two last layers it touches can be edge layers (the
+  /// division in edge_layer runs at those alone, the same for the whole team).
+  KOKKOS_INLINE_FUNCTION int edge_layer(int k, int l, int m0, int m1) const {
+    return l >= 0 && (k <= m0 || k >= m1 - 1) ? place.edge_layer(l) : -1;
   }
 
   /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
@@ -247,16 +366,12 @@ struct MomentKernel {
     }
   }
 
-  /// The cell of a column in a layer; -1 where either is -1 (none).
-  KOKKOS_INLINE_FUNCTION static Index cell(Index col, int layer, Index step) {
-    return layer >= 0 && col >= 0 ? col + layer * step : Index(-1);
-  }
-
   /// What one team keeps from layer to layer, per position.
   struct State {
     MomentSum<R> acc[CPT][3];  // running sums, rotated by the unrolled loop
     Source next[CPT];          // the next layer's moments, in flight
     Index col[CPT];            // the position's column (layer 0), -1 outside the box
+    std::int32_t edge[CPT];    // the column's edge index (MomentPlace::edge)
     bool own[CPT];             // a tile cell (not ring, inside the box)
     Flag done[CPT], last[CPT]; // own flags of layers k and k - 1
   };
@@ -264,9 +379,9 @@ struct MomentKernel {
   /// Layer k: rebuild and stream layer k, complete and write layer k - 1. Running sums I0, I1,
   /// I2 hold layers k - 1, k, k + 1.
   template <int I0, int I1, int I2>
-  KOKKOS_FORCEINLINE_FUNCTION void layer(const Team& team, R* scratch, State& st, int k, int m0, int m1,
-                                         Index step) const {
+  KOKKOS_FORCEINLINE_FUNCTION void layer(const Team& team, R* scratch, State& st, int k, int m0, int m1) const {
     const int here = wrap(k, ma), after = k < m1 ? wrap(k + 1, ma) : -1;
+    const int edge_next = edge_layer(k + 1, after, m0, m1);
     R* plane = scratch + (planes == 2 ? (k & 1) : 0) * (CROSS * NP);
     const int t = team.team_rank();
     if (here >= 0) {
@@ -299,7 +414,7 @@ struct MomentKernel {
           }
         // the next layer's moments, loading while this layer is summed and collided (loaded
         // before the rebuild, both layers' moments are live at once: 128 registers, 5% slower)
-        fetch(cell(st.col[c], after, step), st.next[c]);
+        fetch(st.col[c], st.edge[c], after, edge_next, st.next[c]);
         if (!st.own[c]) continue;
         KOLIBRI_UNROLL
         for (int q = 0; q < L::Q; ++q)
@@ -311,7 +426,7 @@ struct MomentKernel {
         st.done[c] = cur.flag;
       }
     } else {
-      for (int c = 0; c < CPT; ++c) fetch(cell(st.col[c], after, step), st.next[c]);
+      for (int c = 0; c < CPT; ++c) fetch(st.col[c], st.edge[c], after, edge_next, st.next[c]);
     }
     team.team_barrier();
     if (here >= 0) {
@@ -331,6 +446,7 @@ struct MomentKernel {
       }
     }
     if (planes == 1) team.team_barrier();  // the plane is rewritten next
+    const int edge_written = edge_layer(k - 1, k - 1, m0, m1);
     for (int c = 0; c < CPT; ++c) {
       if (k - 1 >= m0 && st.own[c] && is_updated(st.last[c])) {  // layer k - 1 is complete
         const MomentSum<R>& s = st.acc[c][I0];
@@ -338,7 +454,8 @@ struct MomentKernel {
         const R none[3] = {R(0), R(0), R(0)};
         if (forced) post.collide(s.rho, s.j, s.pi, bc.force, op.omega);
         else post.collide(s.rho, s.j, s.pi, none, op.omega);
-        MomentSlots<L>::store(dst + (st.col[c] + (k - 1) * step), cells, post.rho, post.js, post.A);
+        MomentSlots<L>::store(moments + place.at(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity), place.stride,
+                              post.rho, post.js, post.A);
       }
       st.last[c] = st.done[c];
       st.acc[c][I0].clear();
@@ -353,29 +470,31 @@ struct MomentKernel {
     const int a0 = (tile % tiles_a) * TX, b0 = (tile / tiles_a) * TY;
     const int len = segment_length();
     const int m0 = seg * len, m1 = m0 + len < nm ? m0 + len : nm;  // layers written: [m0, m1)
-    const Index step = ma == 2 ? Index(bc.nx) * bc.ny : Index(bc.nx);
     const int t = team.team_rank();
     State st;
     for (int c = 0; c < CPT; ++c) {
       const int p = t + c * T, pa = p % PX, pb = p / PX;
       const int a = a0 + pa - 1, b = RB ? b0 + pb - RB : b0;
       st.own[c] = pa >= 1 && pa <= TX && pb >= RB && pb < RB + TY && a < na && b < nb;
-      // Positions past the box hold the wrapped cells there (periodic axes), read by the last
-      // cells of the box; a tile owns none of them.
-      const int wa = wrap(a, ta), wb = RB ? wrap(b, tb) : b;
+      // The position just past the box holds the wrapped cell there (periodic axes), read by the
+      // last cells of the box; a tile owns none of them. Positions further out read nothing
+      // (their cells, inside another tile, are updated in place meanwhile).
+      const int wa = a <= na ? wrap(a, ta) : -1, wb = RB ? (b <= nb ? wrap(b, tb) : -1) : b;
       int xyz[3] = {0, 0, 0};
       xyz[ta] = wa, xyz[tb] = wb;
       st.col[c] = wa >= 0 && wb >= 0 ? xyz[0] + Index(bc.nx) * (xyz[1] + Index(bc.ny) * xyz[2]) : Index(-1);
+      st.edge[c] = st.col[c] >= 0 ? place.edge[st.col[c]] : -1;  // (col -1: never placed)
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;
-      fetch(cell(st.col[c], wrap(m0 - 1, ma), step), st.next[c]);
+      const int first = wrap(m0 - 1, ma);
+      fetch(st.col[c], st.edge[c], first, edge_layer(m0 - 1, first, m0, m1), st.next[c]);
     }
     for (int k = m0 - 1;; k += 3) {
-      layer<0, 1, 2>(team, scratch, st, k, m0, m1, step);
+      layer<0, 1, 2>(team, scratch, st, k, m0, m1);
       if (k + 1 > m1) break;
-      layer<1, 2, 0>(team, scratch, st, k + 1, m0, m1, step);
+      layer<1, 2, 0>(team, scratch, st, k + 1, m0, m1);
       if (k + 2 > m1) break;
-      layer<2, 0, 1>(team, scratch, st, k + 2, m0, m1, step);
+      layer<2, 0, 1>(team, scratch, st, k + 2, m0, m1);
       if (k + 3 > m1) break;
     }
   }
@@ -400,12 +519,12 @@ template <class L, class R, class C>
 struct MomentStep {
   using Tiles = MomentTiles<L::D, kHostMemory>;
 
-  Kokkos::View<const R*, MemSpace> src;
-  Kokkos::View<R*, MemSpace> dst;
-  SoA idx;
+  Kokkos::View<R*, MemSpace> m;  ///< the moment array
+  MomentPlace place;              ///< (MomentPlacement::device)
+  int parity = 0;                 ///< read at this parity, write at the other
   C op;
   Boundary<L, R> bc;
-  int tx, ty, segment = 0, planes = 2;
+  int tx, ty, planes = 2;
 
   template <int I>
   using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I)>;
@@ -443,7 +562,7 @@ struct MomentStep {
     throw std::runtime_error("moment representation: no compiled tile (" + Tiles::list() + ") fits the team scratch memory");
   }
 
-  /// Launch over all column segments.
+  /// Launch over all column segments (then the state is at the other parity).
   void run(const ExecSpace& ex = ExecSpace()) const {
     if (scratch_bytes(tx, ty, planes) > scratch_limit())
       throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
@@ -451,7 +570,7 @@ struct MomentStep {
                                   " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
     if (!with_tile(tx, ty, [&](auto i) {
-          Kernel<decltype(i)::value>{src.data(), dst.data(), idx.cells, op, bc, segment, planes, forced}.run(ex);
+          Kernel<decltype(i)::value>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }
