@@ -14,14 +14,15 @@ using namespace kolibri;
 namespace {
 int counter = 0;
 
-template <class L, class R, class C, int TX, int TY, class Policy>
-void time_kernel(const char* name, int N, int steps, int seg, bool two = false) {
+template <class L, class R, class C, int TX, int TY, class Policy, bool Two = false>
+void time_kernel(const char* name, int N, int steps, int seg, bool two = Two) {
   const int id = counter++;
   const char* only = std::getenv("ONLY");
   if (only && std::atoi(only) != id) return;
   constexpr int M = MomentSlots<L>::M;
-  const Index cells = Index(N) * N * N;
-  const MomentPlacement placement(3, N, N, N, TX, TY, seg, two);
+  const int nx = L::D == 3 ? N : N * 16, ny = nx, nz = L::D == 3 ? N : 1;  // 2D: 4096^2 for N = 256
+  const Index cells = Index(nx) * ny * nz;
+  const MomentPlacement placement(L::D, nx, ny, nz, TX, TY, seg, two);
   const Index stride = placement.stride();
   Kokkos::View<R*, MemSpace> a("a", M * stride);
   Kokkos::View<Flag*, MemSpace> flags("flags", cells);
@@ -35,11 +36,11 @@ void time_kernel(const char* name, int N, int steps, int seg, bool two = false) 
                        InitMoments<L, R>{a, rho, u, SoA{stride}, {R(0), R(0), R(0)}, omega});
   Boundary<L, R> bc{};
   bc.flags = flags;
-  bc.nx = bc.ny = bc.nz = N;
+  bc.nx = nx, bc.ny = ny, bc.nz = nz;
   for (int f = 0; f < 6; ++f) bc.faces.type[f] = int(FaceType::Periodic);
   C op{};
   op.omega = omega;
-  using K = MomentKernel<L, R, C, TX, TY>;
+  using K = MomentKernel<L, R, C, TX, TY, Two>;
   const int planes = K::scratch_bytes(2) <= std::size_t(Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0)) ? 2 : 1;
   K k{a.data(), placement.device(), 0, op, bc, planes, false};
   auto launch = [&](int s) {
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     using P2 = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>>;
     using P0 = Kokkos::TeamPolicy<ExecSpace>;
     for (int seg : {16, 32}) time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2)", N, steps, seg);
-    time_kernel<L, R, C, 30, 6, P2>("D3Q19 fp32 P 30x6 lb(256,2) two arrays", N, steps, 32, true);
+    time_kernel<L, R, C, 30, 6, P2, true>("D3Q19 fp32 P 30x6 lb(256,2) two arrays", N, steps, 32);
     // teams with less ring a cell: 16 x 16 and 32 x 16 threads (the ring: 23% and 18% of them,
     // against 30% at 30 x 6), 32 x 12
     time_kernel<L, R, C, 14, 14, P2>("D3Q19 fp32 P 14x14 lb(256,2)", N, steps, 32);
@@ -85,6 +86,13 @@ int main(int argc, char** argv) {
     time_kernel<D3Q27, R, RegularizedBgk<D3Q27, R>, 30, 6, P2>("D3Q27 fp32 P 30x6 lb(256,2)", N, steps, 32);
     time_kernel<L, R, RecursiveRegularizedBgk<L, R>, 30, 6, P2>("D3Q19 fp32 R 30x6 lb(256,2)", N, steps, 32);
     time_kernel<L, double, RegularizedBgk<L, double>, 30, 6, P0>("D3Q19 fp64 P 30x6", N, steps / 2, 32);
+    time_kernel<D3Q27, R, RegularizedBgk<D3Q27, R>, 30, 6, P2, true>("D3Q27 fp32 P 30x6 lb(256,2) two arrays", N, steps, 32);
+    time_kernel<L, double, RegularizedBgk<L, double>, 30, 6, P0, true>("D3Q19 fp64 P 30x6 two arrays", N, steps / 2, 32);
+    using D2 = RegularizedBgk<D2Q9, double>;
+    time_kernel<D2Q9, double, D2, 254, 1, P0>("D2Q9 fp64 P 254x1", N, steps / 2, 32);
+    time_kernel<D2Q9, double, D2, 254, 1, P0, true>("D2Q9 fp64 P 254x1 two arrays", N, steps / 2, 32);
+    time_kernel<D2Q9, double, D2, 254, 1, P2>("D2Q9 fp64 P 254x1 lb(256,2)", N, steps / 2, 32);
+    time_kernel<D2Q9, double, D2, 254, 1, P2, true>("D2Q9 fp64 P 254x1 lb(256,2) two arrays", N, steps / 2, 32);
   }
   Kokkos::finalize();
 }

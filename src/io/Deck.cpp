@@ -341,7 +341,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (sc.streaming == Streaming::Moments && model.has("layout"))
     model.fail("layout", "the moment representation stores moments, not populations: needs streaming = \"two_array\" or "
                          "\"in_place\"");
-  sc.moment_arrays = int(model.integer("moment_arrays", 1, 1, 2));
+  sc.moment_arrays = int(model.integer("moment_arrays", 2, 1, 2));
   if (sc.streaming != Streaming::Moments && model.has("moment_arrays"))
     model.fail("moment_arrays", "needs streaming = \"moments\", got streaming = \"" + str + "\"");
   if (sc.streaming != Streaming::TwoArray)

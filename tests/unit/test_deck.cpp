@@ -203,8 +203,8 @@ TEST(Deck, KernelOptionsAndTheTuner) {
             std::string::npos);
   EXPECT_NE(error_of(base, with(moments, "model.layout=\"csoa\"")).find("key 'model.layout': the moment representation"),
             std::string::npos);
-  EXPECT_EQ(parse_deck(base, "case.toml", moments).solver.moment_arrays, 1);
-  EXPECT_EQ(parse_deck(base, "case.toml", with(moments, "model.moment_arrays=2")).solver.moment_arrays, 2);
+  EXPECT_EQ(parse_deck(base, "case.toml", moments).solver.moment_arrays, 2);
+  EXPECT_EQ(parse_deck(base, "case.toml", with(moments, "model.moment_arrays=1")).solver.moment_arrays, 1);
   EXPECT_NE(error_of(base, with(moments, "model.moment_arrays=3")).find("key 'model.moment_arrays'"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.moment_arrays=2"}).find("key 'model.moment_arrays': needs streaming = \"moments\""),
             std::string::npos);

@@ -30,7 +30,7 @@ struct BenchOptions {
   std::vector<int> sizes{128, 256, 0};  ///< cube edge; 0 = the largest that fits
   std::array<int, 2> moment_tile{0, 0}; ///< moment kernel tile (0: default)
   int moment_segment = 0;               ///< moment kernel column segment (0: default)
-  std::vector<int> moment_arrays{1};    ///< moment representation: 1 or 2 arrays (SolverConfig)
+  std::vector<int> moment_arrays{2};    ///< moment representation: 2 or 1 arrays (SolverConfig)
   std::vector<int> layouts{-1};         ///< population layouts: -1 automatic, 0 SoA, else CSoA(alpha)
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)

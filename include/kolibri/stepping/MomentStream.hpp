@@ -258,7 +258,12 @@ class MomentPlacement {
 /// or across a non-periodic face comes back to its own cell (Boundary::reflect), added to that
 /// cell's running sum; a solid or missing upwind cell contributes zero. The results equal the
 /// population form with the same operator to round-off.
-template <class L, class R, class C, int TX, int TY>
+///
+/// `Two`: every cell has two places (MomentPlace::shared == columns: two arrays, the second at
+/// `cells`), compiled apart: the place is the cell plus cells at parity 1, and the kernel runs as
+/// fast as the two-array kernel before the one-array placement (the general placement costs
+/// 9% on D3Q27 FP32 and D3Q19 FP64 when every cell takes it: docs/performance.md).
+template <class L, class R, class C, int TX, int TY, bool Two = false>
 struct MomentKernel {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   static constexpr int M = MomentSlots<L>::M;
@@ -339,13 +344,19 @@ struct MomentKernel {
     const bool any = col >= 0 && l >= 0;
     s.n = any ? col + MomentPlace::wide(l, place.columns) : Index(-1);
     s.flag = bc.flags(any ? s.n : 0);
-    MomentSlots<L>::load(moments + (any ? place.at(col, e, l, el, parity) : 0), place.stride, s.m);
+    MomentSlots<L>::load(moments + (any ? address(col, e, l, el, parity) : 0), place.stride, s.m);
   }
   /// The edge index of layer l (wrapped; logical layer k, -1: none) for a team writing layers
   /// [m0, m1): only the two first and two last layers it touches can be edge layers (the
   /// division in edge_layer runs at those alone, the same for the whole team).
   KOKKOS_INLINE_FUNCTION int edge_layer(int k, int l, int m0, int m1) const {
+    if constexpr (Two) return -1;
     return l >= 0 && (k <= m0 || k >= m1 - 1) ? place.edge_layer(l) : -1;
+  }
+  /// MomentPlace::at, or with two arrays the cell in the array of parity p.
+  KOKKOS_FORCEINLINE_FUNCTION Index address(Index col, int e, int l, int el, int p) const {
+    if constexpr (Two) return col + MomentPlace::wide(l, place.columns) + (p ? place.cells : Index(0));
+    return place.at(col, e, l, el, p);
   }
 
   /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
@@ -454,7 +465,7 @@ struct MomentKernel {
         const R none[3] = {R(0), R(0), R(0)};
         if (forced) post.collide(s.rho, s.j, s.pi, bc.force, op.omega);
         else post.collide(s.rho, s.j, s.pi, none, op.omega);
-        MomentSlots<L>::store(moments + place.at(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity), place.stride,
+        MomentSlots<L>::store(moments + address(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity), place.stride,
                               post.rho, post.js, post.A);
       }
       st.last[c] = st.done[c];
@@ -503,7 +514,7 @@ struct MomentKernel {
     // FP32 teams of 256 threads: registers capped at 128 for two teams an SM (118 used, no
     // spills). Three teams (80 registers) spill 400 bytes and run at half the speed
     // (docs/performance.md). FP64 is left to the compiler.
-    if constexpr (!kHostMemory && sizeof(R) == 4 && T == 256) {
+    if constexpr (!kHostMemory && (sizeof(R) == 4 || L::D == 2) && T == 256) {
       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>> policy(ex, league(), T);
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(planes))), *this);
     } else {
@@ -526,8 +537,8 @@ struct MomentStep {
   Boundary<L, R> bc;
   int tx, ty, planes = 2;
 
-  template <int I>
-  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I)>;
+  template <int I, bool Two = false>
+  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two>;
 
   /// Calls f(std::integral_constant<int, I>) for the compiled tile I that is tx x ty; false
   /// where none is.
@@ -570,7 +581,10 @@ struct MomentStep {
                                   " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
     if (!with_tile(tx, ty, [&](auto i) {
-          Kernel<decltype(i)::value>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
+          if (place.shared == place.columns)  // every cell placed twice: two arrays
+            Kernel<decltype(i)::value, true>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
+          else
+            Kernel<decltype(i)::value>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }
