@@ -513,7 +513,8 @@ struct MomentKernel {
   void run(const ExecSpace& ex) const {
     // FP32 teams of 256 threads: registers capped at 128 for two teams an SM (118 used, no
     // spills). Three teams (80 registers) spill 400 bytes and run at half the speed
-    // (docs/performance.md). FP64 is left to the compiler.
+    // (docs/performance.md). D2Q9 FP64 too (144 registers otherwise, one team an SM: 0.78x;
+    // capped, 32 bytes spill). D3Q19/D3Q27 FP64 (about 186) are left to the compiler.
     if constexpr (!kHostMemory && (sizeof(R) == 4 || L::D == 2) && T == 256) {
       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>> policy(ex, league(), T);
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(planes))), *this);
