@@ -15,14 +15,14 @@ namespace {
 int counter = 0;
 
 template <class L, class R, class C, int TX, int TY, class Policy, bool Two = false>
-void time_kernel(const char* name, int N, int steps, int seg, bool two = Two) {
+void time_kernel(const char* name, int N, int steps, int seg) {
   const int id = counter++;
   const char* only = std::getenv("ONLY");
   if (only && std::atoi(only) != id) return;
   constexpr int M = MomentSlots<L>::M;
   const int nx = L::D == 3 ? N : N * 16, ny = nx, nz = L::D == 3 ? N : 1;  // 2D: 4096^2 for N = 256
   const Index cells = Index(nx) * ny * nz;
-  const MomentPlacement placement(L::D, nx, ny, nz, TX, TY, seg, two);
+  const MomentPlacement placement(L::D, nx, ny, nz, TX, TY, seg, Two);
   const Index stride = placement.stride();
   Kokkos::View<R*, MemSpace> a("a", M * stride);
   Kokkos::View<Flag*, MemSpace> flags("flags", cells);

@@ -100,7 +100,7 @@ class SolverImpl final : public Solver {
     m_in_place = cfg.streaming == Streaming::InPlace;
     m_moments = cfg.streaming == Streaming::Moments;
     if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
-    m_per_cell = m_moments ? M : L::Q;
+    const int per_cell = m_moments ? M : L::Q;
     if (m_moments && cfg.csoa_alpha > 0)
       throw std::invalid_argument("kolibri: the CSoA layout holds populations: not with streaming = \"moments\"");
     if (cfg.streaming != Streaming::TwoArray && (cfg.face_kernels || cfg.collision_kernels != 1))
@@ -109,7 +109,7 @@ class SolverImpl final : public Solver {
     if (cfg.collision_kernels != 1 && cfg.collision_kernels != 2)
       throw std::invalid_argument("kolibri: collision_kernels = " + std::to_string(cfg.collision_kernels) + ": expected 1 or 2");
     const int alpha = csoa_alpha_for(cfg);
-    m_idx = alpha == 0 ? Slots::soa(n, m_per_cell) : Slots::csoa(n, m_per_cell, alpha);
+    m_idx = alpha == 0 ? Slots::soa(n, per_cell) : Slots::csoa(n, per_cell, alpha);
     if constexpr (kMoments)
       if (m_moments) {  // one array: the cells, then the shadow of the cells on tile edges
         m_tile = moment_tile_for<L, R, C>(cfg);
@@ -413,14 +413,14 @@ class SolverImpl final : public Solver {
     StatePiece p;
     p.box = state_box();
     const Index m = Index(p.box.cells());
-    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_per_cell);
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_idx.count);
     const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
     const StateSlots slot = state_slots();
-    Kokkos::parallel_for("kolibri::state_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_per_cell),
+    Kokkos::parallel_for("kolibri::state_pack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_idx.count),
                          KOKKOS_LAMBDA(const Index k) { packed(k) = f(slot(k, m)); });
-    p.data.resize(std::size_t(m) * m_per_cell * sizeof(V));
+    p.data.resize(std::size_t(m) * m_idx.count * sizeof(V));
     Kokkos::View<V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(reinterpret_cast<V*>(p.data.data()),
-                                                                                   std::size_t(m) * m_per_cell);
+                                                                                   std::size_t(m) * m_idx.count);
     Kokkos::deep_copy(h, packed);
     return p;
   }
@@ -433,16 +433,16 @@ class SolverImpl final : public Solver {
       throw std::invalid_argument(std::string("the state was saved with ") + names[saved] + "; set streaming to match");
     const Box b = state_box();
     const Index m = Index(b.cells());
-    if (!(p.box == b) || p.data.size() != std::size_t(m) * m_per_cell * sizeof(V))
+    if (!(p.box == b) || p.data.size() != std::size_t(m) * m_idx.count * sizeof(V))
       throw std::invalid_argument("state piece does not match this rank's box or value type");
-    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_per_cell);
+    Kokkos::View<V*, MemSpace> packed("kolibri::state_packed", std::size_t(m) * m_idx.count);
     Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * m_per_cell);
+        reinterpret_cast<const V*>(p.data.data()), std::size_t(m) * m_idx.count);
     Kokkos::deep_copy(packed, h);
     const Kokkos::View<V*, MemSpace> f = m_f[m_cur];
     m_parity = 0;  // the moment array's edge cells in the main part
     const StateSlots slot = state_slots();
-    Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_per_cell),
+    Kokkos::parallel_for("kolibri::state_unpack", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m * m_idx.count),
                          KOKKOS_LAMBDA(const Index k) { f(slot(k, m)) = packed(k); });
     m_arriving = phase == 2;
     refresh_ghosts();
@@ -471,7 +471,7 @@ class SolverImpl final : public Solver {
   std::string value_type() const override {
     return sizeof(V) == 8 ? "float64" : sizeof(V) == 4 ? "float32" : "float16";
   }
-  int populations_per_cell() const override { return m_per_cell; }
+  int populations_per_cell() const override { return m_idx.count; }
   std::vector<BodyLoad> body_loads() const override { return m_ib.loads(); }
   IbStats ib_stats() const override { return m_ib.stats(); }
   double exchange_time_per_step(int repeats) override {
@@ -551,10 +551,10 @@ class SolverImpl final : public Solver {
     return out;
   }
 
-  double bytes_per_update() const override { return 2.0 * m_per_cell * sizeof(V) + sizeof(Flag); }
+  double bytes_per_update() const override { return 2.0 * m_idx.count * sizeof(V) + sizeof(Flag); }
   double bytes_per_cell() const override {
     if (m_moments) return double(m_idx.size()) * sizeof(V) / double(m_cfg.cells()) + sizeof(Flag);
-    return (m_in_place ? 1.0 : 2.0) * m_per_cell * sizeof(V) + sizeof(Flag);
+    return (m_in_place ? 1.0 : 2.0) * m_idx.count * sizeof(V) + sizeof(Flag);
   }
 
 
@@ -710,7 +710,6 @@ class SolverImpl final : public Solver {
   int m_cur = 0;
   bool m_in_place = false;   ///< one array streamed in place (AA pattern)
   bool m_moments = false;    ///< moment representation: m_f hold M moments a cell
-  int m_per_cell = L::Q;     ///< stored values a cell
   MomentTile m_tile{};
   MomentPlacement m_place;   ///< moments: the cells updated in place and the edge cells' two places
   mutable int m_parity = 0;  ///< moments: where the edge cells are (settle() moves them to 0)

@@ -349,7 +349,7 @@ struct MomentKernel {
   /// The edge index of layer l (wrapped; logical layer k, -1: none) for a team writing layers
   /// [m0, m1): only the two first and two last layers it touches can be edge layers (the
   /// division in edge_layer runs at those alone, the same for the whole team).
-  KOKKOS_INLINE_FUNCTION int edge_layer(int k, int l, int m0, int m1) const {
+  KOKKOS_INLINE_FUNCTION int team_edge_layer(int k, int l, int m0, int m1) const {
     if constexpr (Two) return -1;
     return l >= 0 && (k <= m0 || k >= m1 - 1) ? place.edge_layer(l) : -1;
   }
@@ -392,7 +392,7 @@ struct MomentKernel {
   template <int I0, int I1, int I2>
   KOKKOS_FORCEINLINE_FUNCTION void layer(const Team& team, R* scratch, State& st, int k, int m0, int m1) const {
     const int here = wrap(k, ma), after = k < m1 ? wrap(k + 1, ma) : -1;
-    const int edge_next = edge_layer(k + 1, after, m0, m1);
+    const int edge_next = team_edge_layer(k + 1, after, m0, m1);
     R* plane = scratch + (planes == 2 ? (k & 1) : 0) * (CROSS * NP);
     const int t = team.team_rank();
     if (here >= 0) {
@@ -457,7 +457,7 @@ struct MomentKernel {
       }
     }
     if (planes == 1) team.team_barrier();  // the plane is rewritten next
-    const int edge_written = edge_layer(k - 1, k - 1, m0, m1);
+    const int edge_written = team_edge_layer(k - 1, k - 1, m0, m1);
     for (int c = 0; c < CPT; ++c) {
       if (k - 1 >= m0 && st.own[c] && is_updated(st.last[c])) {  // layer k - 1 is complete
         const MomentSum<R>& s = st.acc[c][I0];
@@ -498,7 +498,7 @@ struct MomentKernel {
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;
       const int first = wrap(m0 - 1, ma);
-      fetch(st.col[c], st.edge[c], first, edge_layer(m0 - 1, first, m0, m1), st.next[c]);
+      fetch(st.col[c], st.edge[c], first, team_edge_layer(m0 - 1, first, m0, m1), st.next[c]);
     }
     for (int k = m0 - 1;; k += 3) {
       layer<0, 1, 2>(team, scratch, st, k, m0, m1);
