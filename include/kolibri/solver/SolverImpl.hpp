@@ -116,7 +116,7 @@ class SolverImpl final : public Solver {
         if (cfg.moment_arrays != 1 && cfg.moment_arrays != 2)
           throw std::invalid_argument("kolibri: moment_arrays = " + std::to_string(cfg.moment_arrays) + ": expected 1 or 2");
         m_place = MomentPlacement(L::D, cfg.nx, cfg.ny, cfg.nz, m_tile.tx, m_tile.ty, m_tile.segment, cfg.moment_arrays == 2);
-        m_idx = Slots::soa(n, M, m_place.stride());
+        m_idx = moment_slots(L::D, m_place.stride(), M);
       }
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_idx.size());
     if (!m_in_place && !m_moments) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", m_idx.size());
@@ -165,8 +165,8 @@ class SolverImpl final : public Solver {
       } else if (m_moments) {  // one exchange for each parity of the moment array
         const MomentPlace place = m_place.host();
         for (int parity = 0; parity < 2; ++parity)
-          m_halo_parity[parity] = exchange(HaloMode::Moments, [place, parity, stride = m_idx.stride](Index cell, int slot) {
-            return Index(slot) * stride + place.at(cell, parity);
+          m_halo_parity[parity] = exchange(HaloMode::Moments, [place, parity, idx = m_idx](Index cell, int slot) {
+            return idx(place.at(cell, parity), slot);
           });
       } else {
         m_pull = exchange(HaloMode::Pull, slots);
@@ -566,7 +566,7 @@ class SolverImpl final : public Solver {
     m_parity = 0;
     if (m_moments) {
       if constexpr (kMoments) {
-        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx.as_soa(), {m_force[0], m_force[1], m_force[2]},
+        const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]},
                                      CollisionFactory<C>::make(m_cfg).omega};
         Kokkos::parallel_for("kolibri::init_moments",
                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
@@ -607,13 +607,13 @@ class SolverImpl final : public Solver {
     if (!m_moments || m_parity == 0) return;
     const Kokkos::View<V*, MemSpace> f = m_f[0];
     const MomentPlace place = m_place.device();
-    const Index stride = m_idx.stride;
+    const Slots idx = m_idx;
     Kokkos::parallel_for(
         "kolibri::moment_settle", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
         KOKKOS_LAMBDA(const Index n) {
           const Index from = place.at(n, 1);
           if (from == n) return;
-          for (int k = 0; k < M; ++k) f(k * stride + n) = f(k * stride + from);
+          for (int k = 0; k < M; ++k) f(idx(n, k)) = f(idx(from, k));
         });
     Kokkos::fence();
     m_parity = 0;
@@ -626,7 +626,7 @@ class SolverImpl final : public Solver {
     Kokkos::View<double*, MemSpace> out("kolibri::populations", std::size_t(n) * L::Q);
     if constexpr (kMoments) {
       const Kokkos::View<const R*, MemSpace> m = m_f[m_cur];
-      const auto idx = m_idx.as_soa();
+      const Slots idx = m_idx;
       const auto flags = m_flags;
       const auto op = CollisionFactory<C>::make(m_cfg);
       const R force[3] = {m_force[0], m_force[1], m_force[2]};
@@ -635,7 +635,7 @@ class SolverImpl final : public Solver {
           KOKKOS_LAMBDA(const Index i) {
             if (flags(i) == kSolid) return;
             R mi[M], f[L::Q];
-            MomentSlots<L>::load(m.data() + i, idx.cells, mi);  // (idx.cells: the stride)
+            MomentSlots<L>::load(m.data() + idx(i, 0), idx.stride, mi);
             MomentSlots<L>::departing(mi, op, force, f);
             for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
           });

@@ -19,7 +19,7 @@
 namespace kolibri {
 
 /// \brief Which moments are stored and where: slot 0 rho, then j* (D values), then A* (xx yy xy in
-/// 2D; xx yy zz xy xz yz in 3D). Slot k of cell n at k * cells + n (SoA).
+/// 2D; xx yy zz xy xz yz in 3D). The moment arrays: moment_slots (CSoA in 3D).
 template <class L>
 struct MomentSlots {
   static constexpr int M = L::D == 2 ? 6 : 10;
@@ -101,6 +101,18 @@ KOKKOS_FORCEINLINE_FUNCTION void static_for(F&& f) {
 
 /// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
 /// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
+/// The CSoA group of the moment arrays in D dimensions (MomentKernel::csoa), 0 for SoA: a
+/// warp's row of cells reads and writes a few blocks of 16 M values (SoA: M rows a whole array
+/// apart), and the M slots are constant offsets from one address. D3Q19 FP32 on the H100: 15%
+/// faster than SoA, groups of 8, 32 and 64 slower; D2Q9 runs faster in SoA (docs/performance.md).
+template <int D>
+inline constexpr int kMomentGroup = D == 3 ? 16 : 0;
+/// The layout of a moment array of `places` places (MomentPlacement::stride), m values a place.
+inline Slots moment_slots(int dims, Index places, int m) {
+  const int g = dims == 3 ? kMomentGroup<3> : kMomentGroup<2>;
+  return g > 0 ? Slots::csoa(places, m, g) : Slots::soa(places, m, places);
+}
+
 struct MomentTile {
   int tx = 30, ty = 6;
   int segment = 32;
@@ -130,15 +142,15 @@ struct MomentTiles {
 /// not a segment's first or last layer) is therefore read and then overwritten by its own team
 /// alone: it is updated in place. A cell on an edge is read by neighbouring teams too, which run
 /// at their own pace; it has a second place (the shadow) and moves between the two every step.
-/// At parity 0 the edge cells are in the main part (slot k of cell n at k * stride + n), at
-/// parity 1 in the shadow, which follows the main part: the edge columns (all layers), then the
-/// edge layers (two a segment) of the other columns. A step at parity p reads at p and writes at
+/// At parity 0 the edge cells are in the main part (place n for cell n), at parity 1 in the
+/// shadow, which follows the main part: the edge columns (all layers), then the edge layers (two
+/// a segment) of the other columns. A step at parity p reads at p and writes at
 /// 1 - p. The shadow never exceeds the cells (a box within one tile: two arrays).
 struct MomentPlace {
   Index cells = 0;    ///< the box
   Index columns = 0;  ///< cells a layer (the stride between layers)
   Index shared = 0;   ///< edge columns (the others: columns - shared)
-  Index stride = 0;   ///< between the slots of a cell: the main part and the shadow
+  Index stride = 0;   ///< places: the main part and the shadow
   int layers = 1;     ///< along the march axis
   int segment = 1;    ///< layers a segment (all of them: one segment)
   /// A column's index among the edge columns (>= 0), or -1 - its index among the others.
@@ -220,7 +232,7 @@ class MomentPlacement {
     p.edge = m_host.data();
     return p;
   }
-  /// Values a slot: the main part and the shadow.
+  /// Places: the main part and the shadow (the moment array holds M values a place).
   Index stride() const { return m_place.stride; }
   /// Cells with a second place.
   Index shared_cells() const { return m_place.stride - m_place.cells; }
@@ -296,6 +308,13 @@ struct MomentKernel {
     }
     return -1;
   }
+  /// The moment array's CSoA group (kMomentGroup): slot k of place n at csoa(n) + k slot_stride().
+  static constexpr Index G = kMomentGroup<L::D>;
+  KOKKOS_FORCEINLINE_FUNCTION static Index csoa(Index n) {
+    if constexpr (G == 0) return n;
+    return (n & ~(G - 1)) * M + (n & (G - 1));
+  }
+  KOKKOS_FORCEINLINE_FUNCTION Index slot_stride() const { return G ? G : place.stride; }
   /// Projective regularization: populations linear in the stored moments, so a missing source
   /// is zeroed in its 6 or 10 moments, not in its Q populations.
   static constexpr bool kLinear = std::is_same_v<C, RegularizedBgk<L, R>>;
@@ -344,7 +363,7 @@ struct MomentKernel {
     const bool any = col >= 0 && l >= 0;
     s.n = any ? col + MomentPlace::wide(l, place.columns) : Index(-1);
     s.flag = bc.flags(any ? s.n : 0);
-    MomentSlots<L>::load(moments + (any ? address(col, e, l, el, parity) : 0), place.stride, s.m);
+    MomentSlots<L>::load(moments + (any ? csoa(address(col, e, l, el, parity)) : 0), slot_stride(), s.m);
   }
   /// The edge index of layer l (wrapped; logical layer k, -1: none) for a team writing layers
   /// [m0, m1): only the two first and two last layers it touches can be edge layers (the
@@ -465,7 +484,7 @@ struct MomentKernel {
         const R none[3] = {R(0), R(0), R(0)};
         if (forced) post.collide(s.rho, s.j, s.pi, bc.force, op.omega);
         else post.collide(s.rho, s.j, s.pi, none, op.omega);
-        MomentSlots<L>::store(moments + address(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity), place.stride,
+        MomentSlots<L>::store(moments + csoa(address(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity)), slot_stride(),
                               post.rho, post.js, post.A);
       }
       st.last[c] = st.done[c];
@@ -598,7 +617,7 @@ struct InitMoments {
   Kokkos::View<R*, MemSpace> m;
   Kokkos::View<const double*, MemSpace> rho;
   Kokkos::View<const double* [3], MemSpace> u;
-  SoA idx;
+  Slots idx;
   R force[3];
   R omega;
 
@@ -607,7 +626,7 @@ struct InitMoments {
     const R u0[3] = {R(u(k, 0)), R(u(k, 1)), R(u(k, 2))};
     RegularizedMoments<L, R> s;
     s.equilibrium(R(rho(k)), u0, force, omega);
-    MomentSlots<L>::store(m.data() + n, idx.cells, s.rho, s.js, s.A);
+    MomentSlots<L>::store(m.data() + idx(n, 0), idx.stride, s.rho, s.js, s.A);
   }};
 
 }  // namespace kolibri
