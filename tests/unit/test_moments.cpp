@@ -215,6 +215,21 @@ TEST(MomentKernel, PairedProjectionAndMirrorSumsMatchTheirDefinitions) {
   check_pairs<D3Q27>();
 }
 
+TEST(MomentKernel, ArraysAreCsoaIn3dAndSoaIn2d) {
+  // 3D: groups of 16 places, the slots 16 apart, a place's moments in one block; the places
+  // rounded up to whole groups. 2D: SoA, the slots a whole array apart.
+  const Slots s3 = moment_slots(3, 100, 10), s2 = moment_slots(2, 100, 6);
+  EXPECT_EQ(s3.alpha, 16);
+  EXPECT_EQ(s3(37, 0), 2 * 160 + 5);
+  EXPECT_EQ(s3(37, 9), 2 * 160 + 9 * 16 + 5);
+  EXPECT_EQ(s3.size(), 7 * 160);
+  EXPECT_EQ(s2.alpha, 0);
+  EXPECT_EQ(s2(37, 5), 5 * 100 + 37);
+  EXPECT_EQ(s2.size(), 600);
+  using K3 = MomentKernel<D3Q19, double, RegularizedBgk<D3Q19, double>, 8, 8>;
+  EXPECT_EQ(K3::csoa(37) + 9 * K3::G, s3(37, 9));  // the kernel's own addressing agrees
+}
+
 TEST(MomentKernel, TilesAreCompiledAndListed) {
   // The host runs its one fixed tile whatever is asked; the GPU list names what --tile accepts.
   EXPECT_EQ((MomentTiles<3, false>::list()), "30x6, 14x6");

@@ -99,11 +99,9 @@ KOKKOS_FORCEINLINE_FUNCTION void static_for(F&& f) {
   [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(std::make_integer_sequence<int, N>{});
 }
 
-/// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
-/// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
 /// The CSoA group of the moment arrays in D dimensions (MomentKernel::csoa), 0 for SoA: a
 /// warp's row of cells reads and writes a few blocks of 16 M values (SoA: M rows a whole array
-/// apart), and the M slots are constant offsets from one address. D3Q19 FP32 on the H100: 15%
+/// apart), and the M slots are constant offsets from one address. D3Q19 FP32 on the H100: 15-16%
 /// faster than SoA, groups of 8, 32 and 64 slower; D2Q9 runs faster in SoA (docs/performance.md).
 template <int D>
 inline constexpr int kMomentGroup = D == 3 ? 16 : 0;
@@ -113,6 +111,8 @@ inline Slots moment_slots(int dims, Index places, int m) {
   return g > 0 ? Slots::csoa(places, m, g) : Slots::soa(places, m, places);
 }
 
+/// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
+/// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
 struct MomentTile {
   int tx = 30, ty = 6;
   int segment = 32;
