@@ -6,6 +6,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 /// Full unrolling of the short loops over lattice directions: device passes of nvcc and hipcc,
 /// clang, and GCC on the host. nvcc's host pass gets nothing (it would hand the pragma to g++).
@@ -49,6 +51,16 @@ using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 /// True on host backends (Serial, OpenMP, Threads): device memory is host memory.
 inline constexpr bool kHostMemory = std::is_same_v<MemSpace, Kokkos::HostSpace>;
+
+/// A host vector copied into a new device View named `label` (index and cell lists).
+template <class T>
+Kokkos::View<T*, MemSpace> to_device(const std::vector<T>& v, const char* label) {
+  Kokkos::View<T*, MemSpace> d(std::string(label), v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
 
 /// Wait for the work of one execution-space instance (a label where Kokkos takes one).
 inline void fence(const ExecSpace& e, [[maybe_unused]] const char* label) {

@@ -250,13 +250,6 @@ class HaloExchange {
 #endif
     return nullptr;
   }
-  static Kokkos::View<Index*, MemSpace> to_device(const std::vector<Index>& v, const char* label) {
-    Kokkos::View<Index*, MemSpace> d(std::string(label), v.size());
-    auto h = Kokkos::create_mirror_view(d);
-    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-    Kokkos::deep_copy(d, h);
-    return d;
-  }
   const Comm* m_comm = nullptr;
   const NcclComm* m_nccl = nullptr;
   std::vector<HaloMessage> m_messages;

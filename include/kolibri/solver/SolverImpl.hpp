@@ -147,10 +147,10 @@ class SolverImpl final : public Solver {
         all.insert(all.end(), face_lists[f].begin(), face_lists[f].end());
       }
       m_face_start[6] = Index(all.size());
-      m_face_cells = to_device_list(all, "kolibri::face_cells");
+      m_face_cells = to_device(all, "kolibri::face_cells");
     }
     m_boundary_border = Index(boundary.size());
-    m_border = to_device_list(border_list, "kolibri::border_cells");
+    m_border = to_device(border_list, "kolibri::border_cells");
     boundary.insert(boundary.end(), inner.begin(), inner.end());
     Kokkos::deep_copy(m_flags, hf);
     if (m_dist.comm) {
@@ -174,7 +174,7 @@ class SolverImpl final : public Solver {
         m_pull = exchange(HaloMode::Pull, slots);
       }
     }
-    m_boundary = to_device_list(boundary, "kolibri::boundary_cells");
+    m_boundary = to_device(boundary, "kolibri::boundary_cells");
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
     if (!cfg.bodies.empty()) {
       if (m_in_place || m_moments)
@@ -583,14 +583,6 @@ class SolverImpl final : public Solver {
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
     refresh_ghosts();
     Kokkos::fence();
-  }
-
-  static Kokkos::View<std::uint32_t*, MemSpace> to_device_list(const std::vector<std::uint32_t>& v, const char* label) {
-    Kokkos::View<std::uint32_t*, MemSpace> d(std::string(label), v.size());
-    auto h = Kokkos::create_mirror_view(d);
-    for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-    Kokkos::deep_copy(d, h);
-    return d;
   }
 
   /// Two arrays: the neighbours' current populations into the ghost cells (after set-up or a
