@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array", "moments"}));
   bench->add_option("--tile", ba.tile, "Moment kernel tile across columns, TX TY (GPU: 30 6 (default) or 14 6 in 3D, 254 1 (default) or 126 1 in 2D)")
       ->expected(2);
-  bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 32)")
+  bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 64 in 3D, 32 in 2D)")
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--moment-arrays", ba.options.moment_arrays,
                     "Moment representation: 2 (two arrays, the default and the fastest) or 1 (one array and "

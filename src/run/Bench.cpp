@@ -100,7 +100,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                 for (const bool per_face : o.face_kernels)
                   for (const int arrays : o.moment_arrays) {
                     if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
-                    if (alpha > 0 && str == Streaming::Moments) continue;                  // moments: SoA only
+                    if (alpha > 0 && str == Streaming::Moments) continue;                  // population layouts only
                     if (per_face && !o.walls) continue;  // no faces in a periodic box
                     // the moment representation exists for the regularized operators, in native storage
                     if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;

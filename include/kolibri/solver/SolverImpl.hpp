@@ -102,7 +102,6 @@ class SolverImpl final : public Solver {
     m_in_place = cfg.streaming == Streaming::InPlace;
     m_moments = cfg.streaming == Streaming::Moments;
     if (m_moments && !kMoments) throw std::invalid_argument(kMomentsNeed);
-    const int per_cell = m_moments ? M : L::Q;
     if (m_moments && cfg.csoa_alpha > 0)
       throw std::invalid_argument("kolibri: the CSoA layout holds populations: not with streaming = \"moments\"");
     if (cfg.streaming != Streaming::TwoArray && (cfg.face_kernels || cfg.collision_kernels != 1))
@@ -110,10 +109,12 @@ class SolverImpl final : public Solver {
                                               "streaming = \"two_array\" (got ") + to_string(cfg.streaming) + ")");
     if (cfg.collision_kernels != 1 && cfg.collision_kernels != 2)
       throw std::invalid_argument("kolibri: collision_kernels = " + std::to_string(cfg.collision_kernels) + ": expected 1 or 2");
-    const int alpha = csoa_alpha_for(cfg);
-    m_idx = alpha == 0 ? Slots::soa(n, per_cell) : Slots::csoa(n, per_cell, alpha);
+    if (!m_moments) {  // populations
+      const int alpha = csoa_alpha_for(cfg);
+      m_idx = alpha == 0 ? Slots::soa(n, L::Q) : Slots::csoa(n, L::Q, alpha);
+    }
     if constexpr (kMoments)
-      if (m_moments) {  // one array: the cells, then the shadow of the cells on tile edges
+      if (m_moments) {  // the moments of the cells, then the shadow of the edge cells (MomentPlacement)
         m_tile = moment_tile_for<L, R, C>(cfg);
         if (cfg.moment_arrays != 1 && cfg.moment_arrays != 2)
           throw std::invalid_argument("kolibri: moment_arrays = " + std::to_string(cfg.moment_arrays) + ": expected 1 or 2");

@@ -108,7 +108,7 @@ inline constexpr int kMomentGroup = D == 3 ? 16 : 0;
 /// The layout of a moment array of `places` places (MomentPlacement::stride), m values a place.
 inline Slots moment_slots(int dims, Index places, int m) {
   const int g = dims == 3 ? kMomentGroup<3> : kMomentGroup<2>;
-  return g > 0 ? Slots::csoa(places, m, g) : Slots::soa(places, m, places);
+  return g > 0 ? Slots::csoa(places, m, g) : Slots::soa(places, m);
 }
 
 /// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
@@ -319,7 +319,7 @@ struct MomentKernel {
   /// is zeroed in its 6 or 10 moments, not in its Q populations.
   static constexpr bool kLinear = std::is_same_v<C, RegularizedBgk<L, R>>;
 
-  R* moments;       ///< the moment array (MomentPlace: stride values a slot)
+  R* moments;       ///< the moment array (moment_slots of MomentPlace::stride places)
   MomentPlace place;
   int parity;       ///< read at this parity, write at the other
   C op;

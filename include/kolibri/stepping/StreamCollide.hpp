@@ -18,7 +18,7 @@ namespace kolibri {
 /// \brief Structure-of-arrays index policy: population q of cell n at q * cells + n, so a warp
 /// reading one direction of consecutive cells reads consecutive addresses.
 struct SoA {
-  Index cells;  ///< values a slot: the cells (more with Slots::soa's stride)
+  Index cells;
   KOKKOS_INLINE_FUNCTION Index operator()(Index n, int q) const { return Index(q) * cells + n; }
 };
 
@@ -50,8 +50,6 @@ struct Slots {
   Index stride = 0; ///< between the values q and q + 1 of a cell
 
   static Slots soa(Index cells, int count) { return {cells, count, 0, Index(-1), cells}; }
-  /// SoA with `stride` >= cells values a slot (the moment array's shadow after the cells).
-  static Slots soa(Index cells, int count, Index stride) { return {cells, count, 0, Index(-1), stride}; }
   /// alpha: a power of two from 2 to 2^20.
   static Slots csoa(Index cells, int count, int alpha) {
     if (!valid_csoa_alpha(alpha))
@@ -62,8 +60,8 @@ struct Slots {
     return (n & ~mask) * count + Index(q) * stride + (n & mask);
   }
   /// Values to allocate: the cells rounded up to whole groups.
-  Index size() const { return alpha == 0 ? stride * count : (cells + alpha - 1) / alpha * alpha * count; }
-  SoA as_soa() const { return {stride}; }
+  Index size() const { return alpha == 0 ? cells * count : (cells + alpha - 1) / alpha * alpha * count; }
+  SoA as_soa() const { return {cells}; }
   template <int Q>
   CSoA<Q> as_csoa() const {
     int shift = 0;
