@@ -201,8 +201,8 @@ struct SugaBasis {
 };
 
 namespace Impl {
-KOKKOS_INLINE_FUNCTION constexpr double suga_row(int k, int i) {
-  const double x = D3Q27::c(i, 0), y = D3Q27::c(i, 1), z = D3Q27::c(i, 2);
+/// Row k of Suga's polynomial basis at velocity (x, y, z).
+KOKKOS_INLINE_FUNCTION constexpr double suga_row(int k, double x, double y, double z) {
   const double e = x * x + y * y + z * z;
   switch (k) {
     case 0: return 1;
@@ -234,13 +234,23 @@ KOKKOS_INLINE_FUNCTION constexpr double suga_row(int k, int i) {
     default: return x * y * z;
   }
 }
+/// Classical Gram-Schmidt over the tabulated rows. Each step of a constant evaluation counts
+/// against the compiler's limit (clang: 2^20 by default), so the 27 velocities and the 27 x 27
+/// polynomial values are computed once each, not inside the O(27^3) loop: about 10^5 steps
+/// instead of the 10^7 that calling D3Q27::c (which unpacks its constants per call) there took.
+/// The arithmetic is the same as before, so the basis is the same to the last bit.
 KOKKOS_INLINE_FUNCTION constexpr SugaBasis make_suga_basis() {
+  double p[27][27]{};  // p[k][i]: row k of the polynomial basis at direction i
+  for (int i = 0; i < 27; ++i) {
+    const double x = D3Q27::c(i, 0), y = D3Q27::c(i, 1), z = D3Q27::c(i, 2);
+    for (int k = 0; k < 27; ++k) p[k][i] = suga_row(k, x, y, z);
+  }
   SugaBasis b{};
   for (int k = 0; k < 27; ++k) {
-    for (int i = 0; i < 27; ++i) b.m[k][i] = suga_row(k, i);
+    for (int i = 0; i < 27; ++i) b.m[k][i] = p[k][i];
     for (int j = 0; j < k; ++j) {
       double dot = 0;
-      for (int i = 0; i < 27; ++i) dot += suga_row(k, i) * b.m[j][i];
+      for (int i = 0; i < 27; ++i) dot += p[k][i] * b.m[j][i];
       const double c = dot * b.inv_norm2[j];
       for (int i = 0; i < 27; ++i) b.m[k][i] -= c * b.m[j][i];
     }
