@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `kolibri` command: run a deck, check a deck, print the backend.
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
-#include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
+#include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Tune.hpp>
 
 #include <CLI/CLI.hpp>
@@ -75,27 +76,19 @@ int do_bench(void* p) {
   try {
     if (!a.lattices.empty()) {
       o.lattices.clear();
-      for (const auto& l : a.lattices)
-        o.lattices.push_back(l == "D2Q9" ? LatticeKind::D2Q9 : l == "D3Q19" ? LatticeKind::D3Q19 : LatticeKind::D3Q27);
+      for (const auto& l : a.lattices) o.lattices.push_back(*parse_name<LatticeKind>(l));
     }
     if (!a.collisions.empty()) {
       o.collisions.clear();
-      for (const auto& c : a.collisions)
-        for (auto k : {CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized,
-                       CollisionKind::Mrt, CollisionKind::CentralMoment, CollisionKind::AdaptiveCentralMoment})
-          if (c == to_string(k)) o.collisions.push_back(k);
+      for (const auto& c : a.collisions) o.collisions.push_back(*parse_name<CollisionKind>(c));
     }
     if (!a.precisions.empty()) {
       o.precisions.clear();
-      for (const auto& q : a.precisions)
-        o.precisions.push_back(q == "fp64"   ? PrecisionChoice{Precision::FP64, StorageKind::Same}
-                               : q == "fp16" ? PrecisionChoice{Precision::FP32, StorageKind::FP16}
-                                             : PrecisionChoice{Precision::FP32, StorageKind::Same});
+      for (const auto& q : a.precisions) o.precisions.push_back(*parse_name<PrecisionChoice>(q));
     }
     if (!a.streamings.empty()) {
       o.streamings.clear();
-      for (const auto& q : a.streamings)
-        o.streamings.push_back(q == "in_place" ? Streaming::InPlace : q == "moments" ? Streaming::Moments : Streaming::TwoArray);
+      for (const auto& q : a.streamings) o.streamings.push_back(*parse_name<Streaming>(q));
     }
     if (a.tile.size() == 2) {
       if (a.tile[0] < 1 || a.tile[1] < 1) {
@@ -258,18 +251,26 @@ int main(int argc, char** argv) {
   BenchArgs ba;
   auto* bench = app.add_subcommand("bench", "Measure MLUPS and bandwidth on standard periodic boxes");
   bench->add_option("--lattice", ba.lattices, "Lattices (default D3Q19,D3Q27)")
-      ->delimiter(',')->check(CLI::IsMember({"D2Q9", "D3Q19", "D3Q27"}));
-  bench->add_option("--collision", ba.collisions,
-                    "Operators: bgk, trt, regularized, recursive, mrt, cm, acm (default bgk,trt,regularized; mrt on D3Q27 "
-                    "only, cm and acm on D2Q9 and D3Q27)")
-      ->delimiter(',')->check(CLI::IsMember({"bgk", "trt", "regularized", "recursive", "mrt", "cm", "acm"}));
-  bench->add_option("--precision", ba.precisions,
-                    "Precisions (default fp32,fp16,fp64; fp16 = FP32 arithmetic with FP16 storage)")
-      ->delimiter(',')->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
-  bench->add_option("--streaming", ba.streamings,
-                    "Storage schemes: in_place, two_array, moments (default in_place,two_array; moments runs "
-                    "with the regularized operators only)")
-      ->delimiter(',')->check(CLI::IsMember({"in_place", "two_array", "moments"}));
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::LatticeKind>()));
+  bench
+      ->add_option("--collision", ba.collisions,
+                   "Operators (default bgk,trt,regularized; mrt on D3Q27 only, cm and acm on D2Q9 "
+                   "and D3Q27)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::CollisionKind>()));
+  bench
+      ->add_option("--precision", ba.precisions,
+                   "Precisions (default fp32,fp16,fp64; fp16 = FP32 arithmetic with FP16 storage)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::PrecisionChoice>()));
+  bench
+      ->add_option("--streaming", ba.streamings,
+                   "Storage schemes (default in_place,two_array; moments runs with the regularized "
+                   "operators "
+                   "only)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::Streaming>()));
   bench->add_option("--tile", ba.tile, "Moment kernel tile across columns, TX TY (GPU: 30 6 (default) or 14 6 in 3D, 254 1 (default) or 126 1 in 2D)")
       ->expected(2);
   bench->add_option("--segment", ba.options.moment_segment, "Moment kernel column segment in layers (default 64 in 3D, 32 in 2D)")

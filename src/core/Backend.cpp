@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one file that asks backend-specific questions (device name and vendor).
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
-#include <kolibri/run/Bench.hpp>
-#include <kolibri/run/Runner.hpp>
 
 #include <fstream>
 #include <string>
-
 #include <unistd.h>
 
 #if defined(KOKKOS_ENABLE_CUDA)

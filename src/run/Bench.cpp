@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/run/Bench.hpp>
@@ -195,7 +196,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     j.add("lattice", to_string(r.lattice))
         .add("collision", to_string(r.collision))
         .add("precision", to_string(r.precision.arithmetic))
-        .add("storage", r.precision.storage == StorageKind::FP16 ? "fp16" : to_string(r.precision.arithmetic))
+        .add("storage", name_of(r.precision))
         .add("n", r.n)
         .add("layout", r.alpha ? "csoa" : "soa")
         .add("csoa_alpha", r.alpha)
@@ -211,7 +212,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("achieved_gbs", r.gbs)
         .add("fraction_of_copy", r.fraction)
         .add("bytes_per_cell", r.bytes_per_cell)
-        .add("streaming", r.streaming == Streaming::InPlace ? "in-place (AA)"
+        .add("streaming", r.streaming == Streaming::InPlace   ? "in-place (AA)"
                           : r.streaming == Streaming::Moments ? "moments (MR)"
                                                               : "two-array pull");
     std::string js = j.str(0);

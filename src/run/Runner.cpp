@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
@@ -9,8 +10,6 @@
 #include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Tune.hpp>
 #include <kolibri/solver/Solver.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <type_traits>
+#include <unistd.h>
 
 namespace kolibri {
 namespace {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/run/Runner.hpp>

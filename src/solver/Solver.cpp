@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/Rules.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <cmath>
@@ -9,45 +10,6 @@
 #include "MakeSolver.hpp"
 
 namespace kolibri {
-
-const char* to_string(LatticeKind k) {
-  switch (k) {
-    case LatticeKind::D2Q9: return "D2Q9";
-    case LatticeKind::D3Q19: return "D3Q19";
-    case LatticeKind::D3Q27: return "D3Q27";
-  }
-  return "?";
-}
-const char* to_string(CollisionKind k) {
-  switch (k) {
-    case CollisionKind::Bgk: return "bgk";
-    case CollisionKind::Trt: return "trt";
-    case CollisionKind::Regularized: return "regularized";
-    case CollisionKind::RecursiveRegularized: return "recursive";
-    case CollisionKind::Mrt: return "mrt";
-    case CollisionKind::CentralMoment: return "cm";
-    case CollisionKind::AdaptiveCentralMoment: return "acm";
-  }
-  return "?";
-}
-const char* to_string(Precision p) { return p == Precision::FP32 ? "fp32" : "fp64"; }
-const char* to_string(Streaming s) {
-  return s == Streaming::InPlace ? "in_place" : s == Streaming::Moments ? "moments" : "two_array";
-}
-const char* to_string(StorageKind s) { return s == StorageKind::FP16 ? "fp16" : "same"; }
-const char* to_string(ImmersedSettings::Spreading s) {
-  return s == ImmersedSettings::Spreading::Gather ? "gather" : "scatter";
-}
-const char* to_string(FaceType t) {
-  switch (t) {
-    case FaceType::Periodic: return "periodic";
-    case FaceType::Wall: return "wall";
-    case FaceType::MovingWall: return "moving_wall";
-    case FaceType::VelocityInlet: return "velocity_inlet";
-    case FaceType::PressureOutlet: return "pressure_outlet";
-  }
-  return "?";
-}
 
 void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
                     std::vector<std::array<double, 3>>& u) {
@@ -114,16 +76,8 @@ std::string solver_signature(const SolverConfig& c) {
 
 namespace {
 void check(const SolverConfig& cfg) {
-  if (cfg.storage == StorageKind::FP16 && cfg.precision != Precision::FP32)
-    throw std::invalid_argument("make_solver: FP16 storage needs FP32 arithmetic");
-  if (cfg.nx < 1 || cfg.ny < 1 || cfg.nz < 1 || (cfg.lattice == LatticeKind::D2Q9 && cfg.nz != 1))
-    throw std::invalid_argument("make_solver: bad box size (D2Q9 needs nz = 1)");
-  for (int a = 0; a < 3; ++a)
-    if ((cfg.faces[2 * a].type == FaceType::Periodic) != (cfg.faces[2 * a + 1].type == FaceType::Periodic))
-      throw std::invalid_argument("make_solver: periodic faces come in pairs");
-  if (!(cfg.tau > 0.5)) throw std::invalid_argument("make_solver: tau must be > 0.5");
-  if (cfg.streaming == Streaming::Moments && !supports_moments(cfg.collision, cfg.storage))
-    throw std::invalid_argument(std::string("make_solver: ") + kMomentsNeed);
+  if (const auto breach = broken_rule(cfg))
+    throw std::invalid_argument("make_solver: " + breach->what());
 }
 
 std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {

@@ -3,6 +3,7 @@
 // bit, as the single-rank run of the same case, for every boundary type, obstacles across rank
 // borders, every storage scheme (two arrays, in place, moments), every lattice and storage, and
 // several process grids.
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
@@ -15,8 +16,8 @@
 #include <cmath>
 #include <memory>
 #include <set>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "Helpers.hpp"

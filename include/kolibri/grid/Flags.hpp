@@ -3,8 +3,8 @@
 /// \brief Cell flags (one byte per cell) and their construction from the faces and obstacles.
 #pragma once
 
+#include <kolibri/config/Case.hpp>
 #include <kolibri/core/Kokkos.hpp>
-#include <kolibri/solver/Case.hpp>
 
 #include <cstdint>
 #include <vector>

@@ -3,7 +3,7 @@
 /// \brief Host side of immersed boundaries: a body's surface samples in its own frame.
 #pragma once
 
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/config/Case.hpp>
 
 #include <array>
 #include <vector>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kolibri/parallel/Comm.hpp>
+#include <kolibri/solver/State.hpp>
 
 #include <array>
 #include <cstddef>
@@ -42,13 +43,6 @@ struct CheckpointInfo {
 
 /// \brief Bytes per stored value of a value_type; throws for an unknown name.
 int value_bytes(const std::string& value_type);
-
-/// \brief One rank's share of the state: the raw stored populations of the cells of `box`,
-/// population-major (population q of local cell x + n0 (y + n1 z) at q * box.cells() + that).
-struct StatePiece {
-  Box box;
-  std::vector<std::byte> data;
-};
 
 /// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
 /// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).

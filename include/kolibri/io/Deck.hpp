@@ -3,7 +3,7 @@
 /// \brief Input decks (TOML): parse, apply `--set key=value` overrides, validate, derive tau.
 #pragma once
 
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/config/Case.hpp>
 
 #include <stdexcept>
 #include <string>

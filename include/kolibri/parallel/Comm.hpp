@@ -4,6 +4,8 @@
 /// no header outside src/parallel includes mpi.h. Every call here is collective unless noted.
 #pragma once
 
+#include <kolibri/grid/Box.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -11,28 +13,6 @@
 #include <vector>
 
 namespace kolibri {
-
-/// \brief An axis-aligned box of cells in global coordinates: cells lo .. lo + n - 1.
-struct Box {
-  std::array<int, 3> lo{0, 0, 0};
-  std::array<int, 3> n{0, 0, 0};
-  std::int64_t cells() const { return std::int64_t(n[0]) * n[1] * n[2]; }
-  bool contains(int x, int y, int z) const {
-    return x >= lo[0] && x < lo[0] + n[0] && y >= lo[1] && y < lo[1] + n[1] && z >= lo[2] && z < lo[2] + n[2];
-  }
-  /// The overlap with another box (n = 0 in some axis when they do not overlap).
-  Box intersect(const Box& o) const {
-    Box r;
-    for (int d = 0; d < 3; ++d) {
-      r.lo[std::size_t(d)] = lo[std::size_t(d)] > o.lo[std::size_t(d)] ? lo[std::size_t(d)] : o.lo[std::size_t(d)];
-      const int a = lo[std::size_t(d)] + n[std::size_t(d)], b = o.lo[std::size_t(d)] + o.n[std::size_t(d)];
-      const int hi = a < b ? a : b;
-      r.n[std::size_t(d)] = hi > r.lo[std::size_t(d)] ? hi - r.lo[std::size_t(d)] : 0;
-    }
-    return r;
-  }
-  bool operator==(const Box&) const = default;
-};
 
 /// \brief One message pair of a halo exchange: send `send_bytes` from `send` to `peer` with tag
 /// `send_tag`, receive `recv_bytes` into `recv` from `peer` with tag `recv_tag`.

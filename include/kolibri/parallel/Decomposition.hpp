@@ -4,8 +4,8 @@
 /// ghost layers and its neighbours in the 26 directions (faces, edges, corners).
 #pragma once
 
+#include <kolibri/config/Case.hpp>
 #include <kolibri/parallel/Comm.hpp>
-#include <kolibri/solver/Case.hpp>
 
 #include <array>
 #include <string>

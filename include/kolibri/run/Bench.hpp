@@ -5,8 +5,9 @@
 /// bandwidth and device bytes per cell. Prints a table and writes JSON.
 #pragma once
 
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/config/Case.hpp>
 
+#include <array>
 #include <cstddef>
 #include <iosfwd>
 #include <string>
@@ -18,6 +19,15 @@ namespace kolibri {
 struct PrecisionChoice {
   Precision arithmetic = Precision::FP32;
   StorageKind storage = StorageKind::Same;
+  constexpr bool operator==(const PrecisionChoice&) const = default;
+};
+/// `--precision` and the JSON's "storage": fp16 is FP32 arithmetic with FP16 storage.
+template <>
+struct NameTable<PrecisionChoice> {
+  using P = PrecisionChoice;
+  static constexpr std::array entries{Named<P>{P{Precision::FP32, StorageKind::Same}, "fp32"},
+                                      Named<P>{P{Precision::FP32, StorageKind::FP16}, "fp16"},
+                                      Named<P>{P{Precision::FP64, StorageKind::Same}, "fp64"}};
 };
 
 struct BenchOptions {
@@ -58,9 +68,6 @@ struct BenchResult {
 
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.
 double measure_copy_bandwidth(std::size_t bytes);
-
-/// \brief Free memory of the default device (host: available RAM), in bytes.
-std::size_t device_free_memory();
 
 /// \brief Run the benchmark; returns the exit code.
 int run_bench(const BenchOptions& o, std::ostream& out);

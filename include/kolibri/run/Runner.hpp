@@ -4,7 +4,7 @@
 /// output, blow-up detection and the JSON run summary.
 #pragma once
 
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/config/Case.hpp>
 
 #include <cstdint>
 #include <iosfwd>
@@ -47,18 +47,5 @@ struct RunResult {
 /// Collective over the ranks of Comm::world(): every rank calls it; only rank 0 writes files
 /// and log lines.
 RunResult run_case(const Case& c, std::ostream& log, const RunOptions& opts = {});
-
-/// \brief Backend facts for `kolibri info` and summaries.
-struct BackendInfo {
-  std::string version;  ///< kolibri's own version
-  std::string kokkos_version;
-  std::string execution_space;
-  std::string device;    ///< GPU name, or the host's CPU model
-  std::string vendor;    ///< NVIDIA, AMD or host
-  std::string device_uid;  ///< host name / PCI bus id of the device: ranks sharing a GPU match
-  std::string compiler;
-  int concurrency = 1;
-};
-BackendInfo backend_info();
 
 }  // namespace kolibri

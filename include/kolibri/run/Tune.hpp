@@ -6,7 +6,7 @@
 /// step cost as in chen2022 Eq. 11, and cache the choice per case and device.
 #pragma once
 
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/config/Case.hpp>
 
 #include <iosfwd>
 #include <string>

@@ -4,11 +4,11 @@
 /// (lattice, collision, precision) instantiation behind it is chosen once by make_solver.
 #pragma once
 
-#include <kolibri/io/Checkpoint.hpp>
+#include <kolibri/config/Case.hpp>
 #include <kolibri/ib/Loads.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
-#include <kolibri/solver/Case.hpp>
+#include <kolibri/solver/State.hpp>
 
 #include <array>
 #include <cstdint>

@@ -6,8 +6,8 @@
 #pragma once
 
 #include <kolibri/collision/Collision.hpp>
+#include <kolibri/config/Case.hpp>
 #include <kolibri/grid/Flags.hpp>
-#include <kolibri/solver/Case.hpp>
 #include <kolibri/storage/Storage.hpp>
 
 #include <stdexcept>

@@ -4,6 +4,8 @@
 /// no Kokkos here, so tests and other codes can build a case in C++ directly.
 #pragma once
 
+#include <kolibri/config/Names.hpp>
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -13,19 +15,68 @@
 namespace kolibri {
 
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
+template <>
+struct NameTable<LatticeKind> {
+  static constexpr std::array entries{Named<LatticeKind>{LatticeKind::D2Q9, "D2Q9"},
+                                      Named<LatticeKind>{LatticeKind::D3Q19, "D3Q19"},
+                                      Named<LatticeKind>{LatticeKind::D3Q27, "D3Q27"}};
+};
 /// Collision operators. Mrt: raw-moment MRT (Suga 2015, D3Q27 only); CentralMoment: central-moment
 /// MRT with a constant high-order rate; AdaptiveCentralMoment: ACM-MRT (both D2Q9 and D3Q27).
-enum class CollisionKind { Bgk, Trt, Regularized, RecursiveRegularized, Mrt, CentralMoment, AdaptiveCentralMoment };
+enum class CollisionKind {
+  Bgk,
+  Trt,
+  Regularized,
+  RecursiveRegularized,
+  Mrt,
+  CentralMoment,
+  AdaptiveCentralMoment
+};
+template <>
+struct NameTable<CollisionKind> {
+  using C = CollisionKind;
+  static constexpr std::array entries{Named<C>{C::Bgk, "bgk"},
+                                      Named<C>{C::Trt, "trt"},
+                                      Named<C>{C::Regularized, "regularized"},
+                                      Named<C>{C::RecursiveRegularized, "recursive"},
+                                      Named<C>{C::Mrt, "mrt"},
+                                      Named<C>{C::CentralMoment, "cm"},
+                                      Named<C>{C::AdaptiveCentralMoment, "acm"}};
+};
 enum class Precision { FP64, FP32 };
+template <>
+struct NameTable<Precision> {
+  static constexpr std::array entries{Named<Precision>{Precision::FP64, "fp64"},
+                                      Named<Precision>{Precision::FP32, "fp32"}};
+};
 /// Population storage: two arrays (pull from one, write the other), one array streamed in
 /// place (AA pattern: half the memory, identical results), or the moment representation (two
 /// arrays of 6 or 10 moments a cell, streamed through team scratch; regularized operators only).
 enum class Streaming { TwoArray, InPlace, Moments };
+template <>
+struct NameTable<Streaming> {
+  static constexpr std::array entries{Named<Streaming>{Streaming::TwoArray, "two_array"},
+                                      Named<Streaming>{Streaming::InPlace, "in_place"},
+                                      Named<Streaming>{Streaming::Moments, "moments"}};
+};
 /// Population storage precision: the arithmetic type itself, or FP16 (with FP32 arithmetic).
 enum class StorageKind { Same, FP16 };
+template <>
+struct NameTable<StorageKind> {
+  static constexpr std::array entries{Named<StorageKind>{StorageKind::Same, "same"},
+                                      Named<StorageKind>{StorageKind::FP16, "fp16"}};
+};
 
 /// Boundary condition of one face of the box.
 enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet };
+template <>
+struct NameTable<FaceType> {
+  using F = FaceType;
+  static constexpr std::array entries{Named<F>{F::Periodic, "periodic"}, Named<F>{F::Wall, "wall"},
+                                      Named<F>{F::MovingWall, "moving_wall"},
+                                      Named<F>{F::VelocityInlet, "velocity_inlet"},
+                                      Named<F>{F::PressureOutlet, "pressure_outlet"}};
+};
 
 /// \brief One face: type, wall or inlet velocity (lattice units), outlet density.
 struct FaceBC {
@@ -37,7 +88,8 @@ struct FaceBC {
 /// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
 using FaceSet = std::array<FaceBC, 6>;
 
-/// \brief A solid primitive in cell coordinates (cell centres at integer + 0.5... see Geometry.cpp).
+/// \brief A solid primitive in cell coordinates (cell centres at integer + 0.5... see
+/// Geometry.cpp).
 struct Obstacle {
   enum class Shape { Box, Sphere, Cylinder } shape = Shape::Box;
   std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< box corners (cells, inclusive range)
@@ -56,27 +108,34 @@ bool covers(const Obstacle& o, int x, int y, int z);
 struct Body {
   std::string name = "body";
   enum class Shape { Sphere, Cylinder, Box, Torus, Mesh } shape = Shape::Sphere;
-  double radius = 0.0;                    ///< sphere, cylinder; torus: major radius (cells)
-  double minor_radius = 0.0;              ///< torus tube radius (cells)
-  double length = 0.0;                    ///< cylinder length (3D, cells)
-  bool caps = true;                       ///< cylinder end caps (3D)
-  int axis = 2;                           ///< cylinder and torus axis before rotation: 0 x, 1 y, 2 z
-  std::array<double, 3> size{0, 0, 0};    ///< box edge lengths (cells)
-  std::string mesh;                       ///< STL or OBJ file (Shape::Mesh)
-  double scale = 1.0;                     ///< mesh scale (file units to cells)
-  std::array<double, 3> position{0, 0, 0};  ///< centre (cells; cell (i, j, k) has its centre at i + 1/2 ...)
+  double radius = 0.0;                  ///< sphere, cylinder; torus: major radius (cells)
+  double minor_radius = 0.0;            ///< torus tube radius (cells)
+  double length = 0.0;                  ///< cylinder length (3D, cells)
+  bool caps = true;                     ///< cylinder end caps (3D)
+  int axis = 2;                         ///< cylinder and torus axis before rotation: 0 x, 1 y, 2 z
+  std::array<double, 3> size{0, 0, 0};  ///< box edge lengths (cells)
+  std::string mesh;                     ///< STL or OBJ file (Shape::Mesh)
+  double scale = 1.0;                   ///< mesh scale (file units to cells)
+  std::array<double, 3> position{
+      0, 0, 0};  ///< centre (cells; cell (i, j, k) has its centre at i + 1/2 ...)
   std::array<double, 3> rotation{0, 0, 0};  ///< initial rotation about x, then y, then z (degrees)
   std::array<double, 3> velocity{0, 0, 0};  ///< translation (lattice units)
   std::array<double, 3> angular_velocity{0, 0, 0};  ///< about the centre (radians per step)
-  double spacing = 0.3;                   ///< Poisson-disk sample spacing (cells)
+  double spacing = 0.3;                             ///< Poisson-disk sample spacing (cells)
 };
 
 /// \brief How immersed boundaries act on the fluid (docs/theory.md, immersed boundaries).
 struct ImmersedSettings {
   enum class Spreading { Scatter, Gather } spreading = Spreading::Scatter;
-  int iterations = 1;       ///< multi-direct forcing passes a step
-  int block = 4;            ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
+  int iterations = 1;  ///< multi-direct forcing passes a step
+  int block = 4;       ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
   std::int64_t loads_every = 1;  ///< body force and torque CSV cadence (steps)
+};
+template <>
+struct NameTable<ImmersedSettings::Spreading> {
+  using S = ImmersedSettings::Spreading;
+  static constexpr std::array entries{Named<S>{S::Scatter, "scatter"},
+                                      Named<S>{S::Gather, "gather"}};
 };
 
 /// \brief Initial condition.
@@ -106,23 +165,24 @@ struct SolverConfig {
   StorageKind storage = StorageKind::Same;
   std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
   int moment_segment = 0;                ///< moment kernel column segment in layers (0: default)
-  int moment_arrays = 2;                 ///< moment representation: 2 (two arrays, the fastest) or 1 (one
-                                         ///< array and the shadow of the tile edges: 29% less memory)
-  int csoa_alpha = -1;                   ///< population layout: 0 SoA, CSoA(alpha), -1 automatic (csoa_alpha_for)
-  bool face_kernels = false;             ///< two arrays: cells next to one face in per-face launches
-  int collision_kernels = 1;             ///< two arrays: the interior collision in 1 or 2 launches
+  int moment_arrays = 2;  ///< moment representation: 2 (two arrays, the fastest) or 1 (one
+                          ///< array and the shadow of the tile edges: 29% less memory)
+  int csoa_alpha = -1;    ///< population layout: 0 SoA, CSoA(alpha), -1 automatic (csoa_alpha_for)
+  bool face_kernels = false;  ///< two arrays: cells next to one face in per-face launches
+  int collision_kernels = 1;  ///< two arrays: the interior collision in 1 or 2 launches
   int nx = 1, ny = 1, nz = 1;
-  double tau = 0.6;                  ///< shear relaxation time, nu = (tau - 1/2)/3
-  double trt_magic = 3.0 / 16.0;     ///< TRT Lambda
-  double bulk_rate = 0.0;            ///< MRT/CM bulk (trace) rate; 0: default (mrt 1.54; cm, acm: 1, monomial basis: the high-order rate)
-  bool cm_hermite = true;            ///< cm, acm: central Hermite moments (true) or De Rosis's monomials
-  double high_order_rate = 1.0;      ///< CM: rate of the moments of order >= 3
-  double acm_viscosity = 5e-4;       ///< ACM: artificial viscosity scale nu_a (lattice units)
-  double acm_velocity = 0.0;         ///< ACM: reference speed u_ref (lattice units; must be > 0)
+  double tau = 0.6;               ///< shear relaxation time, nu = (tau - 1/2)/3
+  double trt_magic = 3.0 / 16.0;  ///< TRT Lambda
+  double bulk_rate = 0.0;  ///< MRT/CM bulk (trace) rate; 0: default (mrt 1.54; cm, acm: 1, monomial
+                           ///< basis: the high-order rate)
+  bool cm_hermite = true;  ///< cm, acm: central Hermite moments (true) or De Rosis's monomials
+  double high_order_rate = 1.0;  ///< CM: rate of the moments of order >= 3
+  double acm_viscosity = 5e-4;   ///< ACM: artificial viscosity scale nu_a (lattice units)
+  double acm_velocity = 0.0;     ///< ACM: reference speed u_ref (lattice units; must be > 0)
   std::array<double, 3> force{0, 0, 0};  ///< body force per unit volume (lattice units)
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
-  std::vector<Body> bodies;   ///< immersed-boundary solids
+  std::vector<Body> bodies;  ///< immersed-boundary solids
   ImmersedSettings ib;
   InitialCondition initial;
   Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
@@ -154,10 +214,10 @@ struct RunConfig {
   double log_seconds = 10.0;      ///< batch progress cadence when log_every is 0
   std::string progress = "auto";  ///< auto | bar | lines | none
   bool write_fields = true;
-  std::int64_t checkpoint_every = 0;  ///< checkpoint every N steps (0: only when stopped early)
-  int checkpoint_keep = 2;            ///< complete checkpoints kept (the newest ones)
-  std::array<int, 3> grid{0, 0, 0};   ///< MPI process grid; zeros: chosen automatically
-  std::string gpu_aware_mpi = "auto"; ///< auto | on | off
+  std::int64_t checkpoint_every = 0;    ///< checkpoint every N steps (0: only when stopped early)
+  int checkpoint_keep = 2;              ///< complete checkpoints kept (the newest ones)
+  std::array<int, 3> grid{0, 0, 0};     ///< MPI process grid; zeros: chosen automatically
+  std::string gpu_aware_mpi = "auto";   ///< auto | on | off
   std::string halo_transport = "auto";  ///< auto (NCCL on GPUs where built) | mpi | nccl
 };
 
@@ -169,7 +229,8 @@ struct TuneConfig {
   bool enabled = false;
   int steps = 20;
   int warmup = 5;
-  std::string cache;    ///< cache file; "" = $KOLIBRI_TUNE_CACHE, else $XDG_CACHE_HOME or ~/.cache: kolibri/tune.txt
+  std::string cache;    ///< cache file; "" = $KOLIBRI_TUNE_CACHE, else $XDG_CACHE_HOME or ~/.cache:
+                        ///< kolibri/tune.txt
   bool retune = false;  ///< time again even when the cache has the case
   std::vector<int> alpha{0, 16, 32, 64, 128, 256, 1024};
   std::vector<int> block{2, 4, 8};
@@ -182,14 +243,16 @@ struct Case {
   RunConfig run;
   TuneConfig tune;
   std::vector<Probe> probes;
-  double reynolds = 0.0;   ///< derived or given; 0 when not defined
-  double u_char = 0.0;     ///< characteristic lattice velocity
-  double u_max = 0.0;      ///< fastest wall, inlet, initial or characteristic velocity
-  double l_char = 0.0;     ///< characteristic length in cells
+  double reynolds = 0.0;  ///< derived or given; 0 when not defined
+  double u_char = 0.0;    ///< characteristic lattice velocity
+  double u_max = 0.0;     ///< fastest wall, inlet, initial or characteristic velocity
+  double l_char = 0.0;    ///< characteristic length in cells
 };
 
 /// True for a CSoA group size: a power of two from 2 to 2^20 (0, SoA, is not a group).
-inline bool valid_csoa_alpha(int alpha) { return alpha >= 2 && alpha <= (1 << 20) && (alpha & (alpha - 1)) == 0; }
+inline bool valid_csoa_alpha(int alpha) {
+  return alpha >= 2 && alpha <= (1 << 20) && (alpha & (alpha - 1)) == 0;
+}
 
 /// The population layout a configuration runs with: its csoa_alpha, or when automatic (-1)
 /// CSoA(32) for populations stored in FP32 or FP64 (5 to 6% faster than SoA on an H100, 94 to 99%
@@ -202,28 +265,33 @@ inline int csoa_alpha_for(const SolverConfig& c) {
 
 /// True where the moment representation exists: the regularized operators, native storage.
 inline bool supports_moments(CollisionKind c, StorageKind s) {
-  return s == StorageKind::Same && (c == CollisionKind::Regularized || c == CollisionKind::RecursiveRegularized);
+  return s == StorageKind::Same &&
+         (c == CollisionKind::Regularized || c == CollisionKind::RecursiveRegularized);
 }
 /// True where the lattice supports the operator: raw-moment MRT on D3Q27, central moments on the
 /// tensor-product lattices D2Q9 and D3Q27, everything else everywhere.
 inline bool supports(LatticeKind l, CollisionKind c) {
   if (c == CollisionKind::Mrt) return l == LatticeKind::D3Q27;
-  if (c == CollisionKind::CentralMoment || c == CollisionKind::AdaptiveCentralMoment) return l != LatticeKind::D3Q19;
+  if (c == CollisionKind::CentralMoment || c == CollisionKind::AdaptiveCentralMoment)
+    return l != LatticeKind::D3Q19;
   return true;
 }
 inline constexpr const char* kMrtNeed =
-    "collision = \"mrt\" (Suga's raw-moment MRT) is defined on D3Q27; \"cm\" and \"acm\" (central moments) need "
+    "collision = \"mrt\" (Suga's raw-moment MRT) is defined on D3Q27; \"cm\" and \"acm\" (central "
+    "moments) need "
     "D2Q9 or D3Q27, whose velocities are all combinations of -1, 0, 1";
 inline constexpr const char* kMomentsNeed =
-    "the moment representation (streaming = \"moments\") stores the moments of a regularized operator: it needs "
+    "the moment representation (streaming = \"moments\") stores the moments of a regularized "
+    "operator: it needs "
     "collision = \"regularized\" or \"recursive\" and storage = \"same\"";
 
-const char* to_string(LatticeKind);
-const char* to_string(CollisionKind);
-const char* to_string(Precision);
-const char* to_string(Streaming);
-const char* to_string(StorageKind);
-const char* to_string(FaceType);
-const char* to_string(ImmersedSettings::Spreading);
+/// The name of an enum value (its NameTable entry), as decks and output spell it.
+inline const char* to_string(LatticeKind e) { return name_of(e); }
+inline const char* to_string(CollisionKind e) { return name_of(e); }
+inline const char* to_string(Precision e) { return name_of(e); }
+inline const char* to_string(Streaming e) { return name_of(e); }
+inline const char* to_string(StorageKind e) { return name_of(e); }
+inline const char* to_string(FaceType e) { return name_of(e); }
+inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
 
 }  // namespace kolibri

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The dense box of cells a rank holds, ghost layers included: the one place where a cell
+/// index and its coordinates are converted, where neighbours along a lattice direction are found
+/// (with periodic wrap and the face rule) and where ghost and border cells are recognised. Every
+/// kernel, list builder, halo list, checkpoint, field gather and immersed-boundary routine goes
+/// through it. A tiled grid and one level of a refined grid offer the same members
+/// (docs/design.md, "The grid layer").
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+#include <kolibri/core/Kokkos.hpp>
+#include <kolibri/grid/Box.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace kolibri {
+
+/// \brief A cell's coordinates in a rank's box (ghost layers included).
+struct Coord {
+  int x = 0, y = 0, z = 0;
+};
+
+/// \brief Which face a population crossing several faces (edges, corners) takes its condition
+/// from: walls first, so a lid or an inlet never leaks through a corner.
+KOKKOS_INLINE_FUNCTION int face_priority(int type) {
+  switch (static_cast<FaceType>(type)) {
+    case FaceType::Wall:
+      return 0;
+    case FaceType::MovingWall:
+      return 1;
+    case FaceType::VelocityInlet:
+      return 2;
+    case FaceType::PressureOutlet:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+/// \brief Wrapped neighbour rows of a cell, 32-bit (cells < 2^32, a grid invariant): the upwind
+/// neighbour of direction q is xs[c_x + 1] + ys[c_y + 1] + zs[c_z + 1] (index 0 is the +1
+/// neighbour, 2 the -1 one). Built once per cell by the interior kernels; each direction then
+/// costs two adds of registers chosen at compile time (a run-time neighbour search per direction
+/// pushed the populations to local memory: docs/design.md). Wraps every axis: the flags keep the
+/// cells that use it away from non-periodic faces.
+struct Rows {
+  std::uint32_t xs[3], ys[3], zs[3];
+  /// Upwind neighbour of direction q (the cell at x - c_q).
+  template <class L>
+  KOKKOS_INLINE_FUNCTION Index upwind(int q) const {
+    return Index(xs[L::c(q, 0) + 1] + ys[L::c(q, 1) + 1] + zs[L::c(q, 2) + 1]);
+  }
+};
+
+/// \brief A rank's dense box: extents with ghost layers, the ghost layer on each side, where the
+/// box sits in the whole domain. Cells are numbered x fastest: cell(x, y, z) = x + nx (y + ny z).
+/// Device-copyable (plain arrays); built on the host from the rank's configuration.
+struct DenseGrid {
+  int n[3] = {1, 1, 1};               ///< extents, ghost layers included
+  int ghost[6] = {0, 0, 0, 0, 0, 0};  ///< 1 where a ghost layer lies (x_min ... z_max)
+  int origin[3] = {0, 0, 0};          ///< global coordinates of local cell (0, 0, 0)
+  int global[3] = {1, 1, 1};          ///< extents of the whole domain
+
+  /// The grid of a rank's configuration (`cfg.part` places it; the whole domain by default).
+  /// Throws std::invalid_argument for 2^32 cells or more (the 32-bit decode and cell lists).
+  static DenseGrid of(const SolverConfig& cfg) {
+    DenseGrid g;
+    g.n[0] = cfg.nx, g.n[1] = cfg.ny, g.n[2] = cfg.nz;
+    for (int f = 0; f < 6; ++f) g.ghost[f] = cfg.part.ghost[std::size_t(f)];
+    for (int d = 0; d < 3; ++d) {
+      g.origin[d] = cfg.part.origin[std::size_t(d)];
+      g.global[d] = cfg.global_n(d);
+    }
+    if (g.cells() >= (Index(1) << 32))
+      throw std::invalid_argument("kolibri: " + std::to_string(g.cells()) +
+                                  " cells: at most 2^32 - 1 per rank");
+    return g;
+  }
+  /// A box of n[0] x n[1] x n[2] cells that is the whole domain (no ghost layers).
+  static DenseGrid whole(int nx, int ny, int nz) {
+    DenseGrid g;
+    g.n[0] = g.global[0] = nx, g.n[1] = g.global[1] = ny, g.n[2] = g.global[2] = nz;
+    return g;
+  }
+
+  KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
+  KOKKOS_INLINE_FUNCTION Index cell(int x, int y, int z) const {
+    return x + Index(n[0]) * (y + Index(n[1]) * z);
+  }
+  KOKKOS_INLINE_FUNCTION Index cell(const Coord& p) const { return cell(p.x, p.y, p.z); }
+  /// Coordinates of cell c (32-bit division: cells < 2^32).
+  KOKKOS_INLINE_FUNCTION Coord coords(Index c) const {
+    using U = std::uint32_t;
+    const U u = U(c), t = u / U(n[0]);
+    return {int(u - t * U(n[0])), int(t % U(n[1])), int(t / U(n[1]))};
+  }
+  KOKKOS_INLINE_FUNCTION bool contains(int x, int y, int z) const {
+    return x >= 0 && x < n[0] && y >= 0 && y < n[1] && z >= 0 && z < n[2];
+  }
+
+  /// The wrapped neighbour rows of cell c (interior kernels).
+  KOKKOS_INLINE_FUNCTION Rows rows(Index c) const {
+    using U = std::uint32_t;
+    const U ux = U(n[0]), uy = U(n[1]), uz = U(n[2]), u = U(c);
+    const U x = u % ux, t = u / ux, y = t % uy, z = t / uy;
+    Rows r;
+    r.xs[0] = x == ux - 1 ? 0u : x + 1, r.xs[1] = x, r.xs[2] = x == 0 ? ux - 1 : x - 1;
+    r.ys[0] = (y == uy - 1 ? 0u : y + 1) * ux, r.ys[1] = y * ux,
+    r.ys[2] = (y == 0 ? uy - 1 : y - 1) * ux;
+    const U plane = ux * uy;
+    r.zs[0] = (z == uz - 1 ? 0u : z + 1) * plane, r.zs[1] = z * plane;
+    r.zs[2] = (z == 0 ? uz - 1 : z - 1) * plane;
+    return r;
+  }
+
+  /// \brief The cell reached from p by sign * c_q, the faces having the types `type` (FaceType
+  /// as int, x_min ... z_max): its index, wrapped across periodic faces, or -1 when the move
+  /// leaves the box through a non-periodic face, with `face` set to the face whose condition
+  /// applies (walls win at edges and corners, face_priority). The one rule the flags (host) and
+  /// the boundary kernels (device) share. A ghost side is typed periodic (Decomposition::
+  /// local_config): only moves that start in a ghost cell, which is never updated, cross it.
+  template <class L>
+  KOKKOS_INLINE_FUNCTION Index neighbour(const int (&type)[6], const Coord& p, int q, int sign,
+                                         int& face) const {
+    int s[3] = {p.x + sign * L::c(q, 0), p.y + sign * L::c(q, 1), p.z + sign * L::c(q, 2)};
+    face = -1;
+    for (int d = 0; d < 3; ++d) {
+      const int crossed = s[d] < 0 ? 2 * d : (s[d] >= n[d] ? 2 * d + 1 : -1);
+      if (crossed < 0) continue;
+      if (type[crossed] == static_cast<int>(FaceType::Periodic))
+        s[d] = crossed == 2 * d ? s[d] + n[d] : s[d] - n[d];
+      else if (face < 0 || face_priority(type[crossed]) < face_priority(type[face]))
+        face = crossed;
+    }
+    return face >= 0 ? Index(-1) : cell(s[0], s[1], s[2]);
+  }
+  /// Position v along `axis` moved back into the box across a periodic face (at most one box
+  /// length outside), or -1 across a non-periodic one.
+  KOKKOS_INLINE_FUNCTION int wrap(int v, int axis, const int (&type)[6]) const {
+    const int size = n[axis];
+    if (v < 0) return type[2 * axis] == static_cast<int>(FaceType::Periodic) ? v + size : -1;
+    if (v >= size)
+      return type[2 * axis + 1] == static_cast<int>(FaceType::Periodic) ? v - size : -1;
+    return v;
+  }
+
+  /// True for a cell of a ghost layer (a neighbour rank's cell, never updated here).
+  KOKKOS_INLINE_FUNCTION bool is_ghost(const Coord& p) const {
+    return p.x < ghost[0] || p.x >= n[0] - ghost[1] || p.y < ghost[2] || p.y >= n[1] - ghost[3] ||
+           p.z < ghost[4] || p.z >= n[2] - ghost[5];
+  }
+  /// True for a cell in the layer next to a ghost layer: its values leave in the halo exchange.
+  KOKKOS_INLINE_FUNCTION bool is_border(const Coord& p) const {
+    return (ghost[0] && p.x == 1) || (ghost[1] && p.x == n[0] - 2) || (ghost[2] && p.y == 1) ||
+           (ghost[3] && p.y == n[1] - 2) || (ghost[4] && p.z == 1) || (ghost[5] && p.z == n[2] - 2);
+  }
+  /// True for a cell in the layer next to a face that `open` marks (non-periodic faces).
+  KOKKOS_INLINE_FUNCTION bool on_face(const Coord& p, const bool (&open)[6]) const {
+    return (p.x == 0 && open[0]) || (p.x == n[0] - 1 && open[1]) || (p.y == 0 && open[2]) ||
+           (p.y == n[1] - 1 && open[3]) || (p.z == 0 && open[4]) || (p.z == n[2] - 1 && open[5]);
+  }
+
+  /// Global coordinates of p, wrapped into the domain (a ghost layer across a periodic face is the
+  /// other end's image).
+  Coord global_coords(const Coord& p) const {
+    const int c[3] = {p.x, p.y, p.z};
+    int g[3];
+    for (int d = 0; d < 3; ++d) g[d] = (c[d] + origin[d] + global[d]) % global[d];
+    return {g[0], g[1], g[2]};
+  }
+  /// Global linear index (x fastest over the whole domain) of an updated cell (not wrapped).
+  std::int64_t to_global(Index c) const {
+    const Coord p = coords(c);
+    return (p.x + origin[0]) +
+           std::int64_t(global[0]) *
+               ((p.y + origin[1]) + std::int64_t(global[1]) * (p.z + origin[2]));
+  }
+  /// The local cell at global coordinates (gx, gy, gz), or -1 outside this box.
+  Index from_global(int gx, int gy, int gz) const {
+    const int x = gx - origin[0], y = gy - origin[1], z = gz - origin[2];
+    return contains(x, y, z) ? cell(x, y, z) : Index(-1);
+  }
+  /// The cells this rank updates and owns (without ghost layers), in global coordinates.
+  Box real_box() const {
+    Box b;
+    for (int d = 0; d < 3; ++d) {
+      b.lo[std::size_t(d)] = origin[d] + ghost[2 * d];
+      b.n[std::size_t(d)] = n[d] - ghost[2 * d] - ghost[2 * d + 1];
+    }
+    return b;
+  }
+  /// The local cells of a box given in global coordinates, x fastest (host).
+  template <class F>
+  void for_each_in(const Box& b, F&& f) const {
+    for (int z = 0; z < b.n[2]; ++z)
+      for (int y = 0; y < b.n[1]; ++y)
+        for (int x = 0; x < b.n[0]; ++x)
+          f(cell(b.lo[0] + x - origin[0], b.lo[1] + y - origin[1], b.lo[2] + z - origin[2]));
+  }
+  /// Every cell of the box, x fastest: f(Coord, cell) (host).
+  template <class F>
+  void for_each(F&& f) const {
+    Index c = 0;
+    for (int z = 0; z < n[2]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[0]; ++x) f(Coord{x, y, z}, c++);
+  }
+};
+
+}  // namespace kolibri

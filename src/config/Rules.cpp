@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/Rules.hpp>
+
+namespace kolibri {
+
+namespace {
+std::string quoted(const char* name) { return std::string("\"") + name + "\""; }
+}  // namespace
+
+std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
+  const std::string streaming = quoted(to_string(c.streaming));
+  if (!supports(c.lattice, c.collision))
+    return RuleBreach{"model", "collision",
+                      std::string(kMrtNeed) + ", got lattice = " + quoted(to_string(c.lattice))};
+  if (c.storage == StorageKind::FP16 && c.precision != Precision::FP32)
+    return RuleBreach{
+        "model", "storage",
+        "fp16 storage needs precision = \"fp32\" (FP32 arithmetic), got precision = " +
+            quoted(to_string(c.precision))};
+  if (c.streaming == Streaming::Moments && !supports_moments(c.collision, c.storage))
+    return RuleBreach{"model", "streaming",
+                      std::string(kMomentsNeed) +
+                          ", got collision = " + quoted(to_string(c.collision)) +
+                          ", storage = " + quoted(to_string(c.storage))};
+  if (c.streaming == Streaming::Moments && c.csoa_alpha > 0)
+    return RuleBreach{
+        "model", "layout",
+        "the moment representation stores moments, not populations: the CSoA layout needs "
+        "streaming = \"two_array\" or \"in_place\""};
+  if (c.csoa_alpha != -1 && c.csoa_alpha != 0 && !valid_csoa_alpha(c.csoa_alpha))
+    return RuleBreach{"model", "csoa_alpha",
+                      "expected a power of two (cells a group) from 2 to 2^20, got " +
+                          std::to_string(c.csoa_alpha)};
+  if (c.collision_kernels != 1 && c.collision_kernels != 2)
+    return RuleBreach{"model", "collision_kernels",
+                      "expected 1 or 2, got " + std::to_string(c.collision_kernels)};
+  if (c.streaming != Streaming::TwoArray && c.face_kernels)
+    return RuleBreach{"model", "boundary_kernels",
+                      "per-face kernels need streaming = \"two_array\", got " + streaming};
+  if (c.streaming != Streaming::TwoArray && c.collision_kernels != 1)
+    return RuleBreach{"model", "collision_kernels",
+                      "a split collision needs streaming = \"two_array\", got " + streaming};
+  if (c.moment_arrays != 1 && c.moment_arrays != 2)
+    return RuleBreach{"model", "moment_arrays",
+                      "expected 1 or 2, got " + std::to_string(c.moment_arrays)};
+  if (!c.bodies.empty() && c.streaming != Streaming::TwoArray)
+    return RuleBreach{"model", "streaming",
+                      "immersed bodies need streaming = \"two_array\", got " + streaming};
+  if (c.collision == CollisionKind::AdaptiveCentralMoment && !(c.acm_velocity > 0))
+    return RuleBreach{"model", "acm_velocity",
+                      "collision = \"acm\" needs a reference speed > 0: no wall, inlet, initial or "
+                      "physics velocity "
+                      "is given, so set model.acm_velocity (lattice units)"};
+  const char* axis[3] = {"nx", "ny", "nz"};
+  const int n[3] = {c.nx, c.ny, c.nz};
+  for (int d = 0; d < 3; ++d)
+    if (n[d] < 1)
+      return RuleBreach{"domain", axis[d], "expected at least 1 cell, got " + std::to_string(n[d])};
+  if (c.lattice == LatticeKind::D2Q9 && c.nz != 1)
+    return RuleBreach{"domain", "nz",
+                      "must be 1 for the 2D lattice D2Q9 (got " + std::to_string(c.nz) + ")"};
+  const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
+  for (int a = 0; a < 3; ++a) {
+    const FaceType lo = c.faces[std::size_t(2 * a)].type, hi = c.faces[std::size_t(2 * a + 1)].type;
+    if ((lo == FaceType::Periodic) != (hi == FaceType::Periodic))
+      return RuleBreach{"boundary", face[lo == FaceType::Periodic ? 2 * a + 1 : 2 * a],
+                        std::string("periodic faces come in pairs: ") + face[2 * a] + " is " +
+                            to_string(lo) + " but " + face[2 * a + 1] + " is " + to_string(hi)};
+  }
+  if (!(c.tau > 0.5))
+    return RuleBreach{
+        "physics", "tau",
+        "tau = " + std::to_string(c.tau) + ": tau must be > 0.5 (positive viscosity)"};
+  return std::nullopt;
+}
+
+}  // namespace kolibri
