@@ -37,7 +37,7 @@ void time_kernel(const char* name, int N, int steps, int seg) {
                        InitMoments<L, R>{a, rho, u, idx, {R(0), R(0), R(0)}, omega});
   Boundary<L, R> bc{};
   bc.flags = flags;
-  bc.nx = nx, bc.ny = ny, bc.nz = nz;
+  bc.grid = DenseGrid::whole(nx, ny, nz);
   for (int f = 0; f < 6; ++f) bc.faces.type[f] = int(FaceType::Periodic);
   C op{};
   op.omega = omega;

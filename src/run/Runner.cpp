@@ -335,9 +335,10 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   std::vector<std::int64_t> point_cells;
   std::vector<std::ofstream> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
-  auto lin = [&](int x, int y, int z) { return x + std::int64_t(sc.nx) * (y + std::int64_t(sc.ny) * z); };
+  const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
   for (const auto& p : c.probes)
-    if (p.kind == Probe::Kind::Point) point_cells.push_back(lin(p.position[0], p.position[1], p.position[2]));
+    if (p.kind == Probe::Kind::Point)
+      point_cells.push_back(domain.global_index(p.position[0], p.position[1], p.position[2]));
   on_root(comm, [&] {
     for (const auto& p : c.probes) {
       if (p.kind != Probe::Kind::Point) continue;
@@ -509,12 +510,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     d = solver->diagnostics();
     if (d.first_bad >= 0) {
       progress.close();
-      const std::int64_t n = d.first_bad;
-      const int x = int(n % sc.nx), y = int(n / sc.nx % sc.ny), z = int(n / (std::int64_t(sc.nx) * sc.ny));
+      const Coord bad = DenseGrid::whole(sc.nx, sc.ny, sc.nz).global_coords_of(d.first_bad);
       std::ostringstream os;
-      os << "the solution diverged by step " << step << ": cell (" << x << ", " << y << ", " << z
-         << ") holds a non-finite density or velocity (max |u| before was " << res.max_speed
-         << "). Lower the lattice velocity, raise the resolution, or use collision = \"trt\" / \"regularized\".";
+      os << "the solution diverged by step " << step << ": cell (" << bad.x << ", " << bad.y << ", "
+         << bad.z << ") holds a non-finite density or velocity (max |u| before was "
+         << res.max_speed
+         << "). Lower the lattice velocity, raise the resolution, or use collision = \"trt\" / "
+            "\"regularized\".";
       res.exit_code = kExitDiverged;
       res.message = os.str();
       try {

@@ -21,17 +21,16 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
   // u = U sin(kx x) cos(ky y), v = -U (kx/ky) cos(kx x) sin(ky y), p = rho cs^2 + pressure wave.
   const double pi2 = 2.0 * std::numbers::pi;
   const double kx = pi2 / cfg.global_n(0), ky = pi2 / cfg.global_n(1), amp = cfg.initial.velocity[0];
-  for (int z = 0; z < cfg.nz; ++z)
-    for (int y = 0; y < cfg.ny; ++y)
-      for (int x = 0; x < cfg.nx; ++x) {
-        const double X = x + cfg.part.origin[0] + 0.5, Y = y + cfg.part.origin[1] + 0.5;
-        const auto i = static_cast<std::size_t>(x + std::int64_t(cfg.nx) * (y + std::int64_t(cfg.ny) * z));
-        u[i] = {amp * std::sin(kx * X) * std::cos(ky * Y),
-                -amp * (kx / ky) * std::cos(kx * X) * std::sin(ky * Y), 0.0};
-        const double p = -0.25 * cfg.initial.density * amp * amp *
-                         (std::cos(2 * kx * X) + (kx * kx) / (ky * ky) * std::cos(2 * ky * Y));
-        rho[i] = cfg.initial.density + 3.0 * p;  // p' = cs^2 rho'
-      }
+  const DenseGrid grid = DenseGrid::of(cfg);
+  grid.for_each([&](const Coord& c, Index cell) {
+    const double X = c.x + grid.origin[0] + 0.5, Y = c.y + grid.origin[1] + 0.5;
+    const auto i = static_cast<std::size_t>(cell);
+    u[i] = {amp * std::sin(kx * X) * std::cos(ky * Y),
+            -amp * (kx / ky) * std::cos(kx * X) * std::sin(ky * Y), 0.0};
+    const double p = -0.25 * cfg.initial.density * amp * amp *
+                     (std::cos(2 * kx * X) + (kx * kx) / (ky * ky) * std::cos(2 * ky * Y));
+    rho[i] = cfg.initial.density + 3.0 * p;  // p' = cs^2 rho'
+  });
 }
 
 std::string solver_signature(const SolverConfig& c) {

@@ -52,7 +52,7 @@ std::array<int, 6> face_counts(const SolverConfig& c) {
     for (int y = 0; y < c.ny; ++y)
       for (int x = 0; x < c.nx; ++x) {
         const Flag f = flags[std::size_t(x + c.nx * (y + c.ny * z))];
-        const int face = single_face<L>(c, flags, x, y, z);
+        const int face = single_face<L>(DenseGrid::of(c), c.faces, flags, Coord{x, y, z});
         if (face >= 0) {
           EXPECT_EQ(f, kBoundaryFluid) << "only boundary cells go to a face kernel";
           ++n[std::size_t(face)];

@@ -23,6 +23,18 @@ struct Coord {
   int x = 0, y = 0, z = 0;
 };
 
+/// \brief The one encode and decode of an x-fastest box of n[0] x n[1] x n[2] cells: cell
+/// x + n0 (y + n1 z). The decode divides in 32 bits (a rank's box, and every box inside it,
+/// holds fewer than 2^32 cells: DenseGrid::of).
+KOKKOS_INLINE_FUNCTION Index cell_in(const int (&n)[3], int x, int y, int z) {
+  return x + Index(n[0]) * (y + Index(n[1]) * z);
+}
+KOKKOS_INLINE_FUNCTION Coord coords_in(const int (&n)[3], Index c) {
+  using U = std::uint32_t;
+  const U u = U(c), t = u / U(n[0]);
+  return {int(u - t * U(n[0])), int(t % U(n[1])), int(t / U(n[1]))};
+}
+
 /// \brief Which face a population crossing several faces (edges, corners) takes its condition
 /// from: walls first, so a lid or an inlet never leaks through a corner.
 KOKKOS_INLINE_FUNCTION int face_priority(int type) {
@@ -87,16 +99,10 @@ struct DenseGrid {
   }
 
   KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
-  KOKKOS_INLINE_FUNCTION Index cell(int x, int y, int z) const {
-    return x + Index(n[0]) * (y + Index(n[1]) * z);
-  }
-  KOKKOS_INLINE_FUNCTION Index cell(const Coord& p) const { return cell(p.x, p.y, p.z); }
-  /// Coordinates of cell c (32-bit division: cells < 2^32).
-  KOKKOS_INLINE_FUNCTION Coord coords(Index c) const {
-    using U = std::uint32_t;
-    const U u = U(c), t = u / U(n[0]);
-    return {int(u - t * U(n[0])), int(t % U(n[1])), int(t / U(n[1]))};
-  }
+  KOKKOS_INLINE_FUNCTION Index cell(int x, int y, int z) const { return cell_in(n, x, y, z); }
+  KOKKOS_INLINE_FUNCTION Index cell(const Coord& p) const { return cell_in(n, p.x, p.y, p.z); }
+  /// Coordinates of cell c.
+  KOKKOS_INLINE_FUNCTION Coord coords(Index c) const { return coords_in(n, c); }
   KOKKOS_INLINE_FUNCTION bool contains(int x, int y, int z) const {
     return x >= 0 && x < n[0] && y >= 0 && y < n[1] && z >= 0 && z < n[2];
   }
@@ -171,17 +177,26 @@ struct DenseGrid {
     for (int d = 0; d < 3; ++d) g[d] = (c[d] + origin[d] + global[d]) % global[d];
     return {g[0], g[1], g[2]};
   }
-  /// Global linear index (x fastest over the whole domain) of an updated cell (not wrapped).
+  /// Linear index of global coordinates over the whole domain, x fastest (64-bit: the domain may
+  /// hold 2^32 cells or more where each rank holds fewer).
+  std::int64_t global_index(int gx, int gy, int gz) const {
+    return gx + std::int64_t(global[0]) * (gy + std::int64_t(global[1]) * gz);
+  }
+  /// Global coordinates of a global linear index.
+  Coord global_coords_of(std::int64_t g) const {
+    const std::int64_t gx = global[0], gy = global[1];
+    return {int(g % gx), int(g / gx % gy), int(g / (gx * gy))};
+  }
+  /// Global linear index of an updated cell (not wrapped).
   std::int64_t to_global(Index c) const {
     const Coord p = coords(c);
-    return (p.x + origin[0]) +
-           std::int64_t(global[0]) *
-               ((p.y + origin[1]) + std::int64_t(global[1]) * (p.z + origin[2]));
+    return global_index(p.x + origin[0], p.y + origin[1], p.z + origin[2]);
   }
-  /// The local cell at global coordinates (gx, gy, gz), or -1 outside this box.
-  Index from_global(int gx, int gy, int gz) const {
-    const int x = gx - origin[0], y = gy - origin[1], z = gz - origin[2];
-    return contains(x, y, z) ? cell(x, y, z) : Index(-1);
+  /// The local cell this rank updates at global coordinates g, or -1 where it holds none.
+  Index from_global(const Coord& g) const {
+    const Box b = real_box();
+    if (!b.contains(g.x, g.y, g.z)) return -1;
+    return cell(g.x - origin[0], g.y - origin[1], g.z - origin[2]);
   }
   /// The cells this rank updates and owns (without ghost layers), in global coordinates.
   Box real_box() const {

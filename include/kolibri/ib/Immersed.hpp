@@ -60,16 +60,18 @@ struct NodeBox {
       if (lo[d] != o.lo[d] || n[d] != o.n[d]) return false;
     return true;
   }
-  /// The cell (linear index in a box of nx x ny x ...) at box-local index i (x fastest).
-  KOKKOS_INLINE_FUNCTION Index global(const Index i, int nx, int ny) const {
-    const int x = lo[0] + int(i % n[0]), y = lo[1] + int(i / n[0] % n[1]), z = lo[2] + int(i / (Index(n[0]) * n[1]));
-    return x + Index(nx) * (y + Index(ny) * z);
+  /// Box-local coordinates of node i (x fastest).
+  KOKKOS_INLINE_FUNCTION Coord coords(const Index i) const { return coords_in(n, i); }
+  /// The grid's cell at box-local index i.
+  KOKKOS_INLINE_FUNCTION Index global(const Index i, const DenseGrid& grid) const {
+    const Coord p = coords(i);
+    return grid.cell(lo[0] + p.x, lo[1] + p.y, lo[2] + p.z);
   }
   /// Local index of cell (x, y, z), or -1 outside.
   KOKKOS_INLINE_FUNCTION Index local(int x, int y, int z) const {
     const int a = x - lo[0], b = y - lo[1], c = z - lo[2];
     if (a < 0 || b < 0 || c < 0 || a >= n[0] || b >= n[1] || c >= n[2]) return -1;
-    return a + Index(n[0]) * (b + Index(n[1]) * c);
+    return cell_in(n, a, b, c);
   }
 };
 
@@ -257,12 +259,13 @@ class ImmersedBoundary {
   void zero(const NodeBox& box) {
     if (box.cells() == 0) return;
     const auto force = m_force;
-    const Index cells = m_cfg.cells();
-    const int nx = m_cfg.nx, ny = m_cfg.ny;
+    const DenseGrid grid = DenseGrid::of(m_cfg);
+    const Index cells = grid.cells();
     Kokkos::parallel_for(
-        "kolibri::ib_zero", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
+        "kolibri::ib_zero",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
         KOKKOS_LAMBDA(const Index i) {
-          const Index n = box.global(i, nx, ny);
+          const Index n = box.global(i, grid);
           for (int d = 0; d < 3; ++d) force(d * cells + n) = R(0);
         });
   }
@@ -312,13 +315,14 @@ class ImmersedBoundary {
     NodeBox box;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
-      const Index n = box.global(i, bc.nx, bc.ny);
+      const Index n = box.global(i, bc.grid);
       if (bc.flags(n) == kSolid) {
         node(i) = R(1), node(nb + i) = node(2 * nb + i) = node(3 * nb + i) = R(0);
         return;
       }
       R f[L::Q];
-      if (bc.flags(n) == kFluid) gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
+      if (bc.flags(n) == kFluid)
+        gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
       else bc.pull(n, f, PostCollision<L, S, Slots>{src, idx});
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
@@ -336,11 +340,11 @@ class ImmersedBoundary {
     Kokkos::View<R*, MemSpace> force;
     Index cells;
     Kokkos::View<const Flag*, MemSpace> flags;
-    int nx, ny;
+    DenseGrid grid;
 
     /// The cell of stencil node c, or -1 outside the node box.
     KOKKOS_INLINE_FUNCTION Index cell(const int (&c)[3]) const {
-      return box.local(c[0], c[1], c[2]) < 0 ? -1 : c[0] + Index(nx) * (c[1] + Index(ny) * c[2]);
+      return box.local(c[0], c[1], c[2]) < 0 ? -1 : grid.cell(c[0], c[1], c[2]);
     }
     /// Add a sample's force g to the fluid nodes of its stencil (atomic; solid cells take none).
     KOKKOS_INLINE_FUNCTION void spread(const Stencil<L::D, R>& st, const R (&g)[3]) const {
@@ -388,7 +392,7 @@ class ImmersedBoundary {
         const Index i = this->box.local(c[0], c[1], c[2]);
         if (i < 0) continue;
         const R rn = node(i);
-        const Index cn = c[0] + Index(this->nx) * (c[1] + Index(this->ny) * c[2]);  // in the box (i >= 0)
+        const Index cn = this->grid.cell(c[0], c[1], c[2]);  // in the box (i >= 0)
         wsum += w;
         rho += w * rn;
         for (int d = 0; d < 3; ++d) {
@@ -437,18 +441,19 @@ class ImmersedBoundary {
     template <class Fn>
     KOKKOS_INLINE_FUNCTION int visit(const Index i, const Fn& fn) const {
       const NodeBox& nbox = this->box;
-      const int a = int(i % nbox.n[0]), b = int(i / nbox.n[0] % nbox.n[1]), c = int(i / (Index(nbox.n[0]) * nbox.n[1]));
+      const Coord p = nbox.coords(i);
       int loops = 0;
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         const int o[3] = {k & 1, (k >> 1) & 1, (k >> 2) & 1};
-        const Index base = nbox.local(nbox.lo[0] + a - o[0], nbox.lo[1] + b - o[1], nbox.lo[2] + c - o[2]);
+        const Index base =
+            nbox.local(nbox.lo[0] + p.x - o[0], nbox.lo[1] + p.y - o[1], nbox.lo[2] + p.z - o[2]);
         if (base < 0) continue;
         for (Index j = start(base); j < start(base + 1); ++j, ++loops) fn(list(j), o);
       }
       return loops;
     }
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
-      const Index n = this->box.global(i, this->nx, this->ny);
+      const Index n = this->box.global(i, this->grid);
       if (this->flags(n) == kSolid) return;
       R sum[3] = {R(0), R(0), R(0)};
       visit(i, [&](const Index s, const int (&o)[3]) {
@@ -474,7 +479,7 @@ class ImmersedBoundary {
 
   /// The shared part of the sample kernels for this step's node box.
   SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) const {
-    return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.nx, bc.ny};
+    return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.grid};
   }
 
  private:

@@ -51,20 +51,19 @@ template <class L>
 HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t value_bytes,
                            const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0,
                            const std::function<Index(Index, int)>& at = {}) {
-  const auto ext = dc.local_extent();
+  const DenseGrid grid = dc.grid();
   int type[6];
   for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
-  const int size[3] = {ext[0], ext[1], ext[2]};
   // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must
   // be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0), or,
   // seen from the receiver, in its ghost region towards the sender (`from` = that direction).
-  auto written = [&](int x, int y, int z, int q, const std::array<int, 3>& from) {
-    const Index n = x + Index(ext[0]) * (y + Index(ext[1]) * z);
-    if (flags[std::size_t(n)] == kSolid) return false;
+  auto written = [&](const Coord& p, int q, const std::array<int, 3>& from) {
+    if (flags[std::size_t(grid.cell(p))] == kSolid) return false;
     int face;
-    const Index m = neighbour_cell<L>(type, size, x, y, z, q, -1, face);
+    const Index m = grid.neighbour<L>(type, p, q, -1, face);
     if (m < 0 || flags[std::size_t(m)] == kSolid) return false;
-    const int mc[3] = {int(m % ext[0]), int(m / ext[0] % ext[1]), int(m / (Index(ext[0]) * ext[1]))};
+    const Coord mp = grid.coords(m);
+    const int mc[3] = {mp.x, mp.y, mp.z};
     for (std::size_t k = 0; k < 3; ++k) {
       const int first = dc.ghost[2 * k], last = first + dc.mine.n[k] - 1;
       const int where = mc[k] < first ? -1 : mc[k] > last ? 1 : 0;
@@ -72,7 +71,7 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
     }
     return true;
   };
-  const Index cells = Index(ext[0]) * ext[1] * ext[2];
+  const Index cells = grid.cells();
   auto place = [&](Index cell, int slot) { return at ? at(cell, slot) : Index(slot) * cells + cell; };
   HaloLists out;
   // Region of side d: ghost layer (ghost = true) or the real layer next to it, and the real
@@ -105,8 +104,8 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
       for (int z = lo[2]; z <= hi[2]; ++z)
         for (int y = lo[1]; y <= hi[1]; ++y)
           for (int x = lo[0]; x <= hi[0]; ++x)
-            if (mode != HaloMode::AAReverse || written(x, y, z, q, from))
-              list.push_back(place(x + Index(ext[0]) * (y + Index(ext[1]) * z), slot));
+            if (mode != HaloMode::AAReverse || written(Coord{x, y, z}, q, from))
+              list.push_back(place(grid.cell(x, y, z), slot));
     }
   };
   const bool opp = mode == HaloMode::AAForward;

@@ -24,7 +24,8 @@ struct MacroFields {
   std::vector<std::array<double, 3>> u;
   std::vector<std::uint8_t> solid;
   std::size_t index(int x, int y, int z) const {
-    return static_cast<std::size_t>(x + std::int64_t(nx) * (y + std::int64_t(ny) * z));
+    const int n[3] = {nx, ny, nz};
+    return static_cast<std::size_t>(cell_in(n, x, y, z));
   }
 };
 

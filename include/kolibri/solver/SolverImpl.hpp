@@ -5,6 +5,7 @@
 #pragma once
 
 #include <kolibri/collision/Mrt.hpp>
+#include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Halo.hpp>
@@ -94,9 +95,8 @@ class SolverImpl final : public Solver {
   /// `dist` (multi-rank runs): cfg is this rank's local configuration (Decomposition::local_config).
   explicit SolverImpl(const SolverConfig& cfg, const Distribution* dist = nullptr) : Solver(cfg) {
     if (dist) m_dist = *dist;
-    const Index n = cfg.cells();
-    if (n >= (Index(1) << 32))
-      throw std::invalid_argument("kolibri: " + std::to_string(n) + " cells: at most 2^32 - 1 per rank");
+    m_grid = DenseGrid::of(cfg);  // refuses 2^32 cells or more
+    const Index n = m_grid.cells();
     m_in_place = cfg.streaming == Streaming::InPlace;
     m_moments = cfg.streaming == Streaming::Moments;
     // The configuration rules (config/Rules.hpp) were checked by make_solver.
@@ -107,42 +107,28 @@ class SolverImpl final : public Solver {
     if constexpr (kMoments)
       if (m_moments) {  // the moments of the cells, then the shadow of the edge cells (MomentPlacement)
         m_tile = moment_tile_for<L, R, C>(cfg);
-        m_place = MomentPlacement(L::D, cfg.nx, cfg.ny, cfg.nz, m_tile.tx, m_tile.ty, m_tile.segment, cfg.moment_arrays == 2);
+        m_place = MomentPlacement(L::D, m_grid.n[0], m_grid.n[1], m_grid.n[2], m_tile.tx, m_tile.ty,
+                                  m_tile.segment, cfg.moment_arrays == 2);
         m_idx = moment_slots(L::D, m_place.stride(), M);
       }
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_idx.size());
     if (!m_in_place && !m_moments) m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", m_idx.size());
     const auto host_flags = build_flags<L>(cfg);
-    m_flags = Kokkos::View<Flag*, MemSpace>("kolibri::flags", n);
-    auto hf = Kokkos::create_mirror_view(m_flags);
-    m_fluid_cells = 0;
-    std::vector<std::uint32_t> boundary, inner;  // boundary cells next to a ghost layer first
-    std::vector<std::uint32_t> border_list;      // kFluidBorder cells
-    std::vector<std::uint32_t> face_lists[6];    // face_kernels: cells next to one face only
-    for (Index i = 0; i < n; ++i) {
-      hf(i) = host_flags[static_cast<std::size_t>(i)];
-      m_fluid_cells += is_updated(hf(i));
-      if (hf(i) == kFluidBorder) border_list.push_back(std::uint32_t(i));
-      if (hf(i) != kBoundaryFluid) continue;
-      const int x = int(i % cfg.nx), y = int(i / cfg.nx % cfg.ny), z = int(i / (Index(cfg.nx) * cfg.ny));
-      if (next_to_ghost(cfg, x, y, z)) boundary.push_back(std::uint32_t(i));
-      else if (const int f = cfg.face_kernels ? single_face<L>(cfg, host_flags, x, y, z) : -1; f >= 0)
-        face_lists[f].push_back(std::uint32_t(i));
-      else inner.push_back(std::uint32_t(i));
-    }
+    m_flags = to_device(host_flags, "kolibri::flags");
+    const CellLists cell_lists =
+        build_cell_lists<L>(m_grid, host_flags, cfg.faces, cfg.face_kernels);
+    m_fluid_cells = cell_lists.updated;
     {  // per-face cells: one list, face f from m_face_start[f] to m_face_start[f + 1]
       std::vector<std::uint32_t> all;
       for (int f = 0; f < 6; ++f) {
         m_face_start[f] = Index(all.size());
-        all.insert(all.end(), face_lists[f].begin(), face_lists[f].end());
+        all.insert(all.end(), cell_lists.faces[f].begin(), cell_lists.faces[f].end());
       }
       m_face_start[6] = Index(all.size());
       m_face_cells = to_device(all, "kolibri::face_cells");
     }
-    m_boundary_border = Index(boundary.size());
-    m_border = to_device(border_list, "kolibri::border_cells");
-    boundary.insert(boundary.end(), inner.begin(), inner.end());
-    Kokkos::deep_copy(m_flags, hf);
+    m_boundary_border = cell_lists.boundary_next_to_ghost;
+    m_border = to_device(cell_lists.border, "kolibri::border_cells");
     if (m_dist.comm) {
       m_fluid_cells = m_dist.comm->sum(std::int64_t(m_fluid_cells));
       const auto& dc = m_dist.dc;
@@ -164,7 +150,7 @@ class SolverImpl final : public Solver {
         m_pull = exchange(HaloMode::Pull, slots);
       }
     }
-    m_boundary = to_device(boundary, "kolibri::boundary_cells");
+    m_boundary = to_device(cell_lists.boundary, "kolibri::boundary_cells");
     for (int d = 0; d < 3; ++d) m_force[d] = R(cfg.force[d]);
     if (!cfg.bodies.empty()) {
       if (m_dist.comm)
@@ -232,8 +218,8 @@ class SolverImpl final : public Solver {
     if (outlets && m_outlet_u.extent(0) != m_boundary.extent(0))
       m_outlet_u = Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", m_boundary.extent(0));
     k.outlet_u = m_outlet_u;
-    const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_cfg.cells());
-    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_cfg.cells());
+    const Kokkos::RangePolicy<ExecSpace, LocalTag, Range> local(0, m_grid.cells());
+    const Kokkos::RangePolicy<ExecSpace, InteriorTag, Range> interior(0, m_grid.cells());
     const Kokkos::RangePolicy<ExecSpace, OutletVelocityTag, Range> outlet(0, Index(m_outlet_u.extent(0)));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       if (m_arriving) {
@@ -261,10 +247,16 @@ class SolverImpl final : public Solver {
     k.border_cells = m_border;
     auto interior = [&](const K& kk) {
       if (m_cfg.collision_kernels == 2) {
-        Kokkos::parallel_for(InteriorLowTag::label, Kokkos::RangePolicy<ExecSpace, InteriorLowTag, Range>(0, m_cfg.cells()), kk);
-        Kokkos::parallel_for(InteriorHighTag::label, Kokkos::RangePolicy<ExecSpace, InteriorHighTag, Range>(0, m_cfg.cells()), kk);
+        Kokkos::parallel_for(
+            InteriorLowTag::label,
+            Kokkos::RangePolicy<ExecSpace, InteriorLowTag, Range>(0, m_grid.cells()), kk);
+        Kokkos::parallel_for(
+            InteriorHighTag::label,
+            Kokkos::RangePolicy<ExecSpace, InteriorHighTag, Range>(0, m_grid.cells()), kk);
       } else {
-        Kokkos::parallel_for(InteriorTag::label, Kokkos::RangePolicy<ExecSpace, InteriorTag, Range>(0, m_cfg.cells()), kk);
+        Kokkos::parallel_for(InteriorTag::label,
+                             Kokkos::RangePolicy<ExecSpace, InteriorTag, Range>(0, m_grid.cells()),
+                             kk);
       }
     };
     auto faces = [&](K kk) {
@@ -303,7 +295,7 @@ class SolverImpl final : public Solver {
 
   void initialize(const std::vector<double>& rho,
                   const std::vector<std::array<double, 3>>& u) override {
-    const Index n = m_cfg.cells();
+    const Index n = m_grid.cells();
     if (Index(rho.size()) != n || Index(u.size()) != n)
       throw std::invalid_argument("initialize: expected " + std::to_string(n) + " values per field");
     Kokkos::View<double*, MemSpace> d_rho("kolibri::rho_init", n);
@@ -323,7 +315,7 @@ class SolverImpl final : public Solver {
     settle();
     if (!m_dist.comm) return gather({});
     // This rank's cells, x fastest, as bytes (rho, u, solid), assembled on rank 0.
-    const MacroFields part = gather(real_cells(m_dist.dc.mine));
+    const MacroFields part = gather(real_cells());
     const std::size_t n = part.rho.size();
     std::vector<std::byte> bytes(n * (4 * sizeof(double) + 1));
     std::memcpy(bytes.data(), part.rho.data(), n * sizeof(double));
@@ -360,15 +352,12 @@ class SolverImpl final : public Solver {
     settle();
     if (!m_dist.comm) return gather(cells);
     // Cells are global indices: each rank samples the ones it holds, the sum tells everyone.
-    const Box& b = m_dist.dc.mine;
-    const auto& g = m_cfg.part.ghost;
-    const std::int64_t gx = m_cfg.global_n(0), gy = m_cfg.global_n(1);
     std::vector<std::int64_t> local;
     std::vector<std::size_t> where;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      const int x = int(cells[i] % gx), y = int(cells[i] / gx % gy), z = int(cells[i] / (gx * gy));
-      if (!b.contains(x, y, z)) continue;
-      local.push_back(local_index(x - b.lo[0] + g[0], y - b.lo[1] + g[2], z - b.lo[2] + g[4]));
+      const Index c = m_grid.from_global(m_grid.global_coords_of(cells[i]));
+      if (c < 0) continue;
+      local.push_back(c);
       where.push_back(i);
     }
     std::vector<double> v(cells.size() * 5, 0.0);
@@ -390,9 +379,7 @@ class SolverImpl final : public Solver {
     return out;
   }
 
-  Box state_box() const override {
-    return m_dist.comm ? m_dist.dc.mine : Box{{0, 0, 0}, {m_cfg.nx, m_cfg.ny, m_cfg.nz}};
-  }
+  Box state_box() const override { return m_grid.real_box(); }
 
   /// Packed on the device (this rank's cells, no ghosts), then one copy into the piece's bytes:
   /// the host holds the state once.
@@ -442,19 +429,21 @@ class SolverImpl final : public Solver {
   /// of this rank's box (x fastest), in the local array with its ghost layers.
   struct StateSlots {
     Slots idx;
-    int nx, ny, bn[3], off[3];
+    DenseGrid grid;  ///< the local array's cells
+    int box[3];      ///< extents of this rank's cells (x fastest)
+    int off[3];      ///< where they start in the local array (the low ghost layers)
     KOKKOS_INLINE_FUNCTION Index operator()(Index k, Index m) const {
       const int q = int(k / m);
-      const Index i = k % m;
-      const int x = int(i % bn[0]), y = int(i / bn[0] % bn[1]), z = int(i / (Index(bn[0]) * bn[1]));
-      return idx((x + off[0]) + Index(nx) * ((y + off[1]) + Index(ny) * (z + off[2])), q);
+      const Coord p = coords_in(box, k % m);
+      return idx(grid.cell(p.x + off[0], p.y + off[1], p.z + off[2]), q);
     }
   };
   StateSlots state_slots() const {
-    const auto& g = m_cfg.part.ghost;
-    const bool d = m_dist.comm != nullptr;
     const Box b = state_box();
-    return {m_idx, m_cfg.nx, m_cfg.ny, {b.n[0], b.n[1], b.n[2]}, {d ? g[0] : 0, d ? g[2] : 0, d ? g[4] : 0}};
+    return {m_idx,
+            m_grid,
+            {b.n[0], b.n[1], b.n[2]},
+            {m_grid.ghost[0], m_grid.ghost[2], m_grid.ghost[4]}};
   }
 
   std::string value_type() const override {
@@ -471,7 +460,7 @@ class SolverImpl final : public Solver {
 
   Diagnostics diagnostics() const override {
     settle();
-    const Index n = m_cfg.cells();
+    const Index n = m_grid.cells();
     const Kokkos::View<const V*, MemSpace> f = m_f[m_cur];
     const auto flags = m_flags;
     const auto idx = m_idx;
@@ -511,7 +500,7 @@ class SolverImpl final : public Solver {
         },
         Kokkos::Min<Index>(bad));
     if (m_fluid_cells == 0) d.max_speed = 0.0;  // the Max reducer's identity otherwise
-    d.first_bad = bad < n ? to_global(bad) : -1;
+    d.first_bad = bad < n ? m_grid.to_global(bad) : -1;
     if (m_dist.comm) {
       const auto& c = *m_dist.comm;
       d.mass = c.sum(d.mass);
@@ -529,7 +518,7 @@ class SolverImpl final : public Solver {
   std::vector<double> populations() const override {
     if (m_moments) return moment_populations();
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_f[m_cur]);
-    const std::size_t n = std::size_t(m_cfg.cells());
+    const std::size_t n = std::size_t(m_grid.cells());
     const bool opp = state_layout().opposite_slots;
     std::vector<double> out(n * L::Q);
     for (int q = 0; q < L::Q; ++q) {
@@ -542,7 +531,7 @@ class SolverImpl final : public Solver {
 
   double bytes_per_update() const override { return 2.0 * m_idx.count * sizeof(V) + sizeof(Flag); }
   double bytes_per_cell() const override {
-    if (m_moments) return double(m_idx.size()) * sizeof(V) / double(m_cfg.cells()) + sizeof(Flag);
+    if (m_moments) return double(m_idx.size()) * sizeof(V) / double(m_grid.cells()) + sizeof(Flag);
     return (m_in_place ? 1.0 : 2.0) * m_idx.count * sizeof(V) + sizeof(Flag);
   }
 
@@ -557,8 +546,9 @@ class SolverImpl final : public Solver {
       if constexpr (kMoments) {
         const InitMoments<L, R> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]},
                                      CollisionFactory<C>::make(m_cfg).omega};
-        Kokkos::parallel_for("kolibri::init_moments",
-                             Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
+        Kokkos::parallel_for(
+            "kolibri::init_moments",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_grid.cells()), init);
       }
       refresh_ghosts();
       Kokkos::fence();
@@ -566,8 +556,9 @@ class SolverImpl final : public Solver {
     }
     const InitEquilibrium<L, S, C> init{m_f[m_cur], rho, u, m_idx, {m_force[0], m_force[1], m_force[2]}, m_in_place,
                                         CollisionFactory<C>::make(m_cfg)};
-    Kokkos::parallel_for("kolibri::init_equilibrium",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()), init);
+    Kokkos::parallel_for(
+        "kolibri::init_equilibrium",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_grid.cells()), init);
     refresh_ghosts();
     Kokkos::fence();
   }
@@ -590,7 +581,8 @@ class SolverImpl final : public Solver {
     const MomentPlace place = m_place.device();
     const Slots idx = m_idx;
     Kokkos::parallel_for(
-        "kolibri::moment_settle", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_cfg.cells()),
+        "kolibri::moment_settle",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_grid.cells()),
         KOKKOS_LAMBDA(const Index n) {
           const Index from = place.at(n, 1);
           if (from == n) return;
@@ -603,7 +595,7 @@ class SolverImpl final : public Solver {
   /// Moment representation: the post-collision populations rebuilt from the moments, q-major.
   std::vector<double> moment_populations() const {
     settle();
-    const Index n = m_cfg.cells();
+    const Index n = m_grid.cells();
     Kokkos::View<double*, MemSpace> out("kolibri::populations", std::size_t(n) * L::Q);
     if constexpr (kMoments) {
       const Kokkos::View<const R*, MemSpace> m = m_f[m_cur];
@@ -626,30 +618,18 @@ class SolverImpl final : public Solver {
   }
 
  private:
-
-  Index local_index(int x, int y, int z) const { return x + Index(m_cfg.nx) * (y + Index(m_cfg.ny) * z); }
-  /// Local indices of the cells of global box b (this rank's cells), x fastest.
-  std::vector<std::int64_t> real_cells(const Box& b) const {
-    const auto& g = m_cfg.part.ghost;
-    const int ox = m_dist.comm ? g[0] : 0, oy = m_dist.comm ? g[2] : 0, oz = m_dist.comm ? g[4] : 0;
+  /// Local indices of the cells this rank owns (no ghosts), x fastest.
+  std::vector<std::int64_t> real_cells() const {
+    const Box b = m_grid.real_box();
     std::vector<std::int64_t> list;
     list.reserve(std::size_t(b.cells()));
-    for (int z = 0; z < b.n[2]; ++z)
-      for (int y = 0; y < b.n[1]; ++y)
-        for (int x = 0; x < b.n[0]; ++x) list.push_back(local_index(x + ox, y + oy, z + oz));
+    m_grid.for_each_in(b, [&](Index c) { list.push_back(c); });
     return list;
-  }
-  /// Global linear index of a local cell.
-  std::int64_t to_global(Index i) const {
-    if (m_cfg.part.whole()) return i;
-    const int x = int(i % m_cfg.nx), y = int(i / m_cfg.nx % m_cfg.ny), z = int(i / (Index(m_cfg.nx) * m_cfg.ny));
-    const auto& o = m_cfg.part.origin;
-    return (x + o[0]) + std::int64_t(m_cfg.global_n(0)) * ((y + o[1]) + std::int64_t(m_cfg.global_n(1)) * (z + o[2]));
   }
 
   Boundary<L, R> rules() const {
-    return {m_flags, m_cfg.nx, m_cfg.ny, m_cfg.nz, DeviceFaces<R>::from(m_cfg.faces),
-            {m_force[0], m_force[1], m_force[2]}};
+    return {
+        m_flags, m_grid, DeviceFaces<R>::from(m_cfg.faces), {m_force[0], m_force[1], m_force[2]}};
   }
   StateLayout state_layout() const {
     if (m_moments) return {false, -1.0, true};
@@ -658,7 +638,7 @@ class SolverImpl final : public Solver {
   }
 
   MacroFields gather(const std::vector<std::int64_t>& list) const {
-    const Index count = list.empty() ? m_cfg.cells() : Index(list.size());
+    const Index count = list.empty() ? m_grid.cells() : Index(list.size());
     Kokkos::View<Index*, MemSpace> cells("kolibri::sample_cells", list.size());
     auto h_cells = Kokkos::create_mirror_view(cells);
     for (std::size_t i = 0; i < list.size(); ++i) h_cells(i) = list[i];
@@ -674,7 +654,8 @@ class SolverImpl final : public Solver {
     auto h_u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, u);
     auto h_flags = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_flags);
     MacroFields out;
-    if (list.empty()) out.nx = m_cfg.nx, out.ny = m_cfg.ny, out.nz = m_cfg.nz;
+    if (list.empty())
+      out.nx = m_grid.n[0], out.ny = m_grid.n[1], out.nz = m_grid.n[2];
     else out.nx = int(count), out.ny = out.nz = 1;
     const auto sz = static_cast<std::size_t>(count);
     out.rho.resize(sz), out.u.resize(sz), out.solid.resize(sz);
@@ -686,6 +667,7 @@ class SolverImpl final : public Solver {
     return out;
   }
 
+  DenseGrid m_grid;  ///< this rank's box of cells, ghost layers included
   Slots m_idx{};  ///< the population layout (SoA or CSoA)
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;

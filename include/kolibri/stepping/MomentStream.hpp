@@ -206,8 +206,10 @@ class MomentPlacement {
                                   " columns (cells across the march axis): at most 2^31 - 1 per rank");
     m_host.resize(std::size_t(columns));
     std::int32_t shared = 0, inner = 0;
+    const int plane[3] = {nx, dims == 3 ? ny : 1, 1};
     for (Index c = 0; c < columns; ++c) {
-      const int a = int(c % nx), b = dims == 3 ? int(c / nx) : 0;
+      const Coord p = coords_in(plane, c);  // the column's place across the march axis
+      const int a = p.x, b = p.y;
       m_host[std::size_t(c)] = two || edge(a, nx, tx) || (dims == 3 && edge(b, ny, ty)) ? shared++ : -1 - inner++;
     }
     m_edge = Kokkos::View<std::int32_t*, MemSpace>("kolibri::moment_edge_columns", std::size_t(columns));
@@ -331,22 +333,15 @@ struct MomentKernel {
   static std::size_t scratch_bytes(int planes) {
     return Kokkos::View<R*, typename ExecSpace::scratch_memory_space>::shmem_size(scratch_values(planes));
   }
-  KOKKOS_INLINE_FUNCTION int size(int axis) const { return axis == 0 ? bc.nx : axis == 1 ? bc.ny : bc.nz; }
+  KOKKOS_INLINE_FUNCTION int size(int axis) const { return bc.grid.n[axis]; }
   KOKKOS_INLINE_FUNCTION int segment_length() const { return place.segment; }
   int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
   int league() const { return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments(); }
-  /// True where the box side (axis, 0 low / 1 high) wraps: a periodic face, or a rank's ghost
-  /// side (an open connection, whose faces differ on the two sides of a rank's box).
-  KOKKOS_INLINE_FUNCTION bool periodic(int axis, int side) const {
-    return bc.faces.type[2 * axis + side] == static_cast<int>(FaceType::Periodic);
-  }
-  /// Coordinate along `axis` one step at most outside the box, wrapped where periodic; -1
-  /// outside a non-periodic box side.
+  /// Coordinate along `axis` one step at most outside the box, wrapped where the side is
+  /// periodic (a periodic face, or a rank's ghost side: an open connection); -1 outside a
+  /// non-periodic box side.
   KOKKOS_INLINE_FUNCTION int wrap(int v, int axis) const {
-    const int n = size(axis);
-    if (v < 0) return periodic(axis, 0) ? v + n : -1;
-    if (v >= n) return periodic(axis, 1) ? v - n : -1;
-    return v;
+    return bc.grid.wrap(v, axis, bc.faces.type);
   }
 
   /// The stored moments and flag of a cell (n < 0: none). Loaded without a branch on the flag,
@@ -380,13 +375,13 @@ struct MomentKernel {
 
   /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
   KOKKOS_INLINE_FUNCTION void reflect(Index n, const R (&f)[L::Q], MomentSum<R>& into) const {
-    const int x = int(n % bc.nx), y = int((n / bc.nx) % bc.ny), z = int(n / (Index(bc.nx) * bc.ny));
+    const Coord p = bc.grid.coords(n);
     R u[3] = {R(0), R(0), R(0)};
     bool have_u = false;
     KOLIBRI_UNROLL
     for (int q = 1; q < L::Q; ++q) {
       int face;
-      const Index m = bc.neighbour(x, y, z, q, +1, face);
+      const Index m = bc.neighbour(p, q, +1, face);
       if (m >= 0 && bc.flags(m) != kSolid) continue;
       if (bc.is_outlet(face) && !have_u) {
         bc.velocity(f, u);
@@ -512,7 +507,7 @@ struct MomentKernel {
       const int wa = a <= na ? wrap(a, ta) : -1, wb = RB ? (b <= nb ? wrap(b, tb) : -1) : b;
       int xyz[3] = {0, 0, 0};
       xyz[ta] = wa, xyz[tb] = wb;
-      st.col[c] = wa >= 0 && wb >= 0 ? xyz[0] + Index(bc.nx) * (xyz[1] + Index(bc.ny) * xyz[2]) : Index(-1);
+      st.col[c] = wa >= 0 && wb >= 0 ? bc.grid.cell(xyz[0], xyz[1], xyz[2]) : Index(-1);
       st.edge[c] = st.col[c] >= 0 ? place.edge[st.col[c]] : -1;  // (col -1: never placed)
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;

@@ -7,6 +7,7 @@
 
 #include <kolibri/collision/Collision.hpp>
 #include <kolibri/config/Case.hpp>
+#include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/storage/Storage.hpp>
 
@@ -89,21 +90,19 @@ struct DeviceFaces {
   }
 };
 
-
-/// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the box,
-/// the faces and the body force.
+/// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the
+/// grid, the faces and the body force.
 template <class L, class R>
 struct Boundary {
   Kokkos::View<const Flag*, MemSpace> flags;
-  int nx, ny, nz;
+  DenseGrid grid;
   DeviceFaces<R> faces;
   R force[3];
 
-  /// The cell reached from (x, y, z) by sign * c_q, with periodic wrap; -1 when the move leaves the
-  /// box through a non-periodic face, with `face` set (walls win at edges and corners).
-  KOKKOS_INLINE_FUNCTION Index neighbour(int x, int y, int z, int q, int sign, int& face) const {
-    const int size[3] = {nx, ny, nz};
-    return neighbour_cell<L>(faces.type, size, x, y, z, q, sign, face);
+  /// The cell reached from p by sign * c_q, with periodic wrap; -1 when the move leaves the box
+  /// through a non-periodic face, with `face` set (walls win at edges and corners).
+  KOKKOS_INLINE_FUNCTION Index neighbour(const Coord& p, int q, int sign, int& face) const {
+    return grid.neighbour<L>(faces.type, p, q, sign, face);
   }
 
   /// The population arriving at a cell in direction q from a face (`face` >= 0) or a solid cell
@@ -138,12 +137,12 @@ struct Boundary {
   template <class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, R (&f)[L::Q], const Departing& dep,
                                    const R* u_known = nullptr) const {
-    const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
+    const Coord p = grid.coords(n);
     bool have_u = u_known != nullptr;
     R u[3] = {have_u ? u_known[0] : R(0), have_u ? u_known[1] : R(0), have_u ? u_known[2] : R(0)};
     for (int q = 0; q < L::Q; ++q) {
       int face;
-      const Index m = neighbour(x, y, z, q, -1, face);
+      const Index m = neighbour(p, q, -1, face);
       if (m >= 0 && flags(m) != kSolid) {
         f[q] = dep(m, q);
         continue;
@@ -177,12 +176,12 @@ struct Boundary {
   template <class Arriving>
   KOKKOS_INLINE_FUNCTION void push(const Index n, const R (&fs)[L::Q], const R (&fr)[L::Q],
                                    const Arriving& arrive) const {
-    const int x = int(n % nx), y = int((n / nx) % ny), z = int(n / (Index(nx) * ny));
+    const Coord p = grid.coords(n);
     R u[3] = {R(0), R(0), R(0)};
     bool have_u = false;
     for (int q = 0; q < L::Q; ++q) {
       int face;
-      const Index m = neighbour(x, y, z, q, +1, face);
+      const Index m = neighbour(p, q, +1, face);
       if (m >= 0 && flags(m) != kSolid) {
         arrive(m, q, fs[q]);
         continue;
@@ -193,26 +192,6 @@ struct Boundary {
       }
       arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u));
     }
-  }
-};
-
-/// Wrapped neighbour rows of a cell, 32-bit (cells < 2^32): the upwind neighbour of direction q
-/// is xs[c_x + 1] + ys[c_y + 1] + zs[c_z + 1] (index 0 is the +1 neighbour, 2 the -1 one).
-struct Rows {
-  std::uint32_t xs[3], ys[3], zs[3];
-  KOKKOS_INLINE_FUNCTION Rows(Index n, int nx, int ny, int nz) {
-    using U = std::uint32_t;
-    const U ux = U(nx), uy = U(ny), uz = U(nz), c = U(n);
-    const U x = c % ux, t = c / ux, y = t % uy, z = t / uy;
-    xs[0] = x == ux - 1 ? 0u : x + 1, xs[1] = x, xs[2] = x == 0 ? ux - 1 : x - 1;
-    ys[0] = (y == uy - 1 ? 0u : y + 1) * ux, ys[1] = y * ux, ys[2] = (y == 0 ? uy - 1 : y - 1) * ux;
-    const U plane = ux * uy;
-    zs[0] = (z == uz - 1 ? 0u : z + 1) * plane, zs[1] = z * plane, zs[2] = (z == 0 ? uz - 1 : z - 1) * plane;
-  }
-  /// Upwind neighbour of direction q (the cell at x - c_q).
-  template <class L>
-  KOKKOS_INLINE_FUNCTION Index upwind(int q) const {
-    return Index(xs[L::c(q, 0) + 1] + ys[L::c(q, 1) + 1] + zs[L::c(q, 2) + 1]);
   }
 };
 
@@ -335,7 +314,7 @@ struct StreamCollide {
   template <int q0, int q1>
   KOKKOS_INLINE_FUNCTION void fast(const Index n) const {
     R f[L::Q];
-    gather_interior<L, S>(src, idx, Rows(n, bc.nx, bc.ny, bc.nz), f);
+    gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
     collide_store<q0, q1>(n, f);
   }
 
@@ -367,7 +346,7 @@ struct StreamCollide {
       for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
       bc.velocity(fs, u);
     }
-    const Rows rows(n, bc.nx, bc.ny, bc.nz);
+    const Rows rows = bc.grid.rows(n);
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
@@ -428,7 +407,7 @@ struct InPlaceStep {
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
     const Flag flag = bc.flags(n);  // in place the exchange is not overlapped: border cells too
     if (flag != kFluid && flag != kFluidBorder) return;
-    const Rows rows(n, bc.nx, bc.ny, bc.nz);
+    const Rows rows = bc.grid.rows(n);
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(rows.upwind<L>(q), L::opposite(q))), q);
