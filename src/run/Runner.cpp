@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <cmath>

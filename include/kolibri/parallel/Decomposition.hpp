@@ -5,7 +5,6 @@
 #pragma once
 
 #include <kolibri/config/Case.hpp>
-#include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/parallel/Comm.hpp>
 
 #include <array>
@@ -44,18 +43,6 @@ struct Decomposition {
   }
   /// The solver configuration of this rank's box (ghost layers included).
   SolverConfig local_config(const SolverConfig& cfg) const;
-  /// This rank's box of cells with its ghost layers (= DenseGrid::of(local_config(cfg))).
-  DenseGrid grid() const {
-    DenseGrid g;
-    const auto ext = local_extent();
-    for (std::size_t d = 0; d < 3; ++d) {
-      g.n[d] = ext[d];
-      g.origin[d] = mine.lo[d] - ghost[2 * d];
-      g.global[d] = global.n[d];
-    }
-    for (std::size_t f = 0; f < 6; ++f) g.ghost[f] = ghost[f];
-    return g;
-  }
 };
 
 /// \brief Parse "2x2x1" (or "auto") into a process grid; throws std::invalid_argument.

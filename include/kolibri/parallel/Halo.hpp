@@ -36,6 +36,21 @@ struct HaloLists {
   std::vector<HaloMessage> messages;  ///< byte offsets in `send`/`recv` (pointers set later)
 };
 
+/// \brief A rank's box of cells with its ghost layers (= DenseGrid::of(dc.local_config(cfg))).
+/// Here rather than in Decomposition.hpp, which host-only units (the deck and checkpoint
+/// readers, compiled without the device compiler) include and which must not pull in Kokkos.
+inline DenseGrid grid_of(const Decomposition& dc) {
+  DenseGrid g;
+  const auto ext = dc.local_extent();
+  for (std::size_t d = 0; d < 3; ++d) {
+    g.n[d] = ext[d];
+    g.origin[d] = dc.mine.lo[d] - dc.ghost[2 * d];
+    g.global[d] = dc.global.n[d];
+  }
+  for (std::size_t f = 0; f < 6; ++f) g.ghost[f] = dc.ghost[f];
+  return g;
+}
+
 /// \brief Build the lists: for direction d (from this rank to neighbour(d)) the populations q
 /// with c_q,k = d_k on every axis where d_k != 0. Send region: my real layer at side d (ghost
 /// layer for AAReverse); receive region: my ghost layer at side d (real layer for AAReverse),
@@ -51,7 +66,7 @@ template <class L>
 HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t value_bytes,
                            const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0,
                            const std::function<Index(Index, int)>& at = {}) {
-  const DenseGrid grid = dc.grid();
+  const DenseGrid grid = grid_of(dc);
   int type[6];
   for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
   // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must

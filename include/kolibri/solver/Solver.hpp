@@ -23,9 +23,10 @@ struct MacroFields {
   std::vector<double> rho;
   std::vector<std::array<double, 3>> u;
   std::vector<std::uint8_t> solid;
+  /// (Plain arithmetic, not grid/DenseGrid.hpp: host-only units include this header without
+  /// Kokkos.)
   std::size_t index(int x, int y, int z) const {
-    const int n[3] = {nx, ny, nz};
-    return static_cast<std::size_t>(cell_in(n, x, y, z));
+    return static_cast<std::size_t>(x + std::int64_t(nx) * (y + std::int64_t(ny) * z));
   }
 };
 
