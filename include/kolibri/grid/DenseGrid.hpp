@@ -67,36 +67,13 @@ struct Rows {
   }
 };
 
-/// \brief A rank's dense box: extents with ghost layers, the ghost layer on each side, where the
-/// box sits in the whole domain. Cells are numbered x fastest: cell(x, y, z) = x + nx (y + ny z).
-/// Device-copyable (plain arrays); built on the host from the rank's configuration.
-struct DenseGrid {
-  int n[3] = {1, 1, 1};               ///< extents, ghost layers included
-  int ghost[6] = {0, 0, 0, 0, 0, 0};  ///< 1 where a ghost layer lies (x_min ... z_max)
-  int origin[3] = {0, 0, 0};          ///< global coordinates of local cell (0, 0, 0)
-  int global[3] = {1, 1, 1};          ///< extents of the whole domain
-
-  /// The grid of a rank's configuration (`cfg.part` places it; the whole domain by default).
-  /// Throws std::invalid_argument for 2^32 cells or more (the 32-bit decode and cell lists).
-  static DenseGrid of(const SolverConfig& cfg) {
-    DenseGrid g;
-    g.n[0] = cfg.nx, g.n[1] = cfg.ny, g.n[2] = cfg.nz;
-    for (int f = 0; f < 6; ++f) g.ghost[f] = cfg.part.ghost[std::size_t(f)];
-    for (int d = 0; d < 3; ++d) {
-      g.origin[d] = cfg.part.origin[std::size_t(d)];
-      g.global[d] = cfg.global_n(d);
-    }
-    if (g.cells() >= (Index(1) << 32))
-      throw std::invalid_argument("kolibri: " + std::to_string(g.cells()) +
-                                  " cells: at most 2^32 - 1 per rank");
-    return g;
-  }
-  /// A box of n[0] x n[1] x n[2] cells that is the whole domain (no ghost layers).
-  static DenseGrid whole(int nx, int ny, int nz) {
-    DenseGrid g;
-    g.n[0] = g.global[0] = nx, g.n[1] = g.global[1] = ny, g.n[2] = g.global[2] = nz;
-    return g;
-  }
+/// \brief The cells of a dense box, numbered x fastest: cell(x, y, z) = x + nx (y + ny z), with
+/// the neighbour rules. Extents only: this is what every kernel carries (in `Boundary`). Kokkos
+/// passes a functor under 512 bytes as a kernel argument and a larger one through constant
+/// memory; carrying the whole DenseGrid (60 bytes) moved the D3Q27 MRT kernels over that line and
+/// cost them 2.2% on an H100 (docs/performance.md, 2026-11-23).
+struct GridCells {
+  int n[3] = {1, 1, 1};  ///< extents, ghost layers included
 
   KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
   KOKKOS_INLINE_FUNCTION Index cell(int x, int y, int z) const { return cell_in(n, x, y, z); }
@@ -153,6 +130,51 @@ struct DenseGrid {
     return v;
   }
 
+  /// Coordinates of cell c by 64-bit division: the same result as coords(). In the moment
+  /// kernel, at its 128-register cap, the inlined 32-bit division raised the kernel from 118 to
+  /// 128 registers and it ran 4% slower on an H100 (docs/performance.md); its boundary path
+  /// (MomentKernel::reflect) decodes with this one.
+  KOKKOS_INLINE_FUNCTION Coord coords_wide(Index c) const {
+    const Index nx = n[0], ny = n[1];
+    return {int(c % nx), int(c / nx % ny), int(c / (nx * ny))};
+  }
+  /// True for a cell in the layer next to a face that `open` marks (non-periodic faces).
+  KOKKOS_INLINE_FUNCTION bool on_face(const Coord& p, const bool (&open)[6]) const {
+    return (p.x == 0 && open[0]) || (p.x == n[0] - 1 && open[1]) || (p.y == 0 && open[2]) ||
+           (p.y == n[1] - 1 && open[3]) || (p.z == 0 && open[4]) || (p.z == n[2] - 1 && open[5]);
+  }
+};
+
+/// \brief A rank's dense box: its cells (GridCells) with the ghost layer on each side and where
+/// the box sits in the whole domain. Built on the host from the rank's configuration; kernels
+/// take its GridCells part.
+struct DenseGrid : GridCells {
+  int ghost[6] = {0, 0, 0, 0, 0, 0};  ///< 1 where a ghost layer lies (x_min ... z_max)
+  int origin[3] = {0, 0, 0};          ///< global coordinates of local cell (0, 0, 0)
+  int global[3] = {1, 1, 1};          ///< extents of the whole domain
+
+  /// The grid of a rank's configuration (`cfg.part` places it; the whole domain by default).
+  /// Throws std::invalid_argument for 2^32 cells or more (the 32-bit decode and cell lists).
+  static DenseGrid of(const SolverConfig& cfg) {
+    DenseGrid g;
+    g.n[0] = cfg.nx, g.n[1] = cfg.ny, g.n[2] = cfg.nz;
+    for (int f = 0; f < 6; ++f) g.ghost[f] = cfg.part.ghost[std::size_t(f)];
+    for (int d = 0; d < 3; ++d) {
+      g.origin[d] = cfg.part.origin[std::size_t(d)];
+      g.global[d] = cfg.global_n(d);
+    }
+    if (g.cells() >= (Index(1) << 32))
+      throw std::invalid_argument("kolibri: " + std::to_string(g.cells()) +
+                                  " cells: at most 2^32 - 1 per rank");
+    return g;
+  }
+  /// A box of n[0] x n[1] x n[2] cells that is the whole domain (no ghost layers).
+  static DenseGrid whole(int nx, int ny, int nz) {
+    DenseGrid g;
+    g.n[0] = g.global[0] = nx, g.n[1] = g.global[1] = ny, g.n[2] = g.global[2] = nz;
+    return g;
+  }
+
   /// True for a cell of a ghost layer (a neighbour rank's cell, never updated here).
   KOKKOS_INLINE_FUNCTION bool is_ghost(const Coord& p) const {
     return p.x < ghost[0] || p.x >= n[0] - ghost[1] || p.y < ghost[2] || p.y >= n[1] - ghost[3] ||
@@ -163,12 +185,6 @@ struct DenseGrid {
     return (ghost[0] && p.x == 1) || (ghost[1] && p.x == n[0] - 2) || (ghost[2] && p.y == 1) ||
            (ghost[3] && p.y == n[1] - 2) || (ghost[4] && p.z == 1) || (ghost[5] && p.z == n[2] - 2);
   }
-  /// True for a cell in the layer next to a face that `open` marks (non-periodic faces).
-  KOKKOS_INLINE_FUNCTION bool on_face(const Coord& p, const bool (&open)[6]) const {
-    return (p.x == 0 && open[0]) || (p.x == n[0] - 1 && open[1]) || (p.y == 0 && open[2]) ||
-           (p.y == n[1] - 1 && open[3]) || (p.z == 0 && open[4]) || (p.z == n[2] - 1 && open[5]);
-  }
-
   /// Global coordinates of p, wrapped into the domain (a ghost layer across a periodic face is the
   /// other end's image).
   Coord global_coords(const Coord& p) const {

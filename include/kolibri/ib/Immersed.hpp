@@ -63,7 +63,7 @@ struct NodeBox {
   /// Box-local coordinates of node i (x fastest).
   KOKKOS_INLINE_FUNCTION Coord coords(const Index i) const { return coords_in(n, i); }
   /// The grid's cell at box-local index i.
-  KOKKOS_INLINE_FUNCTION Index global(const Index i, const DenseGrid& grid) const {
+  KOKKOS_INLINE_FUNCTION Index global(const Index i, const GridCells& grid) const {
     const Coord p = coords(i);
     return grid.cell(lo[0] + p.x, lo[1] + p.y, lo[2] + p.z);
   }
@@ -259,7 +259,7 @@ class ImmersedBoundary {
   void zero(const NodeBox& box) {
     if (box.cells() == 0) return;
     const auto force = m_force;
-    const DenseGrid grid = DenseGrid::of(m_cfg);
+    const GridCells grid = DenseGrid::of(m_cfg);
     const Index cells = grid.cells();
     Kokkos::parallel_for(
         "kolibri::ib_zero",
@@ -340,7 +340,7 @@ class ImmersedBoundary {
     Kokkos::View<R*, MemSpace> force;
     Index cells;
     Kokkos::View<const Flag*, MemSpace> flags;
-    DenseGrid grid;
+    GridCells grid;
 
     /// The cell of stencil node c, or -1 outside the node box.
     KOKKOS_INLINE_FUNCTION Index cell(const int (&c)[3]) const {

@@ -429,7 +429,7 @@ class SolverImpl final : public Solver {
   /// of this rank's box (x fastest), in the local array with its ghost layers.
   struct StateSlots {
     Slots idx;
-    DenseGrid grid;  ///< the local array's cells
+    GridCells grid;  ///< the local array's cells
     int box[3];      ///< extents of this rank's cells (x fastest)
     int off[3];      ///< where they start in the local array (the low ghost layers)
     KOKKOS_INLINE_FUNCTION Index operator()(Index k, Index m) const {

@@ -375,7 +375,7 @@ struct MomentKernel {
 
   /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
   KOKKOS_INLINE_FUNCTION void reflect(Index n, const R (&f)[L::Q], MomentSum<R>& into) const {
-    const Coord p = bc.grid.coords(n);
+    const Coord p = bc.grid.coords_wide(n);  // fewer registers here than coords(): GridCells
     R u[3] = {R(0), R(0), R(0)};
     bool have_u = false;
     KOLIBRI_UNROLL

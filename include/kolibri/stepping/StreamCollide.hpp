@@ -95,7 +95,7 @@ struct DeviceFaces {
 template <class L, class R>
 struct Boundary {
   Kokkos::View<const Flag*, MemSpace> flags;
-  DenseGrid grid;
+  GridCells grid;  ///< extents only: keeps the functors under Kokkos' 512-byte argument launch
   DeviceFaces<R> faces;
   R force[3];
 
