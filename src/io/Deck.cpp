@@ -423,7 +423,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (auto F = physics.vec3<double>("force", dims)) sc.force = *F;
   const bool check = physics.boolean("check_stability").value_or(true);
   const std::string which = tau ? "tau" : nu ? "viscosity" : "reynolds";
-  if (check && sc.tau < 0.5005)
+  if (check && sc.tau > 0.5 && sc.tau < 0.5005)  // tau <= 1/2 itself: broken_rule
     physics.fail(which, "gives tau = " + std::to_string(sc.tau) +
                             ", too close to 1/2 to be stable: expected tau >= 0.5005 (refine the grid, "
                             "lower the velocity, or set physics.check_stability = false)");

@@ -118,4 +118,17 @@ TEST(Rules, TheDeckReportsABreachAtTheLineOfItsKey) {
   }
 }
 
+TEST(Rules, ATauOfOneHalfOrLessIsRefusedAsSuchNotAsTooCloseToOneHalf) {
+  const std::string deck =
+      "[model]\nlattice = \"D2Q9\"\n[domain]\nnx = 4\nny = 4\n[physics]\ntau = 0.4\n";
+  try {
+    parse_deck(deck, "case.toml");
+    FAIL() << "no error";
+  } catch (const DeckError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("case.toml:7: key 'physics.tau'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("tau must be > 0.5"), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
