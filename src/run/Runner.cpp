@@ -549,7 +549,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         const double elapsed = comm.max(seconds_since(t_start));
         if (elapsed + 2.0 * dt + 1.5 * ckpt >= opts.walltime) {
           char buf[128];
-          std::snprintf(buf, sizeof buf, "wall-time limit near (%.0f of %.0f s used)", elapsed, opts.walltime);
+          std::snprintf(buf, sizeof buf, "wall-time limit near (%.1f of %.1f s used)", elapsed,
+                        opts.walltime);
           stop_reason = buf;
         }
       }

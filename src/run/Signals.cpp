@@ -78,6 +78,22 @@ double parse_walltime(const std::string& s) {
   if (f.size() > 3) throw bad();
   std::vector<double> v;
   for (std::size_t i = 0; i < f.size(); ++i) v.push_back(number(f[i], i + 1 == f.size()));
+  // Seconds and minutes below 60 (the first field of a form is unbounded, as Slurm writes
+  // 90:30 or 120:00:00), hours below 24 after a day count.
+  auto below = [&](double value, double limit, const char* what) {
+    if (value >= limit)
+      throw std::invalid_argument("walltime '" + s + "': " + what + " must be below " +
+                                  std::to_string(int(limit)));
+  };
+  const std::size_t k = v.size();
+  if (days >= 0) {
+    below(v[0], 24, "hours after a day count");
+    if (k > 1) below(v[1], 60, "minutes");
+    if (k > 2) below(v[2], 60, "seconds");
+  } else if (k >= 2) {
+    below(v[k - 1], 60, "seconds");
+    if (k == 3) below(v[1], 60, "minutes");
+  }
   double t = 0;
   if (days >= 0) {  // D-HH, D-HH:MM, D-HH:MM:SS
     t = days * 86400.0 + v[0] * 3600.0 + (v.size() > 1 ? v[1] * 60.0 : 0.0) + (v.size() > 2 ? v[2] : 0.0);
@@ -89,6 +105,8 @@ double parse_walltime(const std::string& s) {
     t = v[0] * 3600.0 + v[1] * 60.0 + v[2];
   }
   if (!(t > 0)) throw bad();
+  if (t < 1.0)  // no run can set up, step and checkpoint in less
+    throw std::invalid_argument("walltime '" + s + "': expected at least 1 second");
   return t;
 }
 

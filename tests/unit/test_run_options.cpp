@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <stdexcept>
+#include <string>
 
 namespace {
 using namespace kolibri;
@@ -22,6 +23,21 @@ TEST(RunOptions, WalltimeForms) {
   EXPECT_DOUBLE_EQ(parse_walltime("0-01:30"), 5400.0);
   for (const char* bad : {"", "abc", "1.2.3", "1:2:3:4", "-5", "0", "1:", ":30", "1-", "1.5-02", "00:00:00", "1:2.5:3"})
     EXPECT_THROW(parse_walltime(bad), std::invalid_argument) << "'" << bad << "'";
+}
+
+TEST(RunOptions, WalltimeFieldsInRangeAndAtLeastOneSecond) {
+  // Fields past their range and limits under a second were accepted (issue 22).
+  for (const char* bad : {"1:99", "1-25:00:00", "0.5", "01:60:00", "00:10:60", "1-00:60", "0-24"})
+    EXPECT_THROW(parse_walltime(bad), std::invalid_argument) << "'" << bad << "'";
+  EXPECT_DOUBLE_EQ(parse_walltime("1"), 1.0);
+  EXPECT_DOUBLE_EQ(parse_walltime("120:00:00"), 120 * 3600.0);  // hours unbounded without days
+  EXPECT_DOUBLE_EQ(parse_walltime("1-23:59:59"), 86400.0 + 23 * 3600 + 59 * 60 + 59);
+  try {
+    parse_walltime("1:99");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("seconds must be below 60"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RunOptions, ProcessGrid) {
