@@ -163,6 +163,19 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
+std::string divergence_advice(const SolverConfig& c) {
+  std::string out = "Lower the lattice velocity or raise the resolution";
+  int named = 0;
+  for (const CollisionKind k :
+       {CollisionKind::Trt, CollisionKind::Regularized, CollisionKind::RecursiveRegularized,
+        CollisionKind::AdaptiveCentralMoment}) {
+    if (k == c.collision || !supports(c.lattice, k) || named == 2) continue;
+    out += std::string(named == 0 ? ", or use collision = \"" : " / \"") + to_string(k) + "\"";
+    ++named;
+  }
+  return out + ".";
+}
+
 RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOptions& opts) {
   Case c = deck_case;  // the tuner sets the options it searches
   namespace fs = std::filesystem;
@@ -515,9 +528,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       std::ostringstream os;
       os << "the solution diverged by step " << step << ": cell (" << bad.x << ", " << bad.y << ", "
          << bad.z << ") holds a non-finite density or velocity (max |u| before was "
-         << res.max_speed
-         << "). Lower the lattice velocity, raise the resolution, or use collision = \"trt\" / "
-            "\"regularized\".";
+         << res.max_speed << "). " << divergence_advice(sc);
       res.exit_code = kExitDiverged;
       res.message = os.str();
       try {

@@ -118,4 +118,20 @@ TEST(Run, BlowUpStopsWithPlaceAndTime) {
   EXPECT_NE(r.message.find("cell ("), std::string::npos) << r.message;
   EXPECT_NE(slurp(dir + "/summary.json").find("\"status\": \"diverged\""), std::string::npos);
 }
+TEST(Run, DivergenceAdviceNamesOnlyOperatorsTheCaseDoesNotUse) {
+  // A diverged TRT run was told to use collision = "trt" (issue 22).
+  SolverConfig c;
+  c.lattice = LatticeKind::D2Q9;
+  c.collision = CollisionKind::Trt;
+  const std::string trt = divergence_advice(c);
+  EXPECT_EQ(trt.find("\"trt\""), std::string::npos) << trt;
+  EXPECT_NE(trt.find("\"regularized\""), std::string::npos) << trt;
+  c.collision = CollisionKind::Bgk;
+  EXPECT_NE(divergence_advice(c).find("collision = \"trt\""), std::string::npos);
+  c.lattice = LatticeKind::D3Q19,
+  c.collision = CollisionKind::RecursiveRegularized;  // no ACM on D3Q19
+  const std::string rec = divergence_advice(c);
+  EXPECT_EQ(rec.find("\"recursive\""), std::string::npos) << rec;
+  EXPECT_EQ(rec.find("\"acm\""), std::string::npos) << rec;
+}
 }  // namespace

@@ -43,6 +43,11 @@ struct RunResult {
   std::string checkpoint;   ///< the last checkpoint written, if any
 };
 
+/// \brief What to try after a run diverged: lower the velocity, refine, or one or two of the more
+/// stable operators (TRT, regularized, recursive, ACM) that the case does not already use and
+/// its lattice supports.
+std::string divergence_advice(const SolverConfig& c);
+
 /// \brief Run the case to completion. Progress goes to `log` (stdout in the app).
 /// Collective over the ranks of Comm::world(): every rank calls it; only rank 0 writes files
 /// and log lines.
