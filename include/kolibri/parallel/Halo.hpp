@@ -36,19 +36,11 @@ struct HaloLists {
   std::vector<HaloMessage> messages;  ///< byte offsets in `send`/`recv` (pointers set later)
 };
 
-/// \brief A rank's box of cells with its ghost layers (= DenseGrid::of(dc.local_config(cfg))).
-/// Here rather than in Decomposition.hpp, which host-only units (the deck and checkpoint
-/// readers, compiled without the device compiler) include and which must not pull in Kokkos.
+/// \brief A rank's box of cells with its ghost layers: the grid of its local configuration, so
+/// the extents, ghost sides and origin are worked out in one place (Decomposition::local_config).
+/// Here rather than in Decomposition.hpp, which host-only units include (no Kokkos there).
 inline DenseGrid grid_of(const Decomposition& dc) {
-  DenseGrid g;
-  const auto ext = dc.local_extent();
-  for (std::size_t d = 0; d < 3; ++d) {
-    g.n[d] = ext[d];
-    g.origin[d] = dc.mine.lo[d] - dc.ghost[2 * d];
-    g.global[d] = dc.global.n[d];
-  }
-  for (std::size_t f = 0; f < 6; ++f) g.ghost[f] = dc.ghost[f];
-  return g;
+  return DenseGrid::of(dc.local_config(SolverConfig{}));
 }
 
 /// \brief Build the lists: for direction d (from this rank to neighbour(d)) the populations q
