@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/parallel/Distribution.hpp>
 
 #include <limits>
 #include <sstream>
@@ -100,6 +101,15 @@ std::array<int, 3> parse_grid(const std::string& s) {
   if (!(is >> g[0] >> x1 >> g[1] >> x2 >> g[2]) || x1 != 'x' || x2 != 'x' || !is.eof() || g[0] < 1 || g[1] < 1 || g[2] < 1)
     throw std::invalid_argument("process grid '" + s + "': expected PXxPYxPZ with positive integers (e.g. 2x2x1) or auto");
   return g;
+}
+
+Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid) {
+  Distribution d;
+  d.dc = Decomposition::make(cfg, comm.size(), comm.rank(), grid);
+  for (int r = 0; r < comm.size(); ++r)
+    d.boxes.push_back(Decomposition::make(cfg, comm.size(), r, d.dc.dims).mine);
+  d.comm = &comm;
+  return d;
 }
 
 }  // namespace kolibri

@@ -97,14 +97,6 @@ std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* 
 }
 }  // namespace
 
-Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid) {
-  Distribution d;
-  d.dc = Decomposition::make(cfg, comm.size(), comm.rank(), grid);
-  for (int r = 0; r < comm.size(); ++r) d.boxes.push_back(Decomposition::make(cfg, comm.size(), r, d.dc.dims).mine);
-  d.comm = &comm;
-  return d;
-}
-
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
   check(cfg);
   return make_local(cfg, nullptr);

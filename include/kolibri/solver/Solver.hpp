@@ -6,8 +6,7 @@
 
 #include <kolibri/config/Case.hpp>
 #include <kolibri/ib/Loads.hpp>
-#include <kolibri/parallel/Decomposition.hpp>
-#include <kolibri/parallel/Nccl.hpp>
+#include <kolibri/parallel/Distribution.hpp>
 #include <kolibri/solver/State.hpp>
 
 #include <array>
@@ -37,19 +36,6 @@ struct Diagnostics {
   std::int64_t first_bad = -1;   ///< first cell with a non-finite density or velocity, else -1
 };
 
-/// \brief A solver's place in a multi-rank run.
-struct Distribution {
-  Decomposition dc;
-  const Comm* comm = nullptr;   ///< null: a single-rank solver (no collective calls)
-  bool device_buffers = false;  ///< hand device buffers to MPI (GPU-aware MPI)
-  const NcclComm* nccl = nullptr;  ///< halo exchange through NCCL/RCCL instead of MPI
-  std::vector<Box> boxes;       ///< every rank's cells, by rank
-};
-
-/// \brief This rank's piece of `cfg` over the ranks of `comm`, with every rank's box (grid zeros:
-/// chosen automatically). Throws std::invalid_argument when the grid does not fit.
-Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid = {0, 0, 0});
-
 /// With a Distribution, the calls marked collective must be made by every rank; fields and
 /// reductions are global (macroscopic() on rank 0 only, the rest on every rank).
 class Solver {
@@ -70,7 +56,8 @@ class Solver {
   /// Populations of this rank's box (ghosts included) copied to the host, q-major: for tests.
   virtual std::vector<double> populations() const = 0;
   /// The raw stored state of this rank's cells (checkpoints); `phase` gets its layout: 0 two
-  /// arrays (slot q), 1 in place after a local step (slot opposite(q)), 2 in place, arriving.
+  /// arrays (slot q), 1 in place after a local step (slot opposite(q)), 2 in place, arriving,
+  /// 3 the moment representation (M moments a cell; stepping/Scheme.hpp, streaming_of_phase).
   virtual StatePiece state(int& phase) const = 0;
   /// The cells whose state this rank saves and loads (global coordinates).
   virtual Box state_box() const = 0;

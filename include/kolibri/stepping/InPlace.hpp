@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief One population array streamed in place (the AA pattern), either layout: a local step
+/// (collide, write back to the opposite slots) and a streaming step alternate; on several ranks a
+/// forward exchange before each streaming step and a reverse one after it.
+#pragma once
+
+#include <kolibri/collision/Factory.hpp>
+#include <kolibri/stepping/Scheme.hpp>
+
+namespace kolibri {
+
+template <class L, class S, class C>
+class InPlace final : public Scheme<L, S> {
+ public:
+  using typename Scheme<L, S>::R;
+  using typename Scheme<L, S>::V;
+
+  InPlace(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
+      : m_op(CollisionFactory<C>::make(cfg)) {
+    const Index n = level.grid.cells();
+    const int alpha = csoa_alpha_for(cfg);
+    this->m_idx = alpha == 0 ? Slots::soa(n, L::Q) : Slots::csoa(n, L::Q, alpha);
+    m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
+    for (const auto& f : cfg.faces) m_outlets = m_outlets || f.type == FaceType::PressureOutlet;
+    if (m_outlets)
+      m_outlet_u =
+          Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", level.boundary.extent(0));
+    if (level.dist.comm) {
+      const auto slots = [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); };
+      m_fwd = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAForward, slots);
+      m_rev = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAReverse, slots);
+    }
+  }
+
+  void step(Level<L, S>& level, std::int64_t, std::int64_t n) override {
+    auto run = [&](auto idx) {
+      using I = decltype(idx);
+      steps(InPlaceStep<L, S, C, I>{m_f, level.boundary, idx, m_op, level.rules, {}}, level, n);
+    };
+    if (this->m_idx.alpha == 0)
+      run(this->m_idx.as_soa());
+    else
+      run(this->m_idx.template as_csoa<L::Q>());
+  }
+
+  void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,
+                       Kokkos::View<const double* [3], MemSpace> u) override {
+    m_arriving = false;
+    fill_equilibrium<L, S>(level, m_f, this->m_idx, rho, u, true, m_op);
+    Kokkos::fence();  // the next streaming step exchanges the ghost layers
+  }
+
+  Kokkos::View<V*, MemSpace> values() const override { return m_f; }
+  /// After a local step population q sits in slot opposite(q), post-collision; after a
+  /// streaming step in slot q, arriving.
+  StateLayout layout() const override {
+    return m_arriving ? StateLayout{false, +1.0} : StateLayout{true, -1.0};
+  }
+  int phase() const override { return m_arriving ? 2 : 1; }
+  void loaded(int phase) override { m_arriving = phase == 2; }
+  /// A forward and a reverse exchange every two steps.
+  double exchange_time_per_step(int repeats) override { return m_fwd.time_alone(m_f, repeats); }
+  double state_bytes_per_cell(const Level<L, S>&) const override {
+    return 1.0 * this->m_idx.count * sizeof(V);
+  }
+
+ private:
+  template <class K>
+  void steps(K k, const Level<L, S>& level, std::int64_t nsteps) {
+    const Index nb = Index(level.boundary.extent(0));
+    k.outlet_u = m_outlet_u;
+    for (std::int64_t s = 0; s < nsteps; ++s) {
+      if (m_arriving) {
+        Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
+      } else {
+        m_fwd.run(m_f);  // the neighbours' departing populations into the ghost cells
+        if (m_outlets)
+          Kokkos::parallel_for(
+              OutletVelocityTag::label,
+              level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+        Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+        if (nb > 0)
+          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
+        m_rev.run(m_f);  // what this step wrote into ghost cells, back to their owners
+      }
+      m_arriving = !m_arriving;
+    }
+  }
+
+  C m_op;
+  Kokkos::View<V*, MemSpace> m_f;
+  bool m_arriving = false;  ///< the array holds arriving (pre-collision) populations
+  bool m_outlets = false;   ///< a pressure outlet among the faces
+  Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< with outlets: the boundary cells' velocities
+  HaloExchange<V> m_fwd, m_rev;               ///< multi-rank: before / after each streaming step
+};
+
+}  // namespace kolibri

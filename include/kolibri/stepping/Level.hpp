@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief What a streaming scheme steps on: one level of cells with its grid, flags, launch
+/// lists, boundary rules, body forces and place among the ranks. A dense solver has one level;
+/// a refined one will have one per refinement level, each stepped by its own scheme.
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+#include <kolibri/grid/CellLists.hpp>
+#include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/grid/Flags.hpp>
+#include <kolibri/ib/Immersed.hpp>
+#include <kolibri/parallel/Distribution.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace kolibri {
+
+/// \tparam L lattice, S storage policy.
+template <class L, class S>
+struct Level {
+  using R = typename S::real;
+
+  /// `cfg` is this rank's local configuration (Decomposition::local_config) on several ranks;
+  /// `host_flags` are build_flags(cfg) (the schemes build their halo lists from them too).
+  Level(const SolverConfig& cfg, const Distribution* distribution,
+        const std::vector<Flag>& host_flags)
+      : grid(DenseGrid::of(cfg)) {  // refuses 2^32 cells or more
+    if (distribution) dist = *distribution;
+    flags = to_device(host_flags, "kolibri::flags");
+    const CellLists lists = build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels);
+    fluid_cells = dist.comm ? dist.comm->sum(std::int64_t(lists.updated)) : lists.updated;
+    std::vector<std::uint32_t>
+        all;  // per-face cells: face f from face_start[f] to face_start[f + 1]
+    for (int f = 0; f < 6; ++f) {
+      face_start[f] = Index(all.size());
+      all.insert(all.end(), lists.faces[f].begin(), lists.faces[f].end());
+    }
+    face_start[6] = Index(all.size());
+    face_cells = to_device(all, "kolibri::face_cells");
+    boundary_border = lists.boundary_next_to_ghost;
+    border = to_device(lists.border, "kolibri::border_cells");
+    boundary = to_device(lists.boundary, "kolibri::boundary_cells");
+    for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
+    rules = {flags, grid, DeviceFaces<R>::from(cfg.faces), {force[0], force[1], force[2]}};
+    if (!cfg.bodies.empty()) {
+      if (dist.comm)
+        throw std::invalid_argument(
+            "kolibri: immersed bodies run on one rank (one GPU) for now; got a multi-rank run");
+      ib = ImmersedBoundary<L, S>(cfg);
+    }
+  }
+
+  /// A range over cells [begin, end) on this level's execution-space instance.
+  template <class Tag = void>
+  auto range(Index begin, Index end) const {
+    using Range = Kokkos::IndexType<Index>;
+    if constexpr (std::is_void_v<Tag>)
+      return Kokkos::RangePolicy<ExecSpace, Range>(exec, begin, end);
+    else
+      return Kokkos::RangePolicy<ExecSpace, Tag, Range>(exec, begin, end);
+  }
+  /// Over every cell of the grid, ghosts included.
+  template <class Tag = void>
+  auto all_cells() const {
+    return range<Tag>(0, grid.cells());
+  }
+
+  DenseGrid grid;  ///< this rank's box of cells, ghost layers included
+  Kokkos::View<Flag*, MemSpace> flags;
+  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid
+  Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
+  Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
+  Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only
+  Index face_start[7] = {0, 0, 0, 0, 0, 0, 0};        ///< face f's cells in face_cells
+  std::int64_t fluid_cells = 0;                       ///< updated cells over all ranks
+  R force[3]{};                                       ///< the body force
+  Boundary<L, R> rules{};     ///< the boundary rules the kernels apply (flags, faces, force)
+  Distribution dist;          ///< multi-rank runs; comm is null otherwise
+  ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays, one rank)
+  ExecSpace exec{};           ///< the instance the level's kernels run on
+};
+
+}  // namespace kolibri
