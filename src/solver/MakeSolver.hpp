@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: one factory per (lattice, storage), each in its own translation unit: nine files that
-// a parallel build compiles side by side (the GPU build of one lattice in one file took over ten
-// minutes).
+// Internal: the solver of one (lattice, storage, operator). Defined in SolverUnit.inc and
+// compiled in the units that src/CMakeLists.txt generates (KOLIBRI_SOLVER_UNITS): one per
+// (lattice, storage) on host backends, one per (lattice, storage, operator) on GPU backends,
+// where a parallel build compiles them side by side.
 #pragma once
 
+#include <kolibri/collision/Mrt.hpp>
 #include <kolibri/solver/Solver.hpp>
+#include <kolibri/storage/Storage.hpp>
+
+#include <memory>
 
 namespace kolibri::Impl {
-std::unique_ptr<Solver> make_solver_d2q9_fp64(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d2q9_fp32(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d2q9_fp16(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q19_fp64(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q19_fp32(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q19_fp16(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q27_fp64(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q27_fp32(const SolverConfig& cfg, const Distribution* dist);
-std::unique_ptr<Solver> make_solver_d3q27_fp16(const SolverConfig& cfg, const Distribution* dist);
+template <class L, class S, class C>
+std::unique_ptr<Solver> make_solver_of(const SolverConfig& cfg, const Distribution* dist);
 }  // namespace kolibri::Impl

@@ -80,18 +80,43 @@ void check(const SolverConfig& cfg) {
     throw std::invalid_argument("make_solver: " + breach->what());
 }
 
+/// The solver of the configured operator on lattice L with storage S.
+template <class L, class S>
+std::unique_ptr<Solver> make_with(const SolverConfig& cfg, const Distribution* dist) {
+  using R = typename S::real;
+  switch (cfg.collision) {
+    case CollisionKind::Bgk:
+      return Impl::make_solver_of<L, S, Bgk<L, R>>(cfg, dist);
+    case CollisionKind::Trt:
+      return Impl::make_solver_of<L, S, Trt<L, R>>(cfg, dist);
+    case CollisionKind::Regularized:
+      return Impl::make_solver_of<L, S, RegularizedBgk<L, R>>(cfg, dist);
+    case CollisionKind::RecursiveRegularized:
+      return Impl::make_solver_of<L, S, RecursiveRegularizedBgk<L, R>>(cfg, dist);
+    case CollisionKind::Mrt:
+      return Impl::make_solver_of<L, S, RawMomentMrt<L, R>>(cfg, dist);
+    case CollisionKind::CentralMoment:
+    case CollisionKind::AdaptiveCentralMoment:
+      return Impl::make_solver_of<L, S, CentralMomentMrt<L, R>>(cfg, dist);
+  }
+  throw std::invalid_argument("make_solver: unknown collision operator");
+}
+
+template <class L>
+std::unique_ptr<Solver> make_on(const SolverConfig& cfg, const Distribution* dist) {
+  if (cfg.precision == Precision::FP64) return make_with<L, NativeStorage<double>>(cfg, dist);
+  if (cfg.storage == StorageKind::FP16) return make_with<L, Fp16Storage>(cfg, dist);
+  return make_with<L, NativeStorage<float>>(cfg, dist);
+}
+
 std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* dist) {
-  const bool fp64 = cfg.precision == Precision::FP64, fp16 = cfg.storage == StorageKind::FP16;
   switch (cfg.lattice) {
     case LatticeKind::D2Q9:
-      return fp64 ? Impl::make_solver_d2q9_fp64(cfg, dist)
-             : fp16 ? Impl::make_solver_d2q9_fp16(cfg, dist) : Impl::make_solver_d2q9_fp32(cfg, dist);
+      return make_on<D2Q9>(cfg, dist);
     case LatticeKind::D3Q19:
-      return fp64 ? Impl::make_solver_d3q19_fp64(cfg, dist)
-             : fp16 ? Impl::make_solver_d3q19_fp16(cfg, dist) : Impl::make_solver_d3q19_fp32(cfg, dist);
+      return make_on<D3Q19>(cfg, dist);
     case LatticeKind::D3Q27:
-      return fp64 ? Impl::make_solver_d3q27_fp64(cfg, dist)
-             : fp16 ? Impl::make_solver_d3q27_fp16(cfg, dist) : Impl::make_solver_d3q27_fp32(cfg, dist);
+      return make_on<D3Q27>(cfg, dist);
   }
   throw std::invalid_argument("make_solver: unknown lattice");
 }

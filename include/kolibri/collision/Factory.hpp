@@ -55,4 +55,14 @@ struct CollisionFactory<CentralMomentMrt<L, R>> {
   }
 };
 
+/// \brief Whether operator C is defined on its lattice: the compile-time face of
+/// config/Case.hpp's supports(lattice, collision) (raw-moment MRT on D3Q27, central moments on
+/// the tensor-product lattices); the solver of an undefined pair is never compiled.
+template <class C>
+inline constexpr bool kDefinedOnLattice = true;
+template <class L, class R>
+inline constexpr bool kDefinedOnLattice<RawMomentMrt<L, R>> = std::is_same_v<L, D3Q27>;
+template <class L, class R>
+inline constexpr bool kDefinedOnLattice<CentralMomentMrt<L, R>> = kTensorLattice<L>;
+
 }  // namespace kolibri

@@ -110,7 +110,9 @@ class ImmersedBoundary {
   using V = typename S::value_type;
 
   ImmersedBoundary() = default;
-  explicit ImmersedBoundary(const SolverConfig& cfg) : m_cfg(cfg) {
+  /// `exec`: the instance the immersed-boundary kernels run on (the level's).
+  explicit ImmersedBoundary(const SolverConfig& cfg, const ExecSpace& exec = ExecSpace())
+      : m_cfg(cfg), m_exec(exec) {
     const int nb = int(cfg.bodies.size());
     if (nb == 0) return;
     std::vector<BodySamples> bs;
@@ -171,8 +173,10 @@ class ImmersedBoundary {
     m_box = box;
     if (Index(m_node.extent(0)) < 4 * box.cells())
       m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
-    Kokkos::parallel_for("kolibri::ib_nodes", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
-                         Nodes{src, bc, idx, m_node, box});
+    Kokkos::parallel_for(
+        "kolibri::ib_nodes",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
+        Nodes{src, bc, idx, m_node, box});
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     for (int pass = 0; pass < m_passes; ++pass) {
       // Later passes read the force so far at the nodes: spreading in the same kernel would let
@@ -182,14 +186,17 @@ class ImmersedBoundary {
       for (std::size_t b = 0; b + 1 < m_offset.size(); ++b) {
         const auto load = Kokkos::subview(m_loads, b, pass);
         Kokkos::parallel_reduce("kolibri::ib_samples",
-                                Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_offset[b], m_offset[b + 1]), k,
-                                load);
+                                Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
+                                    m_exec, m_offset[b], m_offset[b + 1]),
+                                k, load);
       }
       if (gather) {
         gather_forces(box, bc, idx);
       } else if (!fused) {
-        Kokkos::parallel_for("kolibri::ib_spread", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_stats.samples),
-                             Spread{{grid(box, bc, idx)}, m_sample_force});
+        Kokkos::parallel_for(
+            "kolibri::ib_spread",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples),
+            Spread{{grid(box, bc, idx)}, m_sample_force});
       }
     }
     Kokkos::fence();
@@ -263,7 +270,7 @@ class ImmersedBoundary {
     const Index cells = grid.cells();
     Kokkos::parallel_for(
         "kolibri::ib_zero",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, box.cells()),
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
         KOKKOS_LAMBDA(const Index i) {
           const Index n = box.global(i, grid);
           for (int d = 0; d < 3; ++d) force(d * cells + n) = R(0);
@@ -282,24 +289,26 @@ class ImmersedBoundary {
     const auto list = m_list;
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
     Kokkos::parallel_for(
-        "kolibri::ib_bin_count", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
+        "kolibri::ib_bin_count", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
           if (key(s) >= 0) slot(s) = int(Kokkos::atomic_fetch_add(&count(key(s)), Index(1)));
         });
     Kokkos::parallel_scan(
-        "kolibri::ib_bin_scan", Range(0, nbc + 1), KOKKOS_LAMBDA(const Index i, Index& sum, const bool last) {
+        "kolibri::ib_bin_scan", Range(m_exec, 0, nbc + 1),
+        KOKKOS_LAMBDA(const Index i, Index& sum, const bool last) {
           const Index c = i < nbc ? count(i) : 0;
           if (last) count(i) = sum;
           sum += c;
         });
     Kokkos::parallel_for(
-        "kolibri::ib_bin_fill", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
+        "kolibri::ib_bin_fill", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
           if (key(s) >= 0) list(count(key(s)) + slot(s)) = s;
         });
     const GatherNodes g{{grid(box, bc, idx)}, m_sample_force, m_count, m_list};
-    Kokkos::parallel_for("kolibri::ib_gather", Range(0, nbc), g);
+    Kokkos::parallel_for("kolibri::ib_gather", Range(m_exec, 0, nbc), g);
     if (m_stats.steps == 0) {  // loop counts of the first step (chen2022 Table 1)
       Kokkos::MinMaxScalar<int> m;
-      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(0, nbc), typename GatherNodes::Loops{g}, Kokkos::MinMax<int>(m));
+      Kokkos::parallel_reduce("kolibri::ib_gather_loops", Range(m_exec, 0, nbc),
+                              typename GatherNodes::Loops{g}, Kokkos::MinMax<int>(m));
       m_stats.loops_min = m.max_val > 0 ? m.min_val : 0, m_stats.loops_max = std::max(0, m.max_val);
     }
   }
@@ -484,6 +493,7 @@ class ImmersedBoundary {
 
  private:
   SolverConfig m_cfg;
+  ExecSpace m_exec{};  ///< the level's instance
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
   std::vector<std::array<double, 6>> m_bounds;

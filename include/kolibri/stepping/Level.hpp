@@ -51,7 +51,7 @@ struct Level {
       if (dist.comm)
         throw std::invalid_argument(
             "kolibri: immersed bodies run on one rank (one GPU) for now; got a multi-rank run");
-      ib = ImmersedBoundary<L, S>(cfg);
+      ib = ImmersedBoundary<L, S>(cfg, exec);
     }
   }
 
