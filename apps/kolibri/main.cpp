@@ -44,6 +44,7 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport;
   bool check_only = false;
+  bool no_restart_fallback = false;
   bool tune_only = false;  ///< kolibri tune
   bool use_cache = false;  ///< kolibri tune --cached: a cached choice is enough
 };
@@ -197,6 +198,7 @@ int do_run(void* p) {
       return 0;
     }
     opts.restart = a.restart;
+    opts.restart_fallback = !a.no_restart_fallback;
     const kolibri::RunResult r = kolibri::run_case(c, std::cout, opts);
     if (r.exit_code != 0 && r.exit_code != kolibri::kExitStopped) err << "kolibri: error: " << r.message << "\n";
     return r.exit_code;
@@ -232,6 +234,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_option("--output-dir,-o", ra.output_dir, "Directory for fields, probes and summary.json");
   run->add_option("--restart", ra.restart, "Continue from a checkpoint directory (or 'latest' in the output directory)");
+  run->add_flag("--no-restart-fallback", ra.no_restart_fallback,
+                "With --restart latest: refuse (exit 7) when the newest checkpoint is damaged, "
+                "instead of warning and "
+                "continuing from the newest intact one");
   run->add_option("--walltime", ra.walltime,
                   "Wall-clock limit (seconds, MM:SS, HH:MM:SS or D-HH:MM:SS): checkpoint and stop (exit 6) before it");
   run->add_option("--grid", ra.grid, "MPI process grid PXxPYxPZ (e.g. 2x2x1) or auto (default: deck, else auto)");

@@ -410,6 +410,19 @@ class PieceReader {
          << " x " << dims[2] << " x " << dims[3] << " for q x nz x ny x nx from the manifest)";
       throw CheckpointError(os.str());
     }
+    // The step comes from the data: the file's own attribute must agree with the manifest.
+    long long step = -1;
+    {
+      H5Handle attr{H5Aexists(f.id, "step") > 0 ? H5Aopen(f.id, "step", H5P_DEFAULT) : hid_t(-1),
+                    H5Aclose};
+      if (attr.id < 0 || H5Aread(attr.id, H5T_NATIVE_LLONG, &step) < 0)
+        throw CheckpointError(
+            file + ": no step attribute (not a kolibri checkpoint file, or damaged)" + h5_detail());
+    }
+    if (step != m_info.step)
+      throw CheckpointError(file + ": holds step " + std::to_string(step) +
+                            " but the manifest says step " + std::to_string(m_info.step) +
+                            " (edited or mixed up); refused");
     const H5T_class_t cls = type.id >= 0 ? H5Tget_class(type.id) : H5T_NO_CLASS;
     const bool want_float = m_info.value_type != "float16";
     if (cls != (want_float ? H5T_FLOAT : H5T_INTEGER) || H5Tget_size(type.id) != std::size_t(m_vb))
@@ -586,6 +599,20 @@ void write_checkpoint(const Comm& comm, const std::string& path, const Checkpoin
   comm.barrier();
 }
 
+namespace {
+/// The step in a checkpoint directory's name (`..._ckpt_<digits>`), or -1 when it has none.
+std::int64_t step_in_name(const std::string& file) {
+  const auto at = file.rfind("_ckpt_");
+  if (at == std::string::npos) return -1;
+  const char* b = file.data() + at + 6;
+  const char* e = file.data() + file.size();
+  if (b == e || !std::all_of(b, e, [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  std::int64_t step = -1;
+  const auto [ptr, ec] = std::from_chars(b, e, step);
+  return ec == std::errc() && ptr == e ? step : -1;
+}
+}  // namespace
+
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
@@ -618,6 +645,11 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   info.kolibri_version = m.string(root, "kolibri_version", "kolibri_version");
   info.created = m.string(root, "created", "created");
   info.step = m.integer(root, "step", "step", 0, INT64_MAX);
+  if (const std::int64_t named = step_in_name(fs::path(path).filename().string());
+      named >= 0 && named != info.step)
+    throw CheckpointError(path + ": the directory name says step " + std::to_string(named) +
+                          " but its manifest says step " + std::to_string(info.step) +
+                          " (renamed or edited); refused");
   info.value_type = m.string(root, "value_type", "value_type");
   try {
     (void)value_bytes(info.value_type);
@@ -712,6 +744,33 @@ void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, 
   }
 }
 
+CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path) {
+  CheckpointInfo info;
+  std::string err;
+  try {
+    info = read_checkpoint_info(path);
+    const H5Quiet quiet;
+    PieceReader reader(path, info);
+    for (int r = comm.rank(); r < info.ranks; r += comm.size()) (void)reader.read(r);
+  } catch (const std::exception& e) {
+    err = e.what();
+    if (err.empty()) err = path + ": unreadable";
+  }
+  for (const auto& e : comm.allgather(err))
+    if (!e.empty()) throw CheckpointError(e);
+  return info;
+}
+
+std::string move_aside(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  std::string aside = path + "." + what;
+  for (int i = 2; fs::exists(aside, ec); ++i) aside = path + "." + what + "." + std::to_string(i);
+  fs::rename(path, aside, ec);
+  if (ec)
+    throw OutputError(path + ": cannot move it aside to " + aside + " (" + ec.message() + ")");
+  return aside;
+}
+
 std::string checkpoint_path(const std::string& dir, const std::string& name, std::int64_t step) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%08lld", static_cast<long long>(step));
@@ -756,8 +815,15 @@ std::vector<std::string> prune_checkpoints(const std::string& dir, const std::st
                                            std::int64_t upto_step) {
   if (keep < 0) throw std::invalid_argument("prune_checkpoints: keep must be >= 0, got " + std::to_string(keep));
   std::vector<std::string> doomed, complete;
-  for (const auto& p : list_checkpoints(dir, name))  // oldest first
-    if (ckpt_step(fs::path(p).filename().string(), name, "") <= upto_step) complete.push_back(p);
+  for (const auto& p : list_checkpoints(dir, name)) {  // oldest first
+    if (ckpt_step(fs::path(p).filename().string(), name, "") > upto_step) continue;
+    try {  // only checkpoints whose manifest reads (and agrees with the name) count or go
+      (void)read_checkpoint_info(p);
+    } catch (const CheckpointError&) {
+      continue;
+    }
+    complete.push_back(p);
+  }
   if (complete.size() > std::size_t(keep)) doomed.assign(complete.begin(), complete.end() - keep);
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -7,10 +7,72 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace kolibri {
+
+OutputLock::OutputLock(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw OutputError(dir + ": cannot create the output directory (" + ec.message() + ")");
+  const std::string path = dir + "/kolibri.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw OutputError(path + ": cannot open the lock file (" + std::strerror(errno) + ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char holder[512] = {};
+    const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+    ::close(fd);
+    std::string who = n > 0 ? std::string(holder, std::size_t(n)) : std::string("unknown");
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    if (err == EWOULDBLOCK)
+      throw OutputError(dir + ": in use by another kolibri run (" + who +
+                        "); two runs must not share an output directory: wait for it, or use "
+                        "another output directory");
+    throw OutputError(path + ": cannot lock (" + std::strerror(err) + ")");
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
+  char when[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string text =
+      "pid " + std::to_string(::getpid()) + " on " + host + ", since " + when + "\n";
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, text.data(), text.size(), 0) != ssize_t(text.size())) {
+    const int err = errno;
+    ::close(fd);
+    throw OutputError(path + ": cannot write the lock file (" + std::strerror(err) + ")");
+  }
+  m_fd = fd;
+  m_path = path;
+}
+
+OutputLock& OutputLock::operator=(OutputLock&& o) noexcept {
+  if (this != &o) {
+    this->~OutputLock();
+    m_fd = o.m_fd;
+    m_path = std::move(o.m_path);
+    o.m_fd = -1;
+    o.m_path.clear();
+  }
+  return *this;
+}
+
+OutputLock::~OutputLock() {
+  if (m_fd < 0) return;
+  ::close(m_fd);  // the file stays (removing it would let two runs lock two different files)
+  m_fd = -1;
+}
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp";

@@ -252,66 +252,82 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
   }
 
-  // A restart reads its checkpoint before anything is written or removed.
-  CheckpointInfo restart_info;
-  std::string restart_path;
+  // One run at a time in an output directory (summary.json and the field files are shared).
+  OutputLock lock;
+  on_root(comm, [&] { lock = OutputLock(dir); });
+
+  // A restart reads its checkpoint before anything is written or removed. `latest` tries the
+  // newest checkpoint and, when it is damaged, the older ones (unless told not to fall back).
+  std::vector<std::string> candidates;
   if (!opts.restart.empty()) {
-    // Rank 0 resolves "latest" and checks the manifest; every rank then reads the manifest of
-    // that one path, and all agree on any error (a lagging file system must not split them).
-    std::string err;
+    std::string listed, err;
     if (comm.root()) {
-      try {
-        restart_path = opts.restart;
-        if (restart_path == "latest") {
-          const auto all = list_checkpoints(dir, rc.name);
-          if (all.empty())
-            throw CheckpointError(dir + ": no complete checkpoint of '" + rc.name + "' to restart from (--restart latest)");
-          restart_path = all.back();
-        }
-      } catch (const std::exception& e) {
-        err = e.what();
+      if (opts.restart == "latest") {
+        const auto all = list_checkpoints(dir, rc.name);
+        if (all.empty())
+          err = dir + ": no complete checkpoint of '" + rc.name +
+                "' to restart from (--restart latest)";
+        for (auto it = all.rbegin(); it != all.rend(); ++it) listed += *it + "\n";
+      } else {
+        listed = opts.restart + "\n";
       }
     }
-    comm.bcast(restart_path);
-    if (err.empty()) {
-      try {
-        restart_info = read_checkpoint_info(restart_path);
-      } catch (const std::exception& e) {
-        err = e.what();
-      }
-    }
-    for (const auto& e : comm.allgather(err))
-      if (!e.empty()) throw CheckpointError(e);
-    const std::string diff = first_difference(restart_info.signature, solver_signature(sc));
-    if (!diff.empty())
-      throw CheckpointError(restart_path + ": written for another set-up; the deck differs in " + diff +
-                            ". A restart continues the same case (only [run] keys may change).");
-    if (restart_info.step > rc.steps)
-      throw CheckpointError(restart_path + ": at step " + std::to_string(restart_info.step) + ", beyond run.steps = " +
-                            std::to_string(rc.steps) + ": raise run.steps to continue");
+    comm.bcast(err);
+    if (!err.empty()) throw CheckpointError(err);
+    comm.bcast(listed);
+    for (std::size_t at = 0, nl; (nl = listed.find('\n', at)) != std::string::npos; at = nl + 1)
+      candidates.push_back(listed.substr(at, nl - at));
+    if (!opts.restart_fallback) candidates.resize(1);
   }
 
   auto solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
-  if (!restart_path.empty()) {
-    if (restart_info.value_type != solver->value_type() || restart_info.q != solver->populations_per_cell())
-      throw CheckpointError(restart_path + ": holds " + restart_info.value_type + " values, this set-up stores " +
-                            solver->value_type());
+  CheckpointInfo restart_info;
+  std::string restart_path;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& cand = candidates[i];
+    // Every rank reads the manifest and its own pieces; all agree on the outcome (a lagging file
+    // system must not split them). A checkpoint of another set-up is the user's error, not damage.
+    std::string err;
     StatePiece mine;
     mine.box = solver->state_box();
-    std::string err;  // every rank reads its own pieces: agree on the outcome
     try {
-      read_checkpoint_state(restart_path, restart_info, mine);
-    } catch (const CheckpointError& e) {
-      err = e.what();
+      restart_info = read_checkpoint_info(cand);
+      const std::string diff = first_difference(restart_info.signature, solver_signature(sc));
+      if (!diff.empty())
+        throw std::invalid_argument(
+            cand + ": written for another set-up; the deck differs in " + diff +
+            ". A restart continues the same case (only [run] keys may change).");
+      if (restart_info.step > rc.steps)
+        throw std::invalid_argument(cand + ": at step " + std::to_string(restart_info.step) +
+                                    ", beyond run.steps = " + std::to_string(rc.steps) +
+                                    ": raise run.steps to continue");
+      if (restart_info.value_type != solver->value_type() ||
+          restart_info.q != solver->populations_per_cell())
+        throw std::invalid_argument(cand + ": holds " + restart_info.value_type +
+                                    " values, this set-up stores " + solver->value_type());
+      read_checkpoint_state(cand, restart_info, mine);
+    } catch (const std::invalid_argument& e) {
+      err = std::string("M") + e.what();
+    } catch (const std::exception& e) {
+      err = std::string("D") + e.what();
     }
+    std::string first;
     for (const auto& e : comm.allgather(err))
-      if (!e.empty()) throw CheckpointError(e);
-    solver->load_state(mine, restart_info.phase);
-    solver->set_steps_done(restart_info.step);
-    log << "kolibri: restarted from " << restart_path << " at step " << restart_info.step << " (written by "
-        << restart_info.ranks << (restart_info.ranks == 1 ? " rank" : " ranks") << ", " << restart_info.created << ")"
-        << std::endl;
+      if (!e.empty() && (first.empty() || (first[0] == 'D' && e[0] == 'M'))) first = e;
+    if (first.empty()) {
+      restart_path = cand;
+      solver->load_state(mine, restart_info.phase);
+      solver->set_steps_done(restart_info.step);
+      break;
+    }
+    if (first[0] == 'M' || i + 1 == candidates.size()) throw CheckpointError(first.substr(1));
+    log << "kolibri: warning: skipped the damaged checkpoint " << cand << " (" << first.substr(1)
+        << "); trying the next older one (--no-restart-fallback refuses instead)" << std::endl;
   }
+  if (!restart_path.empty())
+    log << "kolibri: restarted from " << restart_path << " at step " << restart_info.step
+        << " (written by " << restart_info.ranks << (restart_info.ranks == 1 ? " rank" : " ranks")
+        << ", " << restart_info.created << ")" << std::endl;
   const std::int64_t first_step = restart_path.empty() ? 0 : restart_info.step;
 
   if (restart_path.empty()) {  // never delete an earlier run's checkpoints without being asked
@@ -461,17 +477,34 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   auto write_ckpt = [&](std::int64_t step) {
     const auto t0 = Clock::now();
     const std::string path = checkpoint_path(dir, rc.name, step);
-    bool exists = false;  // the same state of the same set-up (a deterministic run) is there already
-    if (comm.root() && fs::exists(path + "/manifest.toml")) {
-      try {
-        exists = read_checkpoint_info(path).signature == solver_signature(sc);
-      } catch (const CheckpointError&) {
-      }
+    // Something at `path` already: an intact checkpoint of this set-up at this step (a restart
+    // from an older one reaching it again: a deterministic run writes the same state) counts;
+    // anything else (damaged, incomplete, another set-up) is moved aside, never deleted.
+    bool there = false;
+    if (comm.root()) {
+      std::error_code ec;
+      there = fs::exists(path, ec);
     }
-    exists = comm.any(exists);
-    if (exists) {
-      res.checkpoint = path;
-      return;
+    there = comm.any(there);
+    if (there) {
+      std::string why;
+      try {
+        const CheckpointInfo found = verify_checkpoint(comm, path);
+        if (found.signature != solver_signature(sc)) why = "written for another set-up";
+      } catch (const CheckpointError& e) {
+        why = e.what();
+      }
+      if (why.empty()) {
+        res.checkpoint = path;
+        log << "kolibri: checkpoint at step " << step << ": " << path
+            << " (there already, verified)" << std::endl;
+        return;
+      }
+      on_root(comm, [&] {
+        const std::string aside = move_aside(path, "damaged");
+        log << "kolibri: warning: moved " << path << " aside to " << aside << " (" << why << ")"
+            << std::endl;
+      });
     }
     CheckpointInfo info;
     info.step = step;
@@ -483,8 +516,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.q = solver->populations_per_cell();
     info.global = {sc.nx, sc.ny, sc.nz};
     info.ranks = comm.size();
-    const StatePiece mine = solver->state(info.phase);
-    write_checkpoint(comm, path, info, mine);
+    {
+      const StatePiece mine = solver->state(info.phase);
+      write_checkpoint(comm, path, info, mine);
+    }
+    // It counts, and older ones may go, only once it reads back intact.
+    try {
+      (void)verify_checkpoint(comm, path);
+    } catch (const CheckpointError& e) {
+      std::string aside;
+      on_root(comm, [&] { aside = move_aside(path, "damaged"); });
+      throw OutputError(std::string(e.what()) +
+                        ": the checkpoint just written does not read back intact (moved aside to " +
+                        aside + "; the older checkpoints are kept)");
+    }
     on_root(comm, [&] {  // keep this one and the newest older ones; never one of a later step
       for (const auto& old : prune_checkpoints(dir, rc.name, rc.checkpoint_keep, step))
         log << "kolibri: removed the older checkpoint " << old << "\n";
@@ -492,7 +537,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     ckpt_seconds = comm.max(seconds_since(t0));
     res.checkpoint = path;
     char buf[96];
-    std::snprintf(buf, sizeof buf, " (%.2f s)", ckpt_seconds);
+    std::snprintf(buf, sizeof buf, " (%.2f s, verified)", ckpt_seconds);
     log << "kolibri: checkpoint at step " << step << ": " << path << buf << std::endl;
   };
 

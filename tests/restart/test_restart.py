@@ -8,7 +8,10 @@ Checks: a run restarted from a checkpoint ends with fields bit-identical to the 
 run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given);
 SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
 corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
-writing nothing; only the newest checkpoint_keep checkpoints remain.
+writing nothing; only the newest checkpoint_keep checkpoints remain; a checkpoint counts only once
+it reads back intact, damaged or incomplete ones in the way are moved aside, the step comes from
+the data, `--restart latest` falls back past a damaged one, and a second run in the same output
+directory is refused.
 """
 import glob
 import json
@@ -183,6 +186,97 @@ refused(flip, "checksum", "a flipped byte")
 refused(truncate, os.path.basename(data_file(ck)), "a truncated file")
 refused(lambda c: os.remove(os.path.join(c, "manifest.toml")), "manifest", "a missing manifest")
 refused(lambda c: ["--set", "physics.reynolds=30"], "tau", "another viscosity")
+
+# Issue 22: a checkpoint counts only once it reads back intact; damaged or incomplete ones in the
+# way are moved aside (never deleted); the step comes from the data; `latest` falls back past a
+# damaged one; one run at a time in an output directory.
+REF = W("ref_two_array")  # checkpoints at 300 and 400 of a 400-step run
+C300, C400 = "restart_channel_ckpt_00000300", "restart_channel_ckpt_00000400"
+
+
+def copy_ref(name):
+    d = W(name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(REF, d)
+    return d
+
+
+def usable(d, ck, what):  # a restart from it at its own step is accepted (exit 0)
+    p = run(d, "--restart", os.path.join(d, ck))
+    check(p.returncode == 0, f"{what}: {ck} restarts (it reads back intact)")
+
+
+# A damaged checkpoint where the restarted run writes its final one: moved aside, written anew.
+d = copy_ref("damaged_final")
+truncate(os.path.join(d, C400))
+p = run(d, "--restart", os.path.join(d, C300))
+check("aside" in p.stdout and os.path.isdir(os.path.join(d, C400 + ".damaged")),
+      f"damaged final checkpoint: moved aside with a message ({[l for l in p.stdout.splitlines() if 'aside' in l][:1]})")
+summary = json.load(open(os.path.join(d, "summary.json")))
+check(summary["checkpoint"].endswith(C400), "damaged final checkpoint: summary names the new one")
+usable(d, C400, "damaged final checkpoint")
+same_fields(final(REF, 400), final(d, 400), "damaged final checkpoint: the restarted run ends right")
+
+# The same with pruning: the good older checkpoint may go only after the new one verified.
+d = copy_ref("damaged_prune")
+truncate(os.path.join(d, C400))
+run(d, "--restart", os.path.join(d, C300), "--set", "run.steps=500")
+left = sorted(os.path.basename(c) for c in glob.glob(os.path.join(d, "restart_channel_ckpt_*")))
+check(left == [C400, C400 + ".damaged", "restart_channel_ckpt_00000500"], f"damaged + pruning: what is left ({left})")
+usable(d, C400, "damaged + pruning")
+
+# The step comes from the data and must agree with the manifest and the directory name.
+def set_manifest_step(c, step):
+    mf = os.path.join(c, "manifest.toml")
+    text = open(mf).read()
+    open(mf, "w").write(text.replace("step = 300", f"step = {step}"))
+
+
+refused_at = lambda d, c, needle, what, *extra: (lambda p: check(needle in p.stderr, f"{what}: {p.stderr.strip()[:160]}"))(
+    run(d, "--restart", c, *extra, expect=7))
+d = copy_ref("edited_step")
+set_manifest_step(os.path.join(d, C300), 299)
+refused_at(d, os.path.join(d, C300), "step", "manifest step edited (name disagrees)")
+os.rename(os.path.join(d, C300), os.path.join(d, "restart_channel_ckpt_00000299"))
+refused_at(d, os.path.join(d, "restart_channel_ckpt_00000299"), "holds step 300", "manifest step and name edited (data disagrees)")
+d = copy_ref("renamed")
+os.rename(os.path.join(d, C300), os.path.join(d, "restart_channel_ckpt_00000350"))
+refused_at(d, os.path.join(d, "restart_channel_ckpt_00000350"), "name says step 350", "directory renamed")
+
+# An incomplete directory (no manifest) where the run writes must not block it.
+d = copy_ref("incomplete")
+os.remove(os.path.join(d, C400, "manifest.toml"))
+p = run(d, "--restart", os.path.join(d, C300))
+check(os.path.isdir(os.path.join(d, C400 + ".damaged")), "incomplete directory: moved aside")
+usable(d, C400, "incomplete directory")
+
+# --restart latest falls back past a damaged newest checkpoint (or refuses when told to).
+d = copy_ref("latest_damaged")
+flip(os.path.join(d, C400))
+p = run(d, "--restart", "latest")
+check("skipped the damaged checkpoint" in p.stdout and C400 in p.stdout and f"restarted from {os.path.join(d, C300)}" in p.stdout,
+      "latest: warns, names the damaged one and continues from the older")
+same_fields(final(REF, 400), final(d, 400), "latest after a damaged newest: the run ends right")
+d = copy_ref("latest_strict")
+flip(os.path.join(d, C400))
+refused_at(d, "latest", "checksum", "latest with --no-restart-fallback", "--no-restart-fallback")
+
+# One run at a time in an output directory: the second is refused at once, naming the holder.
+d = W("locked")
+shutil.rmtree(d, ignore_errors=True)
+first = subprocess.Popen([KOLIBRI, "run", DECK, "-o", d, "--progress", "lines", "--set", "run.steps=100000000",
+                          "--set", "run.checkpoint_every=0", "--set", "run.output_every=0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+for line in first.stdout:
+    if line.startswith("step "):
+        break
+t0 = time.time()
+p = run(d, "--set", "run.checkpoint_every=0", expect=4)
+check("in use by another kolibri run" in p.stderr and f"pid {first.pid}" in p.stderr and time.time() - t0 < 10,
+      f"a second run in the same directory: refused at once ({p.stderr.strip()[:160]})")
+first.send_signal(signal.SIGTERM)
+first.communicate(timeout=120)
+check(first.returncode == 6, f"the first run went on undisturbed and stopped on SIGTERM (exit {first.returncode})")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -209,9 +209,11 @@ std::string hex(std::uint64_t v) {
 std::string hand_manifest(const std::vector<HandPiece>& pieces, const std::string& vt = "float64",
                           int version = 1) {
   std::ostringstream m;
-  m << "format_version = " << version << "\nkolibri_version = \"0.1.0\"\ncreated = \"2026-01-01T00:00:00Z\"\n"
-    << "step = 77\nvalue_type = \"" << vt << "\"\nq = " << kQ << "\nglobal = [" << kGlobal[0] << ", " << kGlobal[1]
-    << ", " << kGlobal[2] << "]\nphase = 0\nranks = " << pieces.size() << "\nformat = \"per-rank\"\n"
+  m << "format_version = " << version
+    << "\nkolibri_version = \"0.1.0\"\ncreated = \"2026-01-01T00:00:00Z\"\n"
+    << "step = 1234\nvalue_type = \"" << vt << "\"\nq = " << kQ << "\nglobal = [" << kGlobal[0]
+    << ", " << kGlobal[1] << ", " << kGlobal[2] << "]\nphase = 0\nranks = " << pieces.size()
+    << "\nformat = \"per-rank\"\n"
     << "signature = \"sig\"\ndeck = \"\"\n";
   for (std::size_t r = 0; r < pieces.size(); ++r) {
     const Box& b = pieces[r].box;
@@ -397,6 +399,51 @@ TEST(Checkpoint, OneFlippedByteIsACorruptedCheckpoint) {
     expect_error([&] { read_checkpoint_state(path, info, p); },
                  {"checksum mismatch in piece of rank 0", "(file " + file + ")", "the checkpoint is corrupted"});
   }
+}
+
+TEST(Checkpoint, VerifyReadsEveryPieceBack) {
+  const std::string dir = fresh_dir();
+  const auto data = whole(make_info("float64")).data;
+  for (const auto layout : {CheckpointLayout::PerRank, CheckpointLayout::Single}) {
+    const bool single = layout == CheckpointLayout::Single;
+    const std::string path = write_simple(dir, "float64", layout, single ? "single" : "per_rank");
+    EXPECT_EQ(verify_checkpoint(Comm::world(), path).step, make_info("float64").step);
+    flip_data_byte(path + (single ? "/state.h5" : "/rank_00000.h5"), data);
+    expect_error([&] { (void)verify_checkpoint(Comm::world(), path); },
+                 {"checksum mismatch in piece of rank 0"});
+  }
+}
+
+TEST(Checkpoint, TheStepComesFromTheData) {
+  const std::string dir = fresh_dir();
+  auto info = make_info("float64");
+  info.step = 300;
+  const std::string path = dir + "/run_ckpt_00000300";
+  write_checkpoint(Comm::world(), path, info, whole(info));
+  EXPECT_EQ(read_checkpoint_info(path).step, 300);
+  // Renamed: the name and the manifest disagree.
+  fs::rename(path, dir + "/run_ckpt_00000350");
+  expect_error([&] { (void)read_checkpoint_info(dir + "/run_ckpt_00000350"); },
+               {"name says step 350", "manifest says step 300"});
+  EXPECT_TRUE(prune_checkpoints(dir, "run", 0).empty());  // pruning leaves it alone
+  EXPECT_TRUE(fs::exists(dir + "/run_ckpt_00000350"));
+  // The manifest (and the name) edited: the data file still holds step 300.
+  std::string m = slurp(dir + "/run_ckpt_00000350/manifest.toml");
+  replace_once(m, "step = 300", "step = 299");
+  spit(dir + "/run_ckpt_00000350/manifest.toml", m);
+  fs::rename(dir + "/run_ckpt_00000350", dir + "/run_ckpt_00000299");
+  expect_error([&] { (void)verify_checkpoint(Comm::world(), dir + "/run_ckpt_00000299"); },
+               {"rank_00000.h5", "holds step 300 but the manifest says step 299"});
+}
+
+TEST(Checkpoint, MoveAsideNeverDeletes) {
+  const std::string dir = fresh_dir();
+  const std::string path = write_simple(dir);
+  EXPECT_EQ(move_aside(path, "damaged"), path + ".damaged");
+  EXPECT_TRUE(fs::exists(path + ".damaged/manifest.toml"));
+  fs::create_directories(path);
+  EXPECT_EQ(move_aside(path, "damaged"), path + ".damaged.2");
+  EXPECT_TRUE(list_checkpoints(dir, "ck").empty());  // neither counts as a checkpoint of "ck"
 }
 
 // --- Writing ------------------------------------------------------------------------------------

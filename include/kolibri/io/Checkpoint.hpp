@@ -64,12 +64,22 @@ void write_checkpoint(const Comm& comm, const std::string& path, const Checkpoin
                       const StatePiece& mine, CheckpointLayout layout = CheckpointLayout::Auto);
 
 /// \brief Read and check the manifest of the checkpoint directory `path` (no collective call).
+/// Its step must agree with the directory name's (`..._ckpt_<step>`); each data file's own step
+/// is checked against it when the file is read.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 /// \brief Fill want.data (resized here) with the state of want.box from the checkpoint, reading
 /// every piece that overlaps it and verifying its checksum. Not collective.
 void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, StatePiece& want);
 
+/// \brief Read back the checkpoint `path` (collective): its manifest on every rank, then every
+/// piece once over the ranks (piece r on rank r mod size), checking each piece's checksum and the
+/// step its file holds against the manifest (and the directory name's step). Throws
+/// CheckpointError on every rank when any rank found a defect; returns the manifest.
+CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path);
+/// \brief Rename `path` (a damaged or incomplete checkpoint directory) to `path.<what>` (or
+/// `path.<what>.2`, ...), never deleting it; returns the new path. Not collective.
+std::string move_aside(const std::string& path, const std::string& what);
 /// \brief Directory of the checkpoint of `name` at `step` in `dir`: dir/name_ckpt_00001000.
 std::string checkpoint_path(const std::string& dir, const std::string& name, std::int64_t step);
 

@@ -20,6 +20,26 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// \brief One run at a time in an output directory: an exclusive lock (flock) on
+/// `dir/kolibri.lock`, which names its holder (pid, host, start time). A second run is refused
+/// with OutputError naming the holder. The lock goes with the process (also when killed); the
+/// file stays, and only the lock on it counts.
+class OutputLock {
+ public:
+  OutputLock() = default;
+  /// Creates `dir` if needed and takes the lock, or throws OutputError.
+  explicit OutputLock(const std::string& dir);
+  OutputLock(OutputLock&& o) noexcept { *this = std::move(o); }
+  OutputLock& operator=(OutputLock&& o) noexcept;
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  ~OutputLock();
+
+ private:
+  int m_fd = -1;
+  std::string m_path;
+};
+
 /// \brief Write `content` to `path` through `path.tmp` + rename.
 void write_file_atomic(const std::string& path, const std::string& content);
 

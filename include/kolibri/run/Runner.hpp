@@ -27,6 +27,8 @@ enum ExitCode : int {
 /// \brief Options of `kolibri run` beyond the deck.
 struct RunOptions {
   std::string restart;      ///< checkpoint directory to continue from, or "latest"
+  bool restart_fallback =
+      true;                 ///< latest: skip damaged checkpoints (with a warning) for older ones
   double walltime = 0.0;    ///< seconds the job may run (0: no limit); stop with a checkpoint before
   std::string deck_text;    ///< the deck as read (stored in checkpoints)
 };
