@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "TomlText.hpp"
 
@@ -17,6 +19,40 @@ namespace kolibri {
 namespace {
 
 std::string type_name(const toml::node& n) { return detail::toml_type_name(n); }
+
+/// A number as messages show it: 6 significant digits (-1e+308, not 309 digits).
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+/// A value as messages quote it: at most 60 characters (a 5 MB string is not echoed whole).
+std::string quoted(const std::string& v) {
+  if (v.size() <= 60) return "'" + v + "'";
+  return "'" + v.substr(0, 48) + "...' (" + std::to_string(v.size()) + " characters)";
+}
+
+/// `v` as a TOML basic string ("..." with escapes).
+std::string toml_quote(const std::string& v) {
+  std::string out = "\"";
+  for (const unsigned char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += char(ch);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", unsigned(ch));
+      out += b;
+    } else {
+      out += char(ch);
+    }
+  }
+  return out + "\"";
+}
+
+/// The source name that marks values given on the command line (--set) rather than in the deck.
+constexpr std::string_view kSetSource = "--set ";
 
 /// Reads one table of the deck, remembers which keys were used and reports the rest as unknown.
 class Section {
@@ -31,8 +67,16 @@ class Section {
     std::ostringstream os;
     os << m_file;
     const toml::node* n = m_table ? m_table->get(key) : nullptr;
-    if (n && n->source().begin.line > 0) os << ':' << n->source().begin.line;
-    else if (m_table && m_table->source().begin.line > 0) os << ':' << m_table->source().begin.line;
+    const toml::node* at = n && n->source().begin.line > 0               ? n
+                           : m_table && m_table->source().begin.line > 0 ? m_table
+                                                                         : nullptr;
+    const auto path =
+        at && at->source().path ? std::string_view(*at->source().path) : std::string_view{};
+    if (path.substr(0, kSetSource.size()) ==
+        kSetSource)  // a value given with --set: name it, not a deck line
+      os << ": --set " << quoted(std::string(path.substr(kSetSource.size())));
+    else if (at)
+      os << ':' << at->source().begin.line;
     os << ": key '" << full(key) << "': " << what;
     throw DeckError(os.str());
   }
@@ -87,7 +131,7 @@ class Section {
       std::transform(al.begin(), al.end(), al.begin(), [](unsigned char c) { return std::tolower(c); });
       if (low == al) return a;
     }
-    fail(key, "'" + *v + "' is not one of " + join(allowed));
+    fail(key, quoted(*v) + " is not one of " + join(allowed));
   }
 
   /// An enum value by its name in NameTable<E> (case-insensitive, as choice()).
@@ -123,6 +167,9 @@ class Section {
       } else {
         if (!e.is_number()) fail(key, "expected " + want + "; element " + std::to_string(i) + " is " + type_name(e));
         out[i] = *e.value<double>();
+        if (!std::isfinite(double(out[i])))
+          fail(key, "expected " + want + "; element " + std::to_string(i) +
+                        " is not a finite number (" + num(double(out[i])) + ")");
       }
     }
     if (dims == 2 && a->size() == 3 && out[2] != T(0))
@@ -182,7 +229,8 @@ const toml::table* subtable(Section& parent, const std::string& key) {
 void apply_override(toml::table& root, const std::string& text, const std::string& file) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw DeckError(file + ": --set '" + text + "': expected key=value, e.g. --set run.steps=100");
+    throw DeckError(file + ": --set " + quoted(text) +
+                    ": expected key=value, e.g. --set run.steps=100");
   const std::string key = text.substr(0, eq), raw = text.substr(eq + 1);
   toml::table* t = &root;
   std::size_t start = 0;
@@ -194,16 +242,18 @@ void apply_override(toml::table& root, const std::string& text, const std::strin
       n = t->get(part);
     }
     if (!n->is_table())
-      throw DeckError(file + ": --set '" + text + "': '" + key.substr(0, dot) +
+      throw DeckError(file + ": --set " + quoted(text) + ": '" + key.substr(0, dot) +
                       "' is not a table (arrays of tables such as [[probe]] cannot be overridden)");
     t = n->as_table();
   }
   const std::string leaf = key.substr(start);
   try {
-    auto parsed = toml::parse("v = " + raw);
+    auto parsed = toml::parse("v = " + raw, std::string(kSetSource) + text);
     t->insert_or_assign(leaf, std::move(*parsed.get("v")));
   } catch (const toml::parse_error&) {
-    t->insert_or_assign(leaf, raw);  // a bare word: a string
+    // A bare word: a string (parsed as one, so it too carries the --set source).
+    auto parsed = toml::parse("v = " + toml_quote(raw), std::string(kSetSource) + text);
+    t->insert_or_assign(leaf, std::move(*parsed.get("v")));
   }
 }
 
@@ -224,7 +274,7 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
     boundary.fail(key, "expected a string or a table { type = ... }, got " + type_name(*n));
   }
   const auto parsed = parse_name<FaceType>(type);
-  if (!parsed) boundary.fail(key, "'" + type + "' is not one of " + Section::join(types));
+  if (!parsed) boundary.fail(key, quoted(type) + " is not one of " + Section::join(types));
   bc.type = *parsed;
   if (n->is_table()) {
     if (auto v = s.vec3<double>("velocity", dims)) {
@@ -308,7 +358,7 @@ Case parse_deck(const std::string& text, const std::string& file,
     only(key, allowed, who);
     if (!model.has(key)) return def;
     const double v = *model.number(key);
-    if (!(v > 0 && v < 2)) model.fail(key, "expected a relaxation rate in (0, 2), got " + std::to_string(v));
+    if (!(v > 0 && v < 2)) model.fail(key, "expected a relaxation rate in (0, 2), got " + num(v));
     return v;
   };
   sc.bulk_rate = rate("bulk_rate", 0.0, mrt || cm || acm, "collision = \"mrt\", \"cm\" or \"acm\"");
@@ -405,6 +455,9 @@ Case parse_deck(const std::string& text, const std::string& file,
                         : std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
   if (u0 > umax_bc) umax_source = sc.initial.kind == InitialCondition::Kind::TaylorGreen ? "initial.amplitude" : "initial.velocity";
   c.u_char = physics.number("velocity", std::max(umax_bc, u0));
+  if (physics.has("velocity") && !(c.u_char > 0))
+    physics.fail("velocity",
+                 "expected a positive velocity scale (lattice units), got " + num(c.u_char));
   c.l_char = physics.number("length", double(sc.ny));
   if (c.l_char <= 0) physics.fail("length", "expected a positive length in cells");
   if (tau) {
@@ -423,13 +476,6 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (auto F = physics.vec3<double>("force", dims)) sc.force = *F;
   const bool check = physics.boolean("check_stability").value_or(true);
   const std::string which = tau ? "tau" : nu ? "viscosity" : "reynolds";
-  if (check && sc.tau > 0.5 && sc.tau < 0.5005)  // tau <= 1/2 itself: broken_rule
-    physics.fail(which, "gives tau = " + std::to_string(sc.tau) +
-                            ", too close to 1/2 to be stable: expected tau >= 0.5005 (refine the grid, "
-                            "lower the velocity, or set physics.check_stability = false)");
-  if (check && sc.tau > 5.0)
-    physics.fail(which, "gives tau = " + std::to_string(sc.tau) + ": expected tau <= 5 (accuracy degrades; "
-                        "raise the velocity or set physics.check_stability = false)");
   const double umax = std::max({umax_bc, u0, c.u_char});
   if (c.u_char >= std::max(umax_bc, u0) && physics.has("velocity")) umax_source = "physics.velocity";
   c.u_max = umax;
@@ -438,13 +484,25 @@ Case parse_deck(const std::string& text, const std::string& file,
   const double mach = umax * std::sqrt(3.0);
   if (check && mach >= 0.5)
     physics.fail(physics.has("velocity") ? "velocity" : (re ? "reynolds" : which),
-                 "lattice velocity " + std::to_string(umax) + " (from " + umax_source + ") gives Mach " + std::to_string(mach) +
-                     ": expected Mach < 0.5 (|u| < 0.288); lower the velocity and refine the grid, or set physics.check_stability = false");
+                 "lattice velocity " + num(umax) + " (from " + umax_source + ") gives Mach " +
+                     num(mach) +
+                     ": expected Mach < 0.5 (|u| < 0.288); lower the velocity and refine the grid, "
+                     "or set physics.check_stability = false");
+  if (check && sc.tau > 0.5 && sc.tau < 0.5005)  // tau <= 1/2 itself: broken_rule
+    physics.fail(which,
+                 "gives tau = " + num(sc.tau) +
+                     ", too close to 1/2 to be stable: expected tau >= 0.5005 (refine the grid, "
+                     "lower the velocity, or set physics.check_stability = false)");
+  if (check && sc.tau > 5.0)
+    physics.fail(which, "gives tau = " + num(sc.tau) +
+                            ": expected tau <= 5 (accuracy degrades; "
+                            "raise the velocity or set physics.check_stability = false)");
   physics.finish({"tau", "viscosity", "reynolds", "velocity", "length", "force", "check_stability"});
   if (sc.storage == StorageKind::FP16) {  // FP16 stores f - w: densities must stay near 1
     if (std::fabs(sc.initial.density - 1.0) > 0.2)
-      initial.fail("density", "fp16 storage keeps f - w_q and needs densities within 1 +- 0.2, got " +
-                                  std::to_string(sc.initial.density) + "; use storage = \"same\"");
+      initial.fail("density",
+                   "fp16 storage keeps f - w_q and needs densities within 1 +- 0.2, got " +
+                       num(sc.initial.density) + "; use storage = \"same\"");
     for (int f = 0; f < 6; ++f)
       if (std::fabs(sc.faces[f].density - 1.0) > 0.2)
         boundary.fail(face_names[f], "fp16 storage needs face densities within 1 +- 0.2; use storage = \"same\"");
@@ -581,7 +639,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   }());
   auto check_name = [](Section& sec, const std::string& key, const std::string& v) {
     if (v.empty() || v.find_first_of("/\\") != std::string::npos || v.find('\0') != std::string::npos || v == "." || v == "..")
-      sec.fail(key, "'" + v + "' is not a usable file name part (no empty names, no '/' or '\\')");
+      sec.fail(key, quoted(v) + " is not a usable file name part (no empty names, no '/' or '\\')");
   };
   check_name(run, "name", rc.name);
   rc.output_dir = run.string("output_dir").value_or("output/" + rc.name);
@@ -672,19 +730,22 @@ std::vector<std::string> deck_warnings(const Case& c) {
   std::vector<std::string> w;
   const double mach = c.u_char * std::sqrt(3.0);
   if (mach > 0.3)
-    w.push_back("Mach number " + std::to_string(mach) + " > 0.3: compressibility errors of order Ma^2 are visible");
+    w.push_back("Mach number " + num(mach) +
+                " > 0.3: compressibility errors of order Ma^2 are visible");
   if (c.u_max > c.u_char * 1.0001 && c.u_max * std::sqrt(3.0) > 0.3)
-    w.push_back("the fastest wall, inlet or initial velocity " + std::to_string(c.u_max) + " gives Mach " +
-                std::to_string(c.u_max * std::sqrt(3.0)) + " > 0.3");
+    w.push_back("the fastest wall, inlet or initial velocity " + num(c.u_max) + " gives Mach " +
+                num(c.u_max * std::sqrt(3.0)) + " > 0.3");
   if (c.solver.tau < 0.51 && c.solver.collision == CollisionKind::Bgk)
-    w.push_back("tau = " + std::to_string(c.solver.tau) + " < 0.51 with BGK: consider trt, regularized or recursive");
+    w.push_back("tau = " + num(c.solver.tau) +
+                " < 0.51 with BGK: consider trt, regularized or recursive");
   const auto& s = c.solver;
   static const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
   for (std::size_t f = 0; f < 6; ++f) {
     const double un = s.faces[f].velocity[f / 2];
     if (s.faces[f].type == FaceType::MovingWall && un != 0.0)
-      w.push_back(std::string("boundary.") + face[f] + ": the moving wall's velocity has a component normal to the wall (" +
-                  std::to_string(un) + "): it pushes mass through the wall; use velocity_inlet for flow through a face");
+      w.push_back(std::string("boundary.") + face[f] +
+                  ": the moving wall's velocity has a component normal to the wall (" + num(un) +
+                  "): it pushes mass through the wall; use velocity_inlet for flow through a face");
   }
   // Obstacles that cover no cell centre (too small, or outside the box) have no effect.
   for (std::size_t i = 0; i < s.obstacles.size(); ++i) {

@@ -77,35 +77,98 @@ TEST_P(BadDeck, GivesAClearError) {
 INSTANTIATE_TEST_SUITE_P(
     Mistakes, BadDeck,
     ::testing::Values(
-        BadCase{"unknown_key", {"physics.reynols=5"}, {"physics.reynols", "unknown key", "reynolds"}},
+        BadCase{
+            "unknown_key", {"physics.reynols=5"}, {"physics.reynols", "unknown key", "reynolds"}},
         BadCase{"unknown_section", {"solver.x=1"}, {"'solver'", "unknown key"}},
-        BadCase{"wrong_type", {"domain.nx=\"128\""}, {"domain.nx", "expected an integer, got a string"}},
+        BadCase{"wrong_type",
+                {"domain.nx=\"128\""},
+                {"domain.nx", "expected an integer, got a string"}},
         BadCase{"float_for_int", {"domain.nx=12.5"}, {"domain.nx", "expected an integer"}},
         BadCase{"out_of_range", {"domain.ny=0"}, {"domain.ny", "out of range"}},
-        BadCase{"bad_choice", {"model.lattice=D3Q15"}, {"model.lattice", "'D3Q15' is not one of", "D3Q19"}},
-        BadCase{"tau_near_half", {"physics.reynolds=100000"}, {"physics.reynolds", "too close to 1/2"}},
+        BadCase{"bad_choice",
+                {"model.lattice=D3Q15"},
+                {"model.lattice", "'D3Q15' is not one of", "D3Q19"}},
+        BadCase{
+            "tau_near_half", {"physics.reynolds=100000"}, {"physics.reynolds", "too close to 1/2"}},
         BadCase{"tau_below_half", {"physics.reynolds=-1"}, {"physics.reynolds", "positive"}},
-        BadCase{"two_viscosities", {"physics.tau=0.6"}, {"exactly one of tau, viscosity or reynolds"}},
-        BadCase{"mach", {"boundary.y_max={type=\"moving_wall\", velocity=[0.4, 0.0]}"}, {"Mach", "0.5"}},
-        BadCase{"wall_without_velocity", {"boundary.y_max=\"moving_wall\""}, {"boundary.y_max", "needs a velocity"}},
-        BadCase{"unpaired_periodic", {"boundary.x_min=\"periodic\""}, {"periodic faces come in pairs"}},
-        BadCase{"bad_face_type", {"boundary.x_min=\"slip\""}, {"boundary.x_min", "'slip' is not one of"}},
+        BadCase{
+            "two_viscosities", {"physics.tau=0.6"}, {"exactly one of tau, viscosity or reynolds"}},
+        BadCase{"mach",
+                {"boundary.y_max={type=\"moving_wall\", velocity=[0.4, 0.0]}"},
+                {"Mach", "0.5"}},
+        BadCase{"wall_without_velocity",
+                {"boundary.y_max=\"moving_wall\""},
+                {"boundary.y_max", "needs a velocity"}},
+        BadCase{
+            "unpaired_periodic", {"boundary.x_min=\"periodic\""}, {"periodic faces come in pairs"}},
+        BadCase{"bad_face_type",
+                {"boundary.x_min=\"slip\""},
+                {"boundary.x_min", "'slip' is not one of"}},
         BadCase{"nz_in_2d", {"domain.nz=4"}, {"domain.nz", "must be 1"}},
-        BadCase{"vector_length", {"physics.force=[1.0]"}, {"physics.force", "expected an array of 2 numbers"}},
+        BadCase{"vector_length",
+                {"physics.force=[1.0]"},
+                {"physics.force", "expected an array of 2 numbers"}},
         BadCase{"bad_override", {"nonsense"}, {"expected key=value"}},
-        BadCase{"z_component_in_2d", {"physics.force=[1e-5, 0.0, 1e-4]"}, {"physics.force", "third component must be 0"}},
+        BadCase{"z_component_in_2d",
+                {"physics.force=[1e-5, 0.0, 1e-4]"},
+                {"physics.force", "third component must be 0"}},
         BadCase{"nz_missing_in_3d", {"model.lattice=D3Q19"}, {"domain.nz", "missing"}},
-        BadCase{"too_many_cells", {"model.lattice=D3Q19", "domain.nx=2048", "domain.ny=2048", "domain.nz=2048"},
+        BadCase{"too_many_cells",
+                {"model.lattice=D3Q19", "domain.nx=2048", "domain.ny=2048", "domain.nz=2048"},
                 {"domain.nx", "at most 2^32"}},
-        BadCase{"fp16_density", {"model.precision=fp32", "model.storage=fp16", "initial.density=2.0"},
+        BadCase{"fp16_density",
+                {"model.precision=fp32", "model.storage=fp16", "initial.density=2.0"},
                 {"initial.density", "within 1 +- 0.2"}},
         BadCase{"fp16_needs_fp32", {"model.storage=fp16"}, {"model.storage", "fp32"}},
         BadCase{"name_with_slash", {"run.name=\"a/b\""}, {"run.name", "file name"}},
-        BadCase{"magic_without_trt", {"model.trt_magic=0.25"}, {"model.trt_magic", "only collision"}},
-        BadCase{"density_on_wall", {"boundary.x_min={type=\"wall\", density=1.0}"}, {"boundary.x_min.density", "only"}},
-        BadCase{"mach_names_source", {"physics.reynolds=1000", "boundary.y_max={type=\"moving_wall\", velocity=[0.35, 0.0]}"},
-                {"boundary.y_max.velocity", "Mach"}}),
+        BadCase{
+            "magic_without_trt", {"model.trt_magic=0.25"}, {"model.trt_magic", "only collision"}},
+        BadCase{"density_on_wall",
+                {"boundary.x_min={type=\"wall\", density=1.0}"},
+                {"boundary.x_min.density", "only"}},
+        BadCase{"mach_names_source",
+                {"physics.reynolds=1000",
+                 "boundary.y_max={type=\"moving_wall\", velocity=[0.35, 0.0]}"},
+                {"boundary.y_max.velocity", "Mach"}},
+        // Issue 22: NaN in a vector passes no longer; --set values are blamed on the --set
+        // argument; a negative velocity scale is blamed on physics.velocity.
+        BadCase{"nan_force",
+                {"physics.force=[nan, 0.0]"},
+                {"--set 'physics.force=[nan, 0.0]'", "physics.force", "not a finite number"}},
+        BadCase{"nan_initial_velocity",
+                {"initial.velocity=[0.0, nan]"},
+                {"initial.velocity", "element 1 is not a finite"}},
+        BadCase{"inf_wall_velocity",
+                {"boundary.y_max={type=\"moving_wall\", velocity=[inf, 0.0]}"},
+                {"boundary.y_max.velocity", "not a finite number (inf)"}},
+        BadCase{"negative_velocity_scale",
+                {"physics.velocity=-0.05"},
+                {"--set 'physics.velocity=-0.05'", "physics.velocity", "positive velocity scale",
+                 "-0.05"}},
+        BadCase{"huge_number_shown_short",
+                {"physics.velocity=1e308"},
+                {"physics.velocity", "1e+308", "Mach"}}),
     [](const auto& i) { return std::string(i.param.what); });
+
+TEST(Deck, LongValuesAreCutInMessages) {
+  const std::string big(100000, 'x');
+  const std::string msg = error_of(base, {"model.lattice=" + big});
+  EXPECT_NE(msg.find("(100000 characters)"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_NE(msg.find("model.lattice"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_LT(msg.size(), 600u);
+  const std::string num = error_of(base, {"physics.velocity=-1e308"});
+  EXPECT_LT(num.size(), 400u) << num;
+}
+
+TEST(Deck, ErrorsInTheDeckStillNameTheLine) {  // (and not --set)
+  const std::string msg = error_of(base +
+                                   "[[body]]\nname = \"b\"\ntype = \"cylinder\"\nradius = 3.0\n"
+                                   "position = [nan, 8.0]\n");
+  EXPECT_NE(msg.find("case.toml:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("position"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not a finite number"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("--set"), std::string::npos) << msg;
+}
 
 TEST(Deck, SyntaxErrorNamesLineAndColumn) {
   const std::string msg = error_of("[domain]\nnx = 32\nny = = 4\n");
