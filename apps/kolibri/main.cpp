@@ -2,6 +2,7 @@
 // The `kolibri` command: run a deck, check a deck, print the backend.
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/ib/Sampling.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
@@ -166,10 +167,25 @@ int do_run(void* p) {
     }
     for (const auto& w : kolibri::deck_warnings(c)) err << "kolibri: warning: " << a.deck << ": " << w << "\n";
     if (a.check_only) {
-      if (comm.root())
+      // Everything that needs no device: the bodies are sampled (meshes read and checked).
+      std::int64_t samples = 0;
+      const int dims = c.solver.lattice == kolibri::LatticeKind::D2Q9 ? 2 : 3;
+      for (const auto& b : c.solver.bodies) {
+        try {
+          samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib.block).offsets.size());
+        } catch (const std::exception& e) {
+          err << "kolibri: error: " << a.deck << ": body '" << b.name << "': " << e.what() << "\n";
+          return kolibri::kExitDeck;
+        }
+      }
+      if (comm.root()) {
         std::cout << a.deck << ": ok (" << kolibri::to_string(c.solver.lattice) << ", "
-                  << c.solver.nx << "x" << c.solver.ny << "x" << c.solver.nz << ", tau " << c.solver.tau
-                  << ", " << c.run.steps << " steps)\n";
+                  << c.solver.nx << "x" << c.solver.ny << "x" << c.solver.nz << ", tau "
+                  << c.solver.tau << ", " << c.run.steps << " steps";
+        if (!c.solver.bodies.empty())
+          std::cout << ", " << c.solver.bodies.size() << " bodies, " << samples << " IB samples";
+        std::cout << ")\n";
+      }
       return 0;
     }
     {

@@ -301,10 +301,32 @@ TriangleMesh read_mesh(const std::string& path) {
   if (ext != ".stl" && ext != ".obj")
     fail(path, "unknown mesh file extension " + (ext.empty() ? std::string("(none)") : quote_word(ext)) +
                    " (supported: .stl (binary or ASCII) and .obj)");
+  // Only a regular file, read up to its size: a device (/dev/zero) would read until memory runs
+  // out, a FIFO would block, a directory gives a stream error.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st))
+    fail(path,
+         "cannot open the mesh file (" + (ec ? ec.message() : std::string("no such file")) + ")");
+  if (!std::filesystem::is_regular_file(st)) {
+    const auto t = st.type();
+    const char* what =
+        t == std::filesystem::file_type::directory ? "a directory"
+        : t == std::filesystem::file_type::fifo    ? "a FIFO (named pipe)"
+        : t == std::filesystem::file_type::character || t == std::filesystem::file_type::block
+            ? "a device"
+            : "not a regular file";
+    fail(path, std::string("is ") + what + ", not a mesh file: give a regular STL or OBJ file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "cannot read the size of the mesh file (" + ec.message() + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open the mesh file (") + std::strerror(errno) + ")");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "cannot read the mesh file");
+  std::string data(static_cast<std::size_t>(size), '\0');
+  in.read(data.data(), std::streamsize(size));
+  if (in.bad() || std::uintmax_t(in.gcount()) != size)
+    fail(path, "cannot read the mesh file (read " + std::to_string(in.gcount()) + " of " +
+                   std::to_string(size) + " bytes)");
   return ext == ".stl" ? read_stl(path, data) : read_obj(path, data);
 }
 

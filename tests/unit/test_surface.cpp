@@ -19,6 +19,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -359,6 +360,25 @@ void expect_same_triangles(const TriangleMesh& got, const TriangleMesh& want) {
   for (std::size_t t = 0; t < want.triangles.size(); ++t)
     for (int k = 0; k < 3; ++k)
       EXPECT_EQ(got.vertices[got.triangles[t][k]], want.vertices[want.triangles[t][k]]) << "triangle " << t;
+}
+
+// Issue 22: only regular files are read, and no more than their size: /dev/zero read until memory
+// ran out, a FIFO blocked forever, a directory gave "basic_filebuf::underflow error".
+TEST_F(MeshFile, OnlyRegularFilesAreRead) {
+  const std::string d = (dir_ / "folder.stl").string();
+  std::filesystem::create_directories(d);
+  EXPECT_NE(error_of(d).find(d + ": is a directory, not a mesh file"), std::string::npos)
+      << error_of(d);
+  const std::string fifo = (dir_ / "pipe.stl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of(fifo).find("is a FIFO (named pipe), not a mesh file"), std::string::npos)
+      << error_of(fifo);
+  const std::string zero = (dir_ / "zero.stl").string();
+  std::filesystem::create_symlink("/dev/zero", zero);
+  EXPECT_NE(error_of(zero).find("is a device, not a mesh file"), std::string::npos)
+      << error_of(zero);
+  EXPECT_NE(error_of((dir_ / "missing.stl").string()).find("cannot open the mesh file"),
+            std::string::npos);
 }
 
 TEST_F(MeshFile, BinaryStlRoundTrip) {
