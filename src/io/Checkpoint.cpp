@@ -9,6 +9,7 @@
 #include <hdf5.h>
 #include <toml++/toml.h>
 
+#include "Hdf5.hpp"
 #include "TomlText.hpp"
 
 #if defined(KOLIBRI_HAVE_MPI) || defined(KOLIBRI_HAVE_PARALLEL_HDF5)
@@ -34,6 +35,10 @@
 namespace kolibri {
 namespace {
 namespace fs = std::filesystem;
+using detail::h5_detail;
+using detail::H5Handle;
+using detail::H5Quiet;
+using detail::os_cause;
 
 constexpr std::int64_t kFormatVersion = 1;
 constexpr const char* kManifest = "manifest.toml";
@@ -42,53 +47,6 @@ constexpr const char* kDataset = "populations";
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
-
-struct H5Handle {  // closes an HDF5 id on scope exit
-  hid_t id;
-  herr_t (*close)(hid_t);
-  H5Handle(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  H5Handle(const H5Handle&) = delete;
-  H5Handle& operator=(const H5Handle&) = delete;
-  ~H5Handle() {
-    if (id >= 0) close(id);
-  }
-  /// Close now and report whether HDF5 managed (flushing a file happens here).
-  bool close_now() {
-    const hid_t i = id;
-    id = -1;
-    return i < 0 || close(i) >= 0;
-  }
-};
-
-/// Silences HDF5's automatic error-stack printing while alive (our messages say what failed).
-class H5Quiet {
- public:
-  H5Quiet() {
-    H5Eget_auto2(H5E_DEFAULT, &m_func, &m_data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  H5Quiet(const H5Quiet&) = delete;
-  H5Quiet& operator=(const H5Quiet&) = delete;
-  ~H5Quiet() { H5Eset_auto2(H5E_DEFAULT, m_func, m_data); }
-
- private:
-  H5E_auto2_t m_func = nullptr;
-  void* m_data = nullptr;
-};
-
-/// The most specific message on HDF5's current error stack (e.g. "truncated file: eof = ..."),
-/// as " (HDF5: ...)", or "" when the stack is empty.
-std::string h5_detail() {
-  std::string msg;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_UPWARD,
-      [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-        if (n == 0 && e && e->desc) *static_cast<std::string*>(out) = e->desc;
-        return 0;
-      },
-      &msg);
-  return msg.empty() ? std::string() : " (HDF5: " + msg + ")";
-}
 
 hid_t h5_type(const std::string& value_type) {
   if (value_type == "float64") return H5T_NATIVE_DOUBLE;
@@ -173,23 +131,29 @@ void write_attr(hid_t obj, const char* name, hid_t type, const std::vector<hsize
 /// One rank's file rank_RRRRR.h5: /populations (q, n2, n1, n0) and its box, checksum and step.
 void write_rank_file(const std::string& file, const CheckpointInfo& info, const StatePiece& p, std::uint64_t sum) {
   const hid_t type = h5_type(info.value_type);
-  H5Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file");
+  const H5Quiet quiet;
+  // Built in memory and written with plain writes (detail::create_in_memory: a full disk must
+  // not leave HDF5 with a half-flushed file).
+  H5Handle f{detail::create_in_memory(), H5Fclose};
+  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
   const std::vector<hsize_t> dims = {hsize_t(info.q), hsize_t(p.box.n[2]), hsize_t(p.box.n[1]), hsize_t(p.box.n[0])};
   {
     H5Handle space{H5Screate_simple(4, dims.data(), nullptr), H5Sclose};
     H5Handle set{H5Dcreate2(f.id, kDataset, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
     if (space.id < 0 || set.id < 0) throw OutputError(file + ": HDF5 could not create dataset populations");
     if (!p.data.empty() && H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data.data()) < 0)
-      throw OutputError(file + ": HDF5 could not write dataset populations");
+      throw OutputError(file + ": HDF5 could not write dataset populations" + os_cause());
   }
   const long long step = info.step;
   write_attr(f.id, "box_lo", H5T_NATIVE_INT, {3}, p.box.lo.data(), file);
   write_attr(f.id, "box_n", H5T_NATIVE_INT, {3}, p.box.n.data(), file);
   write_attr(f.id, "checksum", H5T_NATIVE_UINT64, {1}, &sum, file);
   write_attr(f.id, "step", H5T_NATIVE_LLONG, {1}, &step, file);
-  if (!f.close_now()) throw OutputError(file + ": HDF5 could not close (flush) the file");
-  if (const auto e = sync_path(file, false); !e.empty()) throw OutputError(file + ": fsync failed (" + e + ")");
+  const std::vector<unsigned char> image = detail::image_of(f.id);
+  if (image.empty() || !f.close_now())
+    throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
+  if (const auto err = detail::write_image(file, image, true); !err.empty())
+    throw OutputError(file + ": cannot write (" + err + ")");
 }
 
 /// state.h5: /populations (q, nz, ny, nx), each rank writing its hyperslab. Collective through
@@ -210,8 +174,10 @@ void write_single_file(const Comm& comm, bool mpio, const std::string& file, con
   (void)comm;
   if (mpio) throw OutputError(file + ": this build has no parallel HDF5");
 #endif
+  const H5Quiet quiet;
+  errno = 0;
   H5Handle f{H5Fcreate(file.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.id), H5Fclose};
-  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file");
+  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file" + os_cause());
   const std::array<hsize_t, 4> dims = {hsize_t(info.q), hsize_t(info.global[2]), hsize_t(info.global[1]),
                                        hsize_t(info.global[0])};
   {
@@ -230,8 +196,8 @@ void write_single_file(const Comm& comm, bool mpio, const std::string& file, con
     static const std::byte dummy[8] = {};
     const void* src = empty ? static_cast<const void*>(dummy) : static_cast<const void*>(p.data.data());
     if (mspace.id < 0 || sel < 0 || H5Dwrite(set.id, type, mspace.id, fspace.id, dxpl.id, src) < 0)
-      throw OutputError(file + ": HDF5 could not write the hyperslab of rank " + std::to_string(comm.rank()) +
-                        " to dataset populations");
+      throw OutputError(file + ": HDF5 could not write the hyperslab of rank " +
+                        std::to_string(comm.rank()) + " to dataset populations" + os_cause());
   }
   // Attributes are metadata: with MPI-IO every rank writes the same values.
   const std::size_t nr = boxes.size();
@@ -243,7 +209,9 @@ void write_single_file(const Comm& comm, bool mpio, const std::string& file, con
   write_attr(f.id, "box_n", H5T_NATIVE_INT, {hsize_t(nr), 3}, n.data(), file);
   write_attr(f.id, "checksum", H5T_NATIVE_UINT64, {hsize_t(nr)}, sums.data(), file);
   write_attr(f.id, "step", H5T_NATIVE_LLONG, {1}, &step, file);
-  if (!f.close_now()) throw OutputError(file + ": HDF5 could not close (flush) the file");
+  errno = 0;
+  if (!f.close_now())
+    throw OutputError(file + ": HDF5 could not close (flush) the file" + os_cause());
   if (const auto e = sync_path(file, false); !e.empty()) throw OutputError(file + ": fsync failed (" + e + ")");
 }
 

@@ -15,7 +15,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "Hdf5.hpp"
+
 namespace kolibri {
+using detail::h5_detail;
+using detail::H5Handle;
+using detail::H5Quiet;
+using detail::os_cause;
 
 OutputLock::OutputLock(const std::string& dir) {
   std::error_code ec;
@@ -74,6 +80,54 @@ OutputLock::~OutputLock() {
   m_fd = -1;
 }
 
+CsvFile::CsvFile(const std::string& path, const std::string& head) : m_path(path) {
+  m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (m_fd < 0) throw OutputError(path + ": cannot create the file (" + std::strerror(errno) + ")");
+  append(head);
+}
+
+CsvFile& CsvFile::operator=(CsvFile&& o) noexcept {
+  if (this != &o) {
+    this->~CsvFile();
+    m_fd = o.m_fd;
+    m_path = std::move(o.m_path);
+    m_size = o.m_size;
+    o.m_fd = -1;
+  }
+  return *this;
+}
+
+CsvFile::~CsvFile() {
+  if (m_fd >= 0) ::close(m_fd);
+  m_fd = -1;
+}
+
+void CsvFile::close() {
+  if (m_fd < 0) return;
+  const int fd = m_fd;
+  m_fd = -1;
+  if (::close(fd) != 0) throw OutputError(m_path + ": cannot close (" + std::strerror(errno) + ")");
+}
+
+void CsvFile::append(const std::string& rows) {
+  if (m_fd < 0) throw OutputError(m_path + ": the file is not open");
+  std::size_t done = 0;
+  while (done < rows.size()) {
+    const ssize_t n =
+        ::pwrite(m_fd, rows.data() + done, rows.size() - done, off_t(m_size + (long long)done));
+    if (n > 0) {
+      done += std::size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    const int err = n < 0 ? errno : ENOSPC;
+    const bool cut = ::ftruncate(m_fd, off_t(m_size)) == 0;  // no half row left behind
+    throw OutputError(m_path + ": cannot write (" + std::strerror(err) + ")" +
+                      (cut ? "; the file ends at its last complete row" : ""));
+  }
+  m_size += (long long)rows.size();
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp";
   {
@@ -91,43 +145,41 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 }
 
 namespace {
-struct H5Handle {  // closes an HDF5 id on scope exit
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~H5Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
 void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims,
                    const void* data, const std::string& path) {
   H5Handle space{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
+  errno = 0;
   H5Handle set{H5Dcreate2(file, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
   if (set.id < 0 || H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw OutputError(path + ": HDF5 could not write dataset " + name);
+    throw OutputError(path + ": HDF5 could not write dataset " + name + os_cause());
 }
 }  // namespace
 
 void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step) {
   const std::string tmp = path + ".tmp";
-  try {
-    H5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
-    if (file.id < 0) throw OutputError(path + ": HDF5 cannot create the file");
+  const H5Quiet quiet;
+  std::vector<unsigned char> image;
+  {  // built in memory (detail::create_in_memory), then written with plain writes
+    H5Handle file{detail::create_in_memory(), H5Fclose};
+    if (file.id < 0)
+      throw OutputError(path + ": HDF5 cannot create the file in memory" + h5_detail());
     const std::vector<hsize_t> dims = {hsize_t(f.nz), hsize_t(f.ny), hsize_t(f.nx)};
     write_dataset(file.id, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
     write_dataset(file.id, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(), path);
     write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
     const long long s = step;
     write_dataset(file.id, "step", H5T_NATIVE_LLONG, {1}, &s, path);
-    const hid_t id = file.id;
-    file.id = -1;
-    if (H5Fclose(id) < 0) throw OutputError(path + ": HDF5 could not close (flush) the file");
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+    image = detail::image_of(file.id);
+    if (image.empty())
+      throw OutputError(path + ": HDF5 could not build the file image" + h5_detail());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(errno) + ")");
+  if (const auto err = detail::write_image(tmp, image, false); !err.empty())
+    throw OutputError(path + ": cannot write (" + err + ")");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(e) + ")");
+  }
 }
 
 MacroFields read_fields_hdf5(const std::string& path) {

@@ -363,7 +363,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
 
   // Probes: point probes append to CSV time series, line probes are written at output times.
   std::vector<std::int64_t> point_cells;
-  std::vector<std::ofstream> point_files;
+  std::vector<CsvFile> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
   for (const auto& p : c.probes)
@@ -375,36 +375,32 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       const std::string path = dir + "/probe_" + p.name + ".csv";
       // The rows before the restart step: the restart samples its own step again.
       const std::string kept = kept_rows(path, "step,rho,ux,uy,uz\n", !restart_path.empty(), first_step, 5);
-      point_files.emplace_back(path, std::ios::trunc);
-      if (!point_files.back()) throw OutputError(path + ": cannot write the probe file");
-      point_files.back() << kept;
+      point_files.emplace_back(path, kept);
     }
   });
   // Immersed bodies: force and torque of every body, one row per body every loads_every steps.
-  std::ofstream loads_file;
+  CsvFile loads_file;
   on_root(comm, [&] {
     if (sc.bodies.empty()) return;
     const std::string path = dir + "/bodies.csv";
     // The rows up to the restart step, its own included (a restart writes no loads before it steps).
     const std::string kept =
         kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n", !restart_path.empty(), first_step + 1, 11);
-    loads_file.open(path, std::ios::trunc);
-    if (!loads_file) throw OutputError(path + ": cannot write the body loads");
-    loads_file << kept;
+    loads_file = CsvFile(path, kept);
   });
   auto write_loads = [&](std::int64_t step) {
     if (sc.bodies.empty() || step % sc.ib.loads_every != 0 || step == first_step) return;
     const auto loads = solver->body_loads();
     on_root(comm, [&] {
+      std::string rows;
       for (const auto& l : loads) {
         char buf[400];
         std::snprintf(buf, sizeof buf, "%lld,%s,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.8g,%.8g,%.8g\n", (long long)step,
                       l.name.c_str(), l.force[0], l.force[1], l.force[2], l.torque[0], l.torque[1], l.torque[2], l.centre[0],
                       l.centre[1], l.centre[2]);
-        loads_file << buf;
+        rows += buf;
       }
-      loads_file << std::flush;
-      if (!loads_file) throw OutputError(dir + "/bodies.csv: write failed (disk full?)");
+      loads_file.append(rows);  // all bodies of the step or none
     });
   };
   auto sample_points = [&](std::int64_t step, bool force) {
@@ -420,10 +416,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (cells.empty()) return;
     const MacroFields m = solver->sample(cells);
     on_root(comm, [&] {
-      for (std::size_t i = 0; i < which.size(); ++i) {
-        point_files[which[i]] << csv_row(step, m.rho[i], m.u[i]) << std::flush;
-        if (!point_files[which[i]]) throw OutputError(dir + "/probe_*.csv: write failed (disk full?)");
-      }
+      for (std::size_t i = 0; i < which.size(); ++i)
+        point_files[which[i]].append(csv_row(step, m.rho[i], m.u[i]));
     });
   };
   auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
@@ -670,7 +664,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (!res.message.empty()) js.add("message", res.message);
     write_file_atomic(dir + "/summary.json", js.str() + "\n");
     for (auto& f : point_files) f.close();
-    if (loads_file.is_open()) loads_file.close();
+    loads_file.close();
   });
   if (!sc.bodies.empty()) {
     const IbStats ib = solver->ib_stats();

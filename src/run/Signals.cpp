@@ -13,6 +13,7 @@ namespace {
 volatile std::sig_atomic_t g_signal = 0;
 bool g_installed = false;
 struct sigaction g_old[3];
+struct sigaction g_old_xfsz;
 constexpr int kSignals[3] = {SIGTERM, SIGUSR1, SIGINT};
 
 extern "C" void on_stop_signal(int sig) {
@@ -30,12 +31,19 @@ void install_stop_signals() {
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &g_old[i]);
+  // A file size limit (ulimit -f, a batch system's) makes writes fail with EFBIG, which the
+  // writers report with the file; the default action would kill the run without a word.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGXFSZ, &ignore, &g_old_xfsz);
   g_installed = true;
 }
 
 void restore_stop_signals() {
   if (!g_installed) return;
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old[i], nullptr);
+  sigaction(SIGXFSZ, &g_old_xfsz, nullptr);
   g_installed = false;
 }
 

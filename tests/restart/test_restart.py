@@ -278,5 +278,18 @@ first.send_signal(signal.SIGTERM)
 first.communicate(timeout=120)
 check(first.returncode == 6, f"the first run went on undisturbed and stopped on SIGTERM (exit {first.returncode})")
 
+# A write that fails (here a file size limit, as a full disk) ends the run with exit 4 and a message
+# naming the file and the system's reason, not a kill, a crash or HDF5's raw error stack.
+import resource
+d = W("file_size_limit")
+shutil.rmtree(d, ignore_errors=True)
+big = ["--set", "domain.nx=100", "--set", "domain.ny=100", "--set", "domain.nz=60", "--set", "run.steps=2",
+       "--set", "run.output_every=1", "--set", "run.checkpoint_every=0"]  # a 24 MB field file; MPI starts under 8 MB
+p = subprocess.run([KOLIBRI, "run", DECK, "-o", d, "--progress", "none", *big], capture_output=True, text=True, env=ENV,
+                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 20, resource.RLIM_INFINITY)))
+check(p.returncode == 4 and "restart_channel_00000000.h5: cannot write (File too large)" in p.stderr
+      and "HDF5-DIAG" not in p.stderr and not glob.glob(os.path.join(d, "*.tmp")),
+      f"a failed write: exit {p.returncode} (4), file and reason named, nothing half-written: {p.stderr.strip()[-160:]}")
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

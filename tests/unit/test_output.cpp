@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/resource.h>
 
 namespace {
 using namespace kolibri;
@@ -38,6 +40,75 @@ TEST(Output, Hdf5RoundTrip) {
   EXPECT_EQ(g.nz, 2);
   EXPECT_EQ(g.rho, f.rho);
   EXPECT_EQ(g.u, f.u);
+}
+
+/// While alive, files may grow to `bytes` at most (writes past it fail with EFBIG, "File too
+/// large", as on a full disk, instead of raising SIGXFSZ).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &m_old);
+    m_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit r = m_old;
+    r.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &r);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &m_old);
+    std::signal(SIGXFSZ, m_handler);
+  }
+
+ private:
+  rlimit m_old{};
+  void (*m_handler)(int) = nullptr;
+};
+
+template <class F>
+std::string output_error(F&& f) {
+  try {
+    f();
+  } catch (const OutputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Issue 22: a failed write names the file and the system's reason and never leaves half a row.
+TEST(Output, CsvRowsAreWholeOrAbsent) {
+  const std::string path = "csv_rows.csv";
+  CsvFile csv(path, "step,value\n");  // 11 bytes
+  csv.append("1,0.5\n");              // 17
+  {
+    const FileSizeLimit limit(30);
+    const std::string msg =
+        output_error([&] { csv.append("2,0.25\n3,0.125\n"); });  // would end at 33
+    EXPECT_NE(msg.find(path + ": cannot write (File too large)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("last complete row"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(slurp(path), "step,value\n1,0.5\n");
+  csv.append("2,0.25\n");  // room again: the series goes on from the last complete row
+  EXPECT_EQ(slurp(path), "step,value\n1,0.5\n2,0.25\n");
+  const std::string full = output_error([] { CsvFile("/dev/full", "step,value\n"); });
+  EXPECT_NE(full.find("/dev/full: cannot write (No space left on device)"), std::string::npos)
+      << full;
+}
+
+TEST(Output, Hdf5WriteErrorsSayWhy) {
+  MacroFields f;
+  f.nx = f.ny = f.nz = 16;
+  f.rho.assign(4096, 1.0), f.u.assign(4096, {0.0, 0.0, 0.0}), f.solid.assign(4096, 0);
+  const std::string path = "too_big.h5";
+  std::string msg;
+  testing::internal::CaptureStderr();
+  {
+    const FileSizeLimit limit(8192);
+    msg = output_error([&] { write_fields_hdf5(path, f, 1); });
+  }
+  const std::string stack = testing::internal::GetCapturedStderr();
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(File too large)"), std::string::npos) << msg;
+  EXPECT_EQ(stack, "") << "HDF5's error stack was printed";
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
 
 TEST(Output, XdmfListsEveryStep) {

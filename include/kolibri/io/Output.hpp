@@ -40,6 +40,31 @@ class OutputLock {
   std::string m_path;
 };
 
+/// \brief A CSV time series written row by row: whole rows or nothing. A failed write (disk full,
+/// quota, file size limit) cuts the file back to its last complete row and throws OutputError
+/// naming the file and the system's reason ("No space left on device").
+class CsvFile {
+ public:
+  CsvFile() = default;
+  /// Creates (or truncates) `path` and writes `head` (the header and any rows kept from before).
+  CsvFile(const std::string& path, const std::string& head);
+  CsvFile(CsvFile&& o) noexcept { *this = std::move(o); }
+  CsvFile& operator=(CsvFile&& o) noexcept;
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  ~CsvFile();
+  /// Appends complete rows (each ending in a newline).
+  void append(const std::string& rows);
+  /// Closes the file (nothing when not open); a failure names the file.
+  void close();
+  const std::string& path() const { return m_path; }
+
+ private:
+  int m_fd = -1;
+  std::string m_path;
+  long long m_size = 0;  ///< bytes of complete rows
+};
+
 /// \brief Write `content` to `path` through `path.tmp` + rename.
 void write_file_atomic(const std::string& path, const std::string& content);
 
