@@ -18,9 +18,7 @@ class InPlace final : public Scheme<L, S> {
 
   InPlace(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)) {
-    const Index n = level.grid.cells();
-    const int alpha = csoa_alpha_for(cfg);
-    this->m_idx = alpha == 0 ? Slots::soa(n, L::Q) : Slots::csoa(n, L::Q, alpha);
+    this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
     for (const auto& f : cfg.faces) m_outlets = m_outlets || f.type == FaceType::PressureOutlet;
     if (m_outlets)
@@ -38,10 +36,7 @@ class InPlace final : public Scheme<L, S> {
       using I = decltype(idx);
       steps(InPlaceStep<L, S, C, I>{m_f, level.boundary, idx, m_op, level.rules, {}}, level, n);
     };
-    if (this->m_idx.alpha == 0)
-      run(this->m_idx.as_soa());
-    else
-      run(this->m_idx.template as_csoa<L::Q>());
+    with_layout<L>(this->m_idx, run);
   }
 
   void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,

@@ -80,6 +80,23 @@ class Scheme {
   Slots m_idx{};  ///< the layout of the values: populations (SoA or CSoA) or moments
 };
 
+/// \brief The population layout of a population scheme: SoA or CSoA(alpha) (csoa_alpha_for).
+template <class L>
+Slots population_slots(const SolverConfig& cfg, Index cells) {
+  const int alpha = csoa_alpha_for(cfg);
+  return alpha == 0 ? Slots::soa(cells, L::Q) : Slots::csoa(cells, L::Q, alpha);
+}
+
+/// \brief Calls f with the layout of `idx` as its compile-time index type (SoA or CSoA<Q>): the
+/// stream-collide kernels are compiled for each.
+template <class L, class F>
+void with_layout(const Slots& idx, F&& f) {
+  if (idx.alpha == 0)
+    f(idx.as_soa());
+  else
+    f(idx.template as_csoa<L::Q>());
+}
+
 /// \brief The halo exchange of one scheme on a multi-rank level: the cells' values that cross to
 /// the neighbour ranks in `mode` (`moments` values a cell in HaloMode::Moments), value (cell, slot)
 /// at array index at(cell, slot).

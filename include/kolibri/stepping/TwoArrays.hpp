@@ -17,9 +17,7 @@ class TwoArrays final : public Scheme<L, S> {
 
   TwoArrays(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)), m_split_collision(cfg.collision_kernels == 2) {
-    const Index n = level.grid.cells();
-    const int alpha = csoa_alpha_for(cfg);
-    this->m_idx = alpha == 0 ? Slots::soa(n, L::Q) : Slots::csoa(n, L::Q, alpha);
+    this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
     m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", this->m_idx.size());
     if (level.dist.comm)
@@ -35,10 +33,7 @@ class TwoArrays final : public Scheme<L, S> {
       steps(StreamCollide<L, S, C, I>{{}, {}, level.boundary, idx, m_op, level.rules}, level, first,
             n);
     };
-    if (this->m_idx.alpha == 0)
-      run(this->m_idx.as_soa());
-    else
-      run(this->m_idx.template as_csoa<L::Q>());
+    with_layout<L>(this->m_idx, run);
   }
 
   void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,
