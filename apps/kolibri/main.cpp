@@ -18,6 +18,8 @@
 #include <mpi.h>
 #endif
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -185,6 +187,16 @@ int do_run(void* p) {
         if (!c.solver.bodies.empty())
           std::cout << ", " << c.solver.bodies.size() << " bodies, " << samples << " IB samples";
         std::cout << ")\n";
+        // The derived physics a user checks a deck for (lattice units).
+        const double nu = (c.solver.tau - 0.5) / 3.0;
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "  viscosity %.6g, Re %.6g (velocity %.6g x length %.6g / viscosity), Mach "
+                      "%.4g (fastest velocity "
+                      "%.6g), %lld cells\n",
+                      nu, c.reynolds, c.u_char, c.l_char, c.u_max * std::sqrt(3.0), c.u_max,
+                      static_cast<long long>(c.solver.cells()));
+        std::cout << line;
       }
       return 0;
     }
