@@ -171,7 +171,7 @@ int do_run(void* p) {
     if (a.check_only) {
       // Everything that needs no device: the bodies are sampled (meshes read and checked).
       std::int64_t samples = 0;
-      const int dims = c.solver.lattice == kolibri::LatticeKind::D2Q9 ? 2 : 3;
+      const int dims = kolibri::dimensions(c.solver.lattice);
       for (const auto& b : c.solver.bodies) {
         try {
           samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib.block).offsets.size());

@@ -142,7 +142,7 @@ void write_rank_file(const std::string& file, const CheckpointInfo& info, const 
     H5Handle set{H5Dcreate2(f.id, kDataset, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
     if (space.id < 0 || set.id < 0) throw OutputError(file + ": HDF5 could not create dataset populations");
     if (!p.data.empty() && H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data.data()) < 0)
-      throw OutputError(file + ": HDF5 could not write dataset populations" + os_cause());
+      throw OutputError(file + ": HDF5 could not write dataset populations" + h5_detail());
   }
   const long long step = info.step;
   write_attr(f.id, "box_lo", H5T_NATIVE_INT, {3}, p.box.lo.data(), file);
@@ -152,7 +152,7 @@ void write_rank_file(const std::string& file, const CheckpointInfo& info, const 
   const std::vector<unsigned char> image = detail::image_of(f.id);
   if (image.empty() || !f.close_now())
     throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
-  if (const auto err = detail::write_image(file, image, true); !err.empty())
+  if (const auto err = detail::write_image(file, image, true, true); !err.empty())
     throw OutputError(file + ": cannot write (" + err + ")");
 }
 

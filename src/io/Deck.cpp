@@ -393,7 +393,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
                 "cm_basis", "acm_viscosity", "acm_velocity", "layout", "csoa_alpha", "boundary_kernels",
                 "collision_kernels", "moment_arrays"});
-  const int dims = sc.lattice == LatticeKind::D2Q9 ? 2 : 3;
+  const int dims = dimensions(sc.lattice);
 
   // [domain]
   Section domain(file, "domain", subtable(top, "domain"));

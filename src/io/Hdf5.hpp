@@ -14,9 +14,11 @@
 namespace kolibri::detail {
 
 /// HDF5 1.10 crashes in its exit handler after a write failed (disk full, quota, file size
-/// limit): it flushes the failed file again, so a run that reported the failure would end in a
-/// segmentation fault instead of its exit code. kolibri closes every file it opens, so the handler
-/// is not needed; it is switched off before HDF5 is first used (static initialisation).
+/// limit): it flushes the failed file again. Field and per-rank checkpoint files are built in
+/// memory (create_in_memory), so only the single-file checkpoint layout still writes through
+/// HDF5; kolibri closes every file it opens, so the handler is not needed and is switched off
+/// before HDF5 is first used (static initialisation). (With parallel HDF5, MPI_Finalize still runs
+/// HDF5's clean-up: a failed single-file write can still end in a crash there.)
 inline const herr_t kNoHdf5ExitHandler = H5dont_atexit();
 
 struct H5Handle {  // closes an HDF5 id on scope exit
@@ -86,10 +88,11 @@ inline std::vector<unsigned char> image_of(hid_t file) {
   return bytes;
 }
 
-/// Write `bytes` to a new file `path` (O_EXCL when `exclusive`, else truncating), fsynced. Returns
-/// "" or the reason (errno text); a failed file is removed.
+/// Write `bytes` to a new file `path` (O_EXCL when `exclusive`, else truncating), fsynced when
+/// `sync` (checkpoints; field files are not). Returns "" or the reason (errno text); a failed file
+/// is removed.
 inline std::string write_image(const std::string& path, const std::vector<unsigned char>& bytes,
-                               bool exclusive) {
+                               bool exclusive, bool sync) {
   const int fd =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0644);
   if (fd < 0) return std::strerror(errno);
@@ -106,7 +109,7 @@ inline std::string write_image(const std::string& path, const std::vector<unsign
       break;
     }
   }
-  if (err.empty() && ::fsync(fd) != 0) err = std::strerror(errno);
+  if (err.empty() && sync && ::fsync(fd) != 0) err = std::strerror(errno);
   if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
   if (!err.empty()) ::unlink(path.c_str());
   return err;

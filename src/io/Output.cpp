@@ -14,6 +14,7 @@
 #include <sstream>
 #include <sys/file.h>
 #include <unistd.h>
+#include <utility>
 
 #include "Hdf5.hpp"
 
@@ -21,7 +22,6 @@ namespace kolibri {
 using detail::h5_detail;
 using detail::H5Handle;
 using detail::H5Quiet;
-using detail::os_cause;
 
 OutputLock::OutputLock(const std::string& dir) {
   std::error_code ec;
@@ -64,13 +64,8 @@ OutputLock::OutputLock(const std::string& dir) {
 }
 
 OutputLock& OutputLock::operator=(OutputLock&& o) noexcept {
-  if (this != &o) {
-    this->~OutputLock();
-    m_fd = o.m_fd;
-    m_path = std::move(o.m_path);
-    o.m_fd = -1;
-    o.m_path.clear();
-  }
+  std::swap(m_fd, o.m_fd);  // o releases what this held
+  std::swap(m_path, o.m_path);
   return *this;
 }
 
@@ -87,13 +82,9 @@ CsvFile::CsvFile(const std::string& path, const std::string& head) : m_path(path
 }
 
 CsvFile& CsvFile::operator=(CsvFile&& o) noexcept {
-  if (this != &o) {
-    this->~CsvFile();
-    m_fd = o.m_fd;
-    m_path = std::move(o.m_path);
-    m_size = o.m_size;
-    o.m_fd = -1;
-  }
+  std::swap(m_fd, o.m_fd);  // o closes what this held
+  std::swap(m_path, o.m_path);
+  std::swap(m_size, o.m_size);
   return *this;
 }
 
@@ -148,10 +139,9 @@ namespace {
 void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims,
                    const void* data, const std::string& path) {
   H5Handle space{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
-  errno = 0;
   H5Handle set{H5Dcreate2(file, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
   if (set.id < 0 || H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw OutputError(path + ": HDF5 could not write dataset " + name + os_cause());
+    throw OutputError(path + ": HDF5 could not write dataset " + name + h5_detail());
 }
 }  // namespace
 
@@ -173,7 +163,7 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
     if (image.empty())
       throw OutputError(path + ": HDF5 could not build the file image" + h5_detail());
   }
-  if (const auto err = detail::write_image(tmp, image, false); !err.empty())
+  if (const auto err = detail::write_image(tmp, image, false, false); !err.empty())
     throw OutputError(path + ": cannot write (" + err + ")");
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;

@@ -15,6 +15,8 @@
 namespace kolibri {
 
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
+/// Spatial dimensions of a lattice.
+constexpr int dimensions(LatticeKind l) { return l == LatticeKind::D2Q9 ? 2 : 3; }
 template <>
 struct NameTable<LatticeKind> {
   static constexpr std::array entries{Named<LatticeKind>{LatticeKind::D2Q9, "D2Q9"},

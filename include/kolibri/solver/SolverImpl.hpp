@@ -168,8 +168,8 @@ class SolverImpl final : public Solver {
   void load_state(const StatePiece& p, int phase) override {
     const Streaming saved = streaming_of_phase(phase);
     if (saved != m_cfg.streaming)
-      throw std::invalid_argument(std::string("the state was saved with ") + scheme_words(saved) +
-                                  "; set streaming to match");
+      throw std::invalid_argument(std::string("the state was saved with streaming = \"") +
+                                  to_string(saved) + "\"; set streaming to match");
     const int count = m_scheme->slots().count;
     const Box b = state_box();
     const Index m = Index(b.cells());
@@ -308,18 +308,6 @@ class SolverImpl final : public Solver {
     }
     throw std::logic_error("SolverImpl: no " + std::string(to_string(cfg.streaming)) +
                            " scheme for this operator and storage (make_solver checks the rules)");
-  }
-
-  static const char* scheme_words(Streaming s) {
-    switch (s) {
-      case Streaming::TwoArray:
-        return "two arrays";
-      case Streaming::InPlace:
-        return "in-place streaming";
-      case Streaming::Moments:
-        return "the moment representation";
-    }
-    return "?";
   }
 
   void settle() const { m_scheme->settle(); }
