@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -328,3 +329,32 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(0, 1, 2, 3)),
     scene_name);
 }  // namespace
+
+// The overlapped multi-rank step runs first the teams that write a cell next to a ghost layer
+// (whose new moments the halo exchange sends), then the others: each team once, and a team is
+// in the first group exactly when its tile or segment holds such a cell.
+TEST(MomentKernel, TeamsNextToGhostLayersComeFirst) {
+  using K = MomentKernel<D3Q19, double, RegularizedBgk<D3Q19, double>, 8, 8>;
+  DenseGrid g;
+  g.n[0] = 20, g.n[1] = 14, g.n[2] = 70;  // tiles 3 x 2, segments of 32: 3 (0-31, 32-63, 64-69)
+  g.ghost[4] = g.ghost[5] = 1;            // ghost layers z = 0 and 69: cells at z = 1 and 68
+  int border = -1;
+  std::vector<std::int32_t> teams = K::border_first(g, 32, border);
+  ASSERT_EQ(teams.size(), 18u);
+  EXPECT_EQ(border, 12);  // segments 0 and 2
+  for (int i = 0; i < 18; ++i)
+    EXPECT_EQ(teams[std::size_t(i)] / 6 == 1, i >= border) << "team " << teams[std::size_t(i)];
+  std::vector<std::int32_t> sorted = teams;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 18; ++i) EXPECT_EQ(sorted[std::size_t(i)], i);
+
+  g.ghost[4] = g.ghost[5] = 0;
+  g.ghost[0] = 1;  // a ghost layer at x = 0 only: the tiles holding x = 1 (tile column 0)
+  teams = K::border_first(g, 32, border);
+  EXPECT_EQ(border, 6);
+  for (int i = 0; i < border; ++i) EXPECT_EQ(teams[std::size_t(i)] % 3, 0);
+
+  g.ghost[0] = 0;  // one rank: no team before the others
+  teams = K::border_first(g, 32, border);
+  EXPECT_EQ(border, 0);
+}

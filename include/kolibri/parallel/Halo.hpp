@@ -161,9 +161,7 @@ class HaloExchange {
   /// with device buffers (`device_buffers`, GPU-aware MPI) or page-locked host copies.
   HaloExchange(const Comm& comm, HaloLists lists, bool device_buffers, const NcclComm* nccl = nullptr)
       : m_comm(&comm), m_nccl(nccl), m_messages(std::move(lists.messages)) {
-#if KOKKOS_VERSION >= 40000
-    m_exec = Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
-#endif
+    m_exec = priority_instance();
     m_send_idx = to_device(lists.send, "kolibri::halo_send_idx");
     m_recv_idx = to_device(lists.recv, "kolibri::halo_recv_idx");
     m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
@@ -248,6 +246,34 @@ class HaloExchange {
   }
 
  private:
+  /// The exchange's instance: on GPUs a stream of the highest priority the device offers, so the
+  /// pack, NCCL's transfer kernels and the unpack get each multiprocessor that frees up before
+  /// the next blocks of the interior update they overlap (on the default priority they waited
+  /// for it: docs/performance.md); a stream of its own elsewhere.
+  static ExecSpace priority_instance() {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      int least = 0, greatest = 0;
+      cudaStream_t s = nullptr;
+      if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
+          cudaStreamCreateWithPriority(&s, cudaStreamDefault, greatest) == cudaSuccess)
+        return Kokkos::Cuda(s, Kokkos::Impl::ManageStream::yes);
+    }
+#elif defined(KOKKOS_ENABLE_HIP)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
+      int least = 0, greatest = 0;
+      hipStream_t s = nullptr;
+      if (hipDeviceGetStreamPriorityRange(&least, &greatest) == hipSuccess &&
+          hipStreamCreateWithPriority(&s, hipStreamDefault, greatest) == hipSuccess)
+        return Kokkos::HIP(s, Kokkos::Impl::ManageStream::yes);
+    }
+#endif
+#if KOKKOS_VERSION >= 40000
+    return Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
+#else
+    return ExecSpace();
+#endif
+  }
   static void* stream_of([[maybe_unused]] const ExecSpace& e) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return e.cuda_stream();

@@ -2,7 +2,8 @@
 /// \file
 /// \brief One population array streamed in place (the AA pattern), either layout: a local step
 /// (collide, write back to the opposite slots) and a streaming step alternate; on several ranks a
-/// forward exchange before each streaming step and a reverse one after it.
+/// forward exchange before each streaming step and a reverse one after it, both overlapping the
+/// streaming of the cells away from the rank borders.
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
@@ -43,7 +44,8 @@ class InPlace final : public Scheme<L, S> {
                        Kokkos::View<const double* [3], MemSpace> u) override {
     m_arriving = false;
     fill_equilibrium<L, S>(level, m_f, this->m_idx, rho, u, true, m_op);
-    Kokkos::fence();  // the next streaming step exchanges the ghost layers
+    refresh_ghosts();
+    Kokkos::fence();
   }
 
   Kokkos::View<V*, MemSpace> values() const override { return m_f; }
@@ -53,7 +55,10 @@ class InPlace final : public Scheme<L, S> {
     return m_arriving ? StateLayout{false, +1.0} : StateLayout{true, -1.0};
   }
   int phase() const override { return m_arriving ? 2 : 1; }
-  void loaded(int phase) override { m_arriving = phase == 2; }
+  void loaded(int phase) override {
+    m_arriving = phase == 2;
+    refresh_ghosts();
+  }
   /// A forward and a reverse exchange every two steps.
   double exchange_time_per_step(int repeats) override { return m_fwd.time_alone(m_f, repeats); }
   double state_bytes_per_cell(const Level<L, S>&) const override {
@@ -61,23 +66,62 @@ class InPlace final : public Scheme<L, S> {
   }
 
  private:
+  /// The neighbours' departing populations into the ghost cells, as each streaming step begins
+  /// (harmless after a streaming step: the local step reads no ghost cell). Here it also opens
+  /// the transport's connections before the first timed step (NCCL connects a peer on first use:
+  /// about a second).
+  void refresh_ghosts() { m_fwd.run(m_f); }
+
+  /// Local steps on the level's instance; a streaming step on several ranks in two streams: on
+  /// the exchanges' instance the forward exchange, the cells next to the ghost layers (the only
+  /// ones that read or write ghost cells) and the reverse exchange, the other cells meanwhile on
+  /// the level's instance. Every slot is touched by one cell in a streaming step, so the two
+  /// streams share no values; one host synchronisation of each ends the step.
   template <class K>
   void steps(K k, const Level<L, S>& level, std::int64_t nsteps) {
-    const Index nb = Index(level.boundary.extent(0));
+    const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
+    const Index nborder = Index(level.border.extent(0));
     k.outlet_u = m_outlet_u;
+    k.border_cells = level.border;
+    using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
+      } else if (m_fwd.active()) {
+        fence(level.exec, "kolibri::local_step_done");  // the pack reads the departing slots
+        if (m_outlets) {  // the outlets read all of their slots, which the streaming overwrites
+          Kokkos::parallel_for(
+              OutletVelocityTag::label,
+              level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+          fence(level.exec, "kolibri::outlet_velocity_done");
+        }
+        m_fwd.pack(m_f);
+        Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+        if (nb > nbb)
+          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
+        m_fwd.post();
+        m_fwd.finish(m_f);  // the neighbours' departing populations in the ghost cells
+        const ExecSpace& ex = m_rev.exec();
+        if (nborder > 0)
+          Kokkos::parallel_for(BorderTag::label,
+                               Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, nborder), k);
+        if (nbb > 0)
+          Kokkos::parallel_for(BoundaryTag::label,
+                               Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
+        m_rev.pack(m_f);
+        m_rev.post();
+        m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
+        fence(level.exec, "kolibri::step_done");
       } else {
-        m_fwd.run(m_f);  // the neighbours' departing populations into the ghost cells
         if (m_outlets)
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+        if (nborder > 0)
+          Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
-        m_rev.run(m_f);  // what this step wrote into ghost cells, back to their owners
       }
       m_arriving = !m_arriving;
     }

@@ -328,6 +328,9 @@ struct MomentKernel {
   Boundary<L, R> bc;
   int planes;
   bool forced;  ///< a body force: the collision without force terms otherwise
+  /// The teams to run, by number (league rank r runs team teams[r]); every team when null.
+  const std::int32_t* teams = nullptr;
+  int team_count = 0;
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_values(int planes) { return std::size_t(planes) * CROSS * NP; }
   static std::size_t scratch_bytes(int planes) {
@@ -336,7 +339,35 @@ struct MomentKernel {
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return bc.grid.n[axis]; }
   KOKKOS_INLINE_FUNCTION int segment_length() const { return place.segment; }
   int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
-  int league() const { return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments(); }
+  int all_teams() const {
+    return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments();
+  }
+  int league() const { return teams ? team_count : all_teams(); }
+
+  /// The teams that write a cell next to a ghost layer of `grid` (whose new moments the halo
+  /// exchange sends), then the others: the first `border` of the returned numbers.
+  static std::vector<std::int32_t> border_first(const DenseGrid& grid, int segment, int& border) {
+    const int n[3] = {grid.n[0], grid.n[1], grid.n[2]};
+    const int len = segment, tiles_a = (n[ta] + TX - 1) / TX, tiles_b = (n[tb] + TY - 1) / TY;
+    const int teams = tiles_a * tiles_b * ((n[ma] + len - 1) / len);
+    // [lo, hi) along `axis` holds the layer next to a ghost layer
+    auto touches = [&](int axis, int lo, int hi) {
+      const bool low = grid.ghost[2 * axis] && lo <= 1 && 1 < hi;
+      const bool high = grid.ghost[2 * axis + 1] && lo <= n[axis] - 2 && n[axis] - 2 < hi;
+      return low || high;
+    };
+    std::vector<std::int32_t> first, second;
+    for (int id = 0; id < teams; ++id) {
+      const int tile = id % (tiles_a * tiles_b), seg = id / (tiles_a * tiles_b);
+      const int a0 = (tile % tiles_a) * TX, b0 = (tile / tiles_a) * TY, m0 = seg * len;
+      const bool on = touches(ta, a0, a0 + TX) || (L::D == 3 && touches(tb, b0, b0 + TY)) ||
+                      touches(ma, m0, m0 + len);
+      (on ? first : second).push_back(id);
+    }
+    border = int(first.size());
+    first.insert(first.end(), second.begin(), second.end());
+    return first;
+  }
   /// Coordinate along `axis` one step at most outside the box, wrapped where the side is
   /// periodic (a periodic face, or a rank's ghost side: an open connection); -1 outside a
   /// non-periodic box side.
@@ -491,7 +522,8 @@ struct MomentKernel {
     R* scratch = static_cast<R*>(team.team_scratch(0).get_shmem(scratch_values(planes) * sizeof(R)));
     const int na = size(ta), nb = size(tb), nm = size(ma);
     const int tiles_a = (na + TX - 1) / TX, tiles_b = (nb + TY - 1) / TY;
-    const int tile = team.league_rank() % (tiles_a * tiles_b), seg = team.league_rank() / (tiles_a * tiles_b);
+    const int id = teams ? teams[team.league_rank()] : team.league_rank();
+    const int tile = id % (tiles_a * tiles_b), seg = id / (tiles_a * tiles_b);
     const int a0 = (tile % tiles_a) * TX, b0 = (tile / tiles_a) * TY;
     const int len = segment_length();
     const int m0 = seg * len, m1 = m0 + len < nm ? m0 + len : nm;  // layers written: [m0, m1)
@@ -551,6 +583,8 @@ struct MomentStep {
   C op;
   Boundary<L, R> bc;
   int tx, ty, planes = 2;
+  const std::int32_t* teams = nullptr;  ///< MomentKernel::teams: a subset of the teams
+  int team_count = 0;
 
   template <int I, bool Two = false>
   using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two>;
@@ -588,6 +622,17 @@ struct MomentStep {
     throw std::runtime_error("moment representation: no compiled tile (" + Tiles::list() + ") fits the team scratch memory");
   }
 
+  /// MomentKernel::border_first for the compiled tile tx x ty.
+  static std::vector<std::int32_t> border_first(const DenseGrid& grid, int tx, int ty, int segment,
+                                                int& border) {
+    std::vector<std::int32_t> out;
+    if (!with_tile(tx, ty, [&](auto i) {
+          out = Kernel<decltype(i)::value>::border_first(grid, segment, border);
+        }))
+      throw std::invalid_argument(not_compiled(tx, ty));
+    return out;
+  }
+
   /// Launch over all column segments (then the state is at the other parity).
   void run(const ExecSpace& ex = ExecSpace()) const {
     if (scratch_bytes(tx, ty, planes) > scratch_limit())
@@ -597,9 +642,13 @@ struct MomentStep {
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
     if (!with_tile(tx, ty, [&](auto i) {
           if (place.shared == place.columns)  // every cell placed twice: two arrays
-            Kernel<decltype(i)::value, true>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
+            Kernel<decltype(i)::value, true>{m.data(), place,  parity, op,        bc,
+                                             planes,   forced, teams,  team_count}
+                .run(ex);
           else
-            Kernel<decltype(i)::value>{m.data(), place, parity, op, bc, planes, forced}.run(ex);
+            Kernel<decltype(i)::value>{m.data(), place,  parity, op,        bc,
+                                       planes,   forced, teams,  team_count}
+                .run(ex);
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }

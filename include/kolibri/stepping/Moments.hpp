@@ -61,17 +61,38 @@ class Moments final : public Scheme<L, S> {
               return idx(place.at(cell, parity), slot);
             },
             M);
+      std::vector<std::int32_t> teams = MomentStep<L, R, C>::border_first(
+          g, m_tile.tx, m_tile.ty, m_place.device().segment, m_border_teams);
+      m_teams = to_device(teams, "kolibri::moment_teams");
     }
   }
 
+  /// On several ranks in two streams: the teams that write cells next to a ghost layer, then the
+  /// pack, the transfer and the unpack on the exchange's instance, the other teams meanwhile on
+  /// the level's instance (teams of one launch run concurrently anyway; the ghost cells, read at
+  /// one parity and received at the other, have two places). One host synchronisation of each
+  /// ends the step.
   void step(Level<L, S>& level, std::int64_t, std::int64_t nsteps) override {
     MomentStep<L, R, C> k{m_f,         m_place.device(), 0,         m_op,
                           level.rules, m_tile.tx,        m_tile.ty, m_tile.planes};
+    const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.parity = m_parity;
-      k.run(level.exec);
+      HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity
+      if (halo.active()) {
+        MomentStep<L, R, C> border = k, inner = k;
+        border.teams = m_teams.data(), border.team_count = m_border_teams;
+        inner.teams = m_teams.data() + m_border_teams, inner.team_count = teams - m_border_teams;
+        if (border.team_count > 0) border.run(halo.exec());
+        halo.pack(m_f);
+        if (inner.team_count > 0) inner.run(level.exec);
+        halo.post();
+        halo.finish(m_f);  // the neighbours' new moments in the ghost cells
+        fence(level.exec, "kolibri::step_done");
+      } else {
+        k.run(level.exec);
+      }
       m_parity = 1 - m_parity;
-      m_halo[m_parity].run(m_f);  // the neighbours' new moments into the ghost cells
     }
   }
 
@@ -155,6 +176,8 @@ class Moments final : public Scheme<L, S> {
   Kokkos::View<V*, MemSpace> m_f;
   mutable int m_parity = 0;   ///< where the edge cells are (settle() moves them to 0)
   HaloExchange<V> m_halo[2];  ///< multi-rank: the exchange at parity 0 and 1
+  Kokkos::View<std::int32_t*, MemSpace> m_teams;  ///< multi-rank: MomentStep::border_first
+  int m_border_teams = 0;                         ///< the first ones of m_teams
 };
 
 }  // namespace kolibri

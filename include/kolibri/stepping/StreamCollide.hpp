@@ -368,6 +368,8 @@ struct StreamCollide {
 /// written by one cell only, so no step races, with one exception handled apart: a pressure
 /// outlet needs its cell's velocity from all of its own departing slots, which fluid neighbours
 /// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
+/// On several ranks the streaming step of the fluid cells next to a ghost layer (kFluidBorder)
+/// runs apart, from a list (BorderTag), so the halo exchanges can overlap the other cells'.
 template <class L, class S, class C, class I = SoA>
 struct InPlaceStep {
   using R = typename S::real;
@@ -378,6 +380,7 @@ struct InPlaceStep {
   C collide;
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
+  Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
@@ -404,9 +407,17 @@ struct InPlaceStep {
     for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = S::template store<L>(f[q], q);
   }
 
+  /// kFluid cells only: cells next to a ghost layer (kFluidBorder) go through BorderTag.
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
-    const Flag flag = bc.flags(n);  // in place the exchange is not overlapped: border cells too
-    if (flag != kFluid && flag != kFluidBorder) return;
+    if (bc.flags(n) == kFluid) stream(n);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const {
+    stream(Index(border_cells(i)));
+  }
+
+  /// Streaming step of a fluid cell with only fluid neighbours: gather the upwind neighbours'
+  /// departing populations, collide, scatter into the downwind neighbours' arriving slots.
+  KOKKOS_INLINE_FUNCTION void stream(const Index n) const {
     const Rows rows = bc.grid.rows(n);
     R f[L::Q];
     KOLIBRI_UNROLL
