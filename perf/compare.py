@@ -7,6 +7,12 @@
 --extra takes JSON files of other codes with the same case fields ({"code": ..., "device": ...,
 "cases": [{"lattice", "collision", "precision", "storage", "n", "mlups"}]}).
 
+--scaling reads scaling.json files of perf/scaling.sh instead (and of other codes in the same form:
+{"code": ..., "runs": [{"case", "kind", "ranks", "mlups", "efficiency"}]}), prints the efficiency
+table and, with --png, draws parallel efficiency against GPUs, weak and strong side by side:
+
+    /usr/bin/python3 perf/compare.py --scaling perf/results/scaling_*/scaling.json --png docs/figures/scaling.png
+
 --predict adds rows for GPUs without a measurement (AMD MI250X, one GCD; MI300X), marked as
 predictions: each measured case scaled by the ratio of datasheet memory bandwidths, i.e. assuming
 the same fraction of peak bandwidth as on the measured GPU. A roofline estimate, not a result.
@@ -72,13 +78,61 @@ def load(path):
         }
 
 
+def scaling(files, png):
+    """Efficiency table and curves of perf/scaling.sh's scaling.json files."""
+    runs = []
+    for f in files:
+        d = json.load(open(f))
+        for r in d["runs"]:
+            runs.append(dict(r, code=d.get("code", "kolibri"), label=d.get("label", "")))
+    if not runs:
+        sys.exit("compare.py: no scaling runs")
+    print("| code | case | kind | GPUs | MLUPS | efficiency |")
+    print("|---|---|---|---:|---:|---:|")
+    key = lambda r: (r["kind"], r["code"], r["label"], r["case"], r["ranks"])  # noqa: E731
+    for r in sorted(runs, key=key):
+        name = f"{r['code']} {r['label']}".strip()
+        print(f"| {name} | {r['case']} | {r['kind']} | {r['ranks']} | {r['mlups']:.0f} | {r['efficiency']:.3f} |")
+    if not png:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = [k for k in ("weak", "strong") if any(r["kind"] == k for r in runs)]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.5), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        series = sorted({(r["code"], r["label"], r["case"]) for r in runs if r["kind"] == kind})
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)
+        for code, label, case in series:
+            pts = sorted((r["ranks"], r["efficiency"]) for r in runs
+                         if (r["code"], r["label"], r["case"], r["kind"]) == (code, label, case, kind))
+            style = "--" if code != "kolibri" else "-"
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                    label=f"{code} {label} {case}".replace("  ", " "))
+        ax.set_title(f"{kind} scaling")
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("parallel efficiency")
+        ax.set_ylim(0, 1.05)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
+    ap.add_argument("--scaling", action="store_true", help="the files are scaling.json of perf/scaling.sh")
     ap.add_argument("--extra", nargs="*", default=[])
     ap.add_argument("--png", help="bar chart of MLUPS per case and device")
     ap.add_argument("--predict", action="store_true", help="add roofline predictions for MI250X (one GCD) and MI300X")
     a = ap.parse_args()
+    if a.scaling:
+        return scaling(a.files, a.png)
     rows = [r for f in a.files + a.extra for r in load(f)]
     if a.predict:
         rows += predictions(rows)

@@ -1,44 +1,86 @@
 #!/usr/bin/env bash
-# Weak and strong scaling of `kolibri run` (perf/decks/scaling.toml: periodic D3Q19 FP32 BGK,
-# two arrays, no output), one MPI rank per GPU.
+# Weak and strong scaling of `kolibri run` for every streaming scheme, one MPI rank per GPU.
 #   perf/scaling.sh KOLIBRI OUTDIR [RANK COUNTS, default "1 2 4"]
-# Weak: 256^3 cells per rank, the box grows along z (grid 1x1xN). Strong: 512^3 on N ranks
-# (automatic grid). Each run's log and summary.json go to OUTDIR/<kind>_<N>/; the table at the
-# end gives MLUPS, parallel efficiency and the halo exchange per step measured alone (slowest
-# rank; in the run it overlaps the interior update). Environment: MPIEXEC (default mpirun), EXTRA (more kolibri options,
-# e.g. "--gpu-aware-mpi off"), STEPS (default 2000).
+# Case: perf/decks/scaling.toml (a periodic box with a uniform flow, no output), with the scheme
+# set per series (CASES below). Weak: 256^3 cells per rank, the box grows along z (grid 1x1xN).
+# Strong: 512^3 on N ranks (grid 1x1xN). Each run writes OUTDIR/<case>/<kind>_<N>/summary.json
+# (one JSON per run) and a log beside it; at the end OUTDIR/scaling.json gathers every run with
+# its efficiency (perf/compare.py --scaling draws it) and a table is printed.
+# Environment:
+#   CASES    the series to run (default: all of the table below)
+#   KINDS    weak, strong or both (default "weak strong")
+#   STEPS    time steps a run (default 2000)
+#   MPIEXEC  (default mpirun), EXTRA (more kolibri options, e.g. "--halo-transport mpi")
 set -euo pipefail
 K=$1 OUT=$2
 shift 2
 RANKS=${*:-1 2 4}
 MPI=${MPIEXEC:-mpirun}
 STEPS=${STEPS:-2000}
+KINDS=${KINDS:-weak strong}
 DECK="$(dirname "$0")/decks/scaling.toml"
+# name: lattice precision storage streaming collision
+declare -A SCHEME=(
+  [d3q19_fp32_two_array]="D3Q19 fp32 same two_array bgk"
+  [d3q19_fp32_in_place]="D3Q19 fp32 same in_place bgk"
+  [d3q19_fp16_two_array]="D3Q19 fp32 fp16 two_array bgk"
+  [d3q19_fp16_in_place]="D3Q19 fp32 fp16 in_place bgk"
+  [d3q19_fp32_moments]="D3Q19 fp32 same moments regularized"
+  [d3q27_fp64_two_array]="D3Q27 fp64 same two_array bgk"
+  [d3q27_fp64_in_place]="D3Q27 fp64 same in_place bgk"
+  [d3q27_fp64_moments]="D3Q27 fp64 same moments regularized"
+)
+ORDER="d3q19_fp32_two_array d3q19_fp32_in_place d3q19_fp16_two_array d3q19_fp16_in_place d3q19_fp32_moments
+d3q27_fp64_two_array d3q27_fp64_in_place d3q27_fp64_moments"
+CASES=${CASES:-$ORDER}
+for c in $CASES; do
+  [ -n "${SCHEME[$c]:-}" ] || { echo "perf/scaling.sh: unknown case '$c'; expected one of: $ORDER" >&2; exit 2; }
+done
 export KOKKOS_MAP_DEVICE_ID_BY=mpi_rank OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$OUT"
-run() {  # kind ranks extra-args...
-  local kind=$1 n=$2
-  shift 2
-  local dir="$OUT/${kind}_$n"
-  echo "== $kind scaling, $n rank(s): $*" >&2
-  $MPI -np "$n" "$K" run "$DECK" -o "$dir" --set run.steps="$STEPS" --progress lines ${EXTRA:-} "$@" > "$dir.log" 2>&1 ||
+run() {  # case kind ranks extra-args...
+  local c=$1 kind=$2 n=$3
+  shift 3
+  read -r lattice precision storage streaming collision <<< "${SCHEME[$c]}"
+  local dir="$OUT/$c/${kind}_$n"
+  mkdir -p "$OUT/$c"
+  echo "== $c: $kind scaling, $n rank(s)" >&2
+  $MPI -np "$n" "$K" run "$DECK" -o "$dir" --set run.steps="$STEPS" --progress lines \
+    --set model.lattice="$lattice" --set model.precision="$precision" --set model.storage="$storage" \
+    --set model.streaming="$streaming" --set model.collision="$collision" ${EXTRA:-} "$@" > "$dir.log" 2>&1 ||
     { tail -20 "$dir.log" >&2; return 1; }
 }
-for n in $RANKS; do run weak "$n" --set domain.nz=$((256 * n)) --grid "1x1x$n"; done
-for n in $RANKS; do run strong "$n" --set domain.nx=512 --set domain.ny=512 --set domain.nz=512; done
-python3 - "$OUT" $RANKS <<'PY'
+for c in $CASES; do
+  for kind in $KINDS; do
+    for n in $RANKS; do
+      case $kind in
+        weak) run "$c" weak "$n" --set domain.nz=$((256 * n)) --grid "1x1x$n" ;;
+        strong) run "$c" strong "$n" --set domain.nx=512 --set domain.ny=512 --set domain.nz=512 --grid "1x1x$n" ;;
+        *) echo "perf/scaling.sh: unknown kind '$kind' (weak, strong)" >&2; exit 2 ;;
+      esac
+    done
+  done
+done
+python3 - "$OUT" "$CASES" "$KINDS" $RANKS <<'PY'
 import json, sys
-out, ranks = sys.argv[1], [int(r) for r in sys.argv[2:]]
-print(f"{'kind':7} {'ranks':>5} {'grid':>7} {'cells':>12} {'MLUPS':>10} {'per rank':>9} {'eff.':>6} {'step ms':>8} {'exch. ms':>8} {'exch.%':>6}")
-for kind in ["weak", "strong"]:
-    base = None
-    for n in ranks:
-        s = json.load(open(f"{out}/{kind}_{n}/summary.json"))
-        m = s["mlups"]
-        base = base or m
-        eff = m / (base * n)  # weak and strong alike: MLUPS per rank against one rank's
-        st = 1e3 * s["step_time_s"] / (s["steps"] - s.get("first_step", 0))
-        ex = s.get("exchange_ms_per_step", 0.0)
-        print(f"{kind:7} {n:5d} {s.get('process_grid', '1x1x1'):>7} {s['nx'] * s['ny'] * s['nz']:12d} {m:10.0f} "
-              f"{m / n:9.0f} {eff:6.3f} {st:8.3f} {ex:8.3f} {100 * ex / st:6.1f}")
+out, cases, kinds, ranks = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), [int(r) for r in sys.argv[4:]]
+rows = []
+print(f"{'case':22} {'kind':6} {'ranks':>5} {'grid':>7} {'cells':>12} {'MLUPS':>10} {'per rank':>9} {'eff.':>6} "
+      f"{'step ms':>8} {'exch. ms':>8} {'exch.%':>6}")
+for c in cases:
+    for kind in kinds:
+        base = None
+        for n in ranks:
+            s = json.load(open(f"{out}/{c}/{kind}_{n}/summary.json"))
+            m = s["mlups"]
+            base = base or m
+            eff = m / (base * n)  # weak and strong alike: MLUPS per rank against one rank's
+            st = 1e3 * s["step_time_s"] / (s["steps"] - s.get("first_step", 0))
+            ex = s.get("exchange_ms_per_step", 0.0)
+            rows.append({"case": c, "kind": kind, "ranks": n, "grid": s.get("process_grid", "1x1x1"),
+                         "cells": s["nx"] * s["ny"] * s["nz"], "mlups": m, "efficiency": eff,
+                         "step_ms": st, "exchange_ms_alone": ex, "device": s.get("device", "")})
+            print(f"{c:22} {kind:6} {n:5d} {rows[-1]['grid']:>7} {rows[-1]['cells']:12d} {m:10.0f} {m / n:9.0f} "
+                  f"{eff:6.3f} {st:8.3f} {ex:8.3f} {100 * ex / st:6.1f}")
+json.dump({"runs": rows}, open(f"{out}/scaling.json", "w"), indent=1)
 PY
