@@ -511,8 +511,19 @@ Case parse_deck(const std::string& text, const std::string& file,
     model.fail("trt_magic", "only collision = \"trt\" takes a magic parameter");
 
   // [[obstacle]]
-  for_each_table(top, "obstacle", file, [&](Section& s, std::size_t) {
+  for_each_table(top, "obstacle", file, [&](Section& s, std::size_t i) {
     Obstacle o;
+    if (const auto name = s.string("name")) {
+      if (name->empty() || name->find_first_of(",\"\n\r") != std::string::npos)
+        s.fail("name", quoted(*name) +
+                           ": expected a name without commas, quotes or line breaks (it is written "
+                           "in CSV rows)");
+      o.name = *name;
+    }
+    const std::string me = "obstacle" + std::to_string(i + 1);  // obstacle_name's default
+    for (std::size_t k = 0; k < sc.obstacles.size(); ++k)
+      if (obstacle_name(sc.obstacles, k) == (o.name.empty() ? me : o.name))
+        s.fail("name", quoted(o.name.empty() ? me : o.name) + " is taken by another obstacle");
     const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
     if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
     if (shape == "box") {
@@ -527,7 +538,9 @@ Case parse_deck(const std::string& text, const std::string& file,
     } else {
       o.shape = shape == "sphere" ? Obstacle::Shape::Sphere : Obstacle::Shape::Cylinder;
       auto ctr = s.vec3<double>("center", dims);
-      if (!ctr) s.fail("center", "missing: expected center = [x, y" + std::string(dims == 3 ? ", z]" : "]"));
+      if (!ctr)
+        s.fail("center",
+               "missing: expected center = [x, y" + std::string(dims == 3 ? ", z]" : "]"));
       o.center = *ctr;
       if (dims == 2) o.center[2] = 0.5;
       const auto r = s.number("radius");
@@ -537,7 +550,7 @@ Case parse_deck(const std::string& text, const std::string& file,
       if (dims == 2 && o.shape == Obstacle::Shape::Cylinder && o.axis != 2)
         s.fail("axis", "a 2D cylinder is a disc: its axis is z");
     }
-    s.finish({"type", "min", "max", "center", "radius", "axis"});
+    s.finish({"name", "type", "min", "max", "center", "radius", "axis"});
     sc.obstacles.push_back(o);
   });
 
@@ -647,14 +660,15 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.steps = run.integer("steps", 1000, 0, std::int64_t(1) << 40);
   rc.output_every = run.integer("output_every", 0, 0, std::int64_t(1) << 40);
   rc.log_every = run.integer("log_every", 0, 0, std::int64_t(1) << 40);
+  rc.obstacle_loads_every = run.integer("obstacle_loads_every", 0, 0, std::int64_t(1) << 40);
   rc.log_seconds = run.number("log_seconds", 10.0);
   if (rc.log_seconds <= 0) run.fail("log_seconds", "expected a positive number of seconds");
   rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
   rc.write_fields = run.boolean("write_fields").value_or(true);
   rc.checkpoint_every = run.integer("checkpoint_every", 0, 0, std::int64_t(1) << 40);
   rc.checkpoint_keep = int(run.integer("checkpoint_keep", 2, 1, 1000));
-  run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress", "write_fields",
-              "checkpoint_every", "checkpoint_keep"});
+  run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress",
+              "write_fields", "checkpoint_every", "checkpoint_keep", "obstacle_loads_every"});
 
   // [parallel]
   Section par(file, "parallel", subtable(top, "parallel"));

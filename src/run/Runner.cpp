@@ -352,7 +352,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   (f.rfind(rc.name + "_", 0) == 0 && e.path().extension() == ".h5");
       for (const auto& p : c.probes)
         ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
-      ours = ours || (f == "bodies.csv" && !sc.bodies.empty());
+      ours = ours || (f == "bodies.csv" && !sc.bodies.empty()) ||
+             (f == "obstacles.csv" && !sc.obstacles.empty());
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
     if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
@@ -388,7 +389,35 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n", !restart_path.empty(), first_step + 1, 11);
     loads_file = CsvFile(path, kept);
   });
+  // Bounce-back obstacles: momentum-exchange force and torque, one row per obstacle.
+  const std::int64_t obstacle_every = rc.obstacle_loads_every > 0
+                                          ? rc.obstacle_loads_every
+                                          : std::max<std::int64_t>(1, rc.steps / 200);
+  CsvFile obstacles_file;
+  on_root(comm, [&] {
+    if (sc.obstacles.empty()) return;
+    const std::string path = dir + "/obstacles.csv";
+    const std::string kept = kept_rows(path, "step,obstacle,fx,fy,fz,tx,ty,tz\n",
+                                       !restart_path.empty(), first_step + 1, 8);
+    obstacles_file = CsvFile(path, kept);
+  });
+  auto write_obstacle_loads = [&](std::int64_t step) {
+    if (sc.obstacles.empty() || step % obstacle_every != 0 || step == first_step) return;
+    const auto loads = solver->obstacle_loads();  // collective
+    on_root(comm, [&] {
+      std::string rows;
+      for (const auto& l : loads) {
+        char buf[400];
+        std::snprintf(buf, sizeof buf, "%lld,%s,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n",
+                      (long long)step, l.name.c_str(), l.force[0], l.force[1], l.force[2],
+                      l.torque[0], l.torque[1], l.torque[2]);
+        rows += buf;
+      }
+      obstacles_file.append(rows);  // all obstacles of the step or none
+    });
+  };
   auto write_loads = [&](std::int64_t step) {
+    write_obstacle_loads(step);
     if (sc.bodies.empty() || step % sc.ib.loads_every != 0 || step == first_step) return;
     const auto loads = solver->body_loads();
     on_root(comm, [&] {
@@ -552,6 +581,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     for (const auto& p : c.probes)
       if (p.kind == Probe::Kind::Point) target = std::min(target, next_multiple(step, p.every > 0 ? p.every : default_every));
     if (!sc.bodies.empty()) target = std::min(target, next_multiple(step, sc.ib.loads_every));
+    if (!sc.obstacles.empty()) target = std::min(target, next_multiple(step, obstacle_every));
     const auto t0 = Clock::now();
     solver->step(target - step);
     const double dt = comm.max(seconds_since(t0));  // every rank takes the same next chunk
@@ -623,6 +653,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (rc.checkpoint_every > 0) write_ckpt(step);  // a finished run can be continued to more steps
   }
 
+  std::vector<BodyLoad> final_loads;  // the obstacles', last step (summary.json)
+  if (!sc.obstacles.empty() && res.exit_code != kExitDiverged)
+    final_loads = solver->obstacle_loads();
+  for (const auto& l : final_loads) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "kolibri: obstacle '%s': force (%.6g, %.6g, %.6g), torque (%.6g, %.6g, %.6g) in "
+                  "the last step "
+                  "(history: obstacles.csv)",
+                  l.name.c_str(), l.force[0], l.force[1], l.force[2], l.torque[0], l.torque[1],
+                  l.torque[2]);
+    log << buf << std::endl;
+  }
+
   double exchange = 0.0;  // seconds per step, measured alone on the final state
   if (comm.size() > 1 && res.exit_code != kExitDiverged) {
     exchange = comm.max(solver->exchange_time_per_step(20));
@@ -659,12 +703,27 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
           .add("ib_spreading", to_string(sc.ib.spreading))
           .add("ib_ms_per_step", ib.steps > 0 ? 1e3 * ib.seconds / double(ib.steps) : 0.0);
     }
+    if (!final_loads.empty()) {
+      auto vec = [](const std::array<double, 3>& v) {
+        char buf[120];
+        std::snprintf(buf, sizeof buf, "[%.10g, %.10g, %.10g]", v[0], v[1], v[2]);
+        return std::string(buf);
+      };
+      std::string a = "[";
+      for (std::size_t k = 0; k < final_loads.size(); ++k)
+        a += std::string(k ? ", " : "") + "{\"name\": " + json_escape(final_loads[k].name) +
+             ", \"force\": " + vec(final_loads[k].force) +
+             ", \"torque\": " + vec(final_loads[k].torque) +
+             ", \"centre\": " + vec(final_loads[k].centre) + "}";
+      js.add_raw("obstacle_loads", a + "]");
+    }
     if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
     if (!restart_path.empty()) js.add("restarted_from", restart_path);
     if (!res.message.empty()) js.add("message", res.message);
     write_file_atomic(dir + "/summary.json", js.str() + "\n");
     for (auto& f : point_files) f.close();
     loads_file.close();
+    obstacles_file.close();
   });
   if (!sc.bodies.empty()) {
     const IbStats ib = solver->ib_stats();

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -85,6 +86,20 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
   for (std::size_t i = 0; i < cells.size(); ++i) {
     EXPECT_EQ(sa.rho[i], sb.rho[i]);
     EXPECT_EQ(sa.u[i], sb.u[i]);
+  }
+  // Obstacle loads: each rank sums its links, the sum over ranks is the single-rank sum (to the
+  // summation order).
+  const std::vector<BodyLoad> la = ref->obstacle_loads(), lb = par->obstacle_loads();
+  ASSERT_EQ(la.size(), lb.size());
+  for (std::size_t k = 0; k < la.size(); ++k) {
+    double scale = 1e-300;
+    for (int d = 0; d < 3; ++d) scale = std::max(scale, std::fabs(la[k].force[std::size_t(d)]));
+    EXPECT_GT(scale, 1e-12) << "obstacle " << la[k].name
+                            << " takes a force (the comparison is not trivial)";
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_NEAR(lb[k].force[d], la[k].force[d], 1e-12 * scale) << la[k].name;
+      EXPECT_NEAR(lb[k].torque[d], la[k].torque[d], 1e-10 * scale) << la[k].name;
+    }
   }
   if (!comm().root()) return;
   ASSERT_EQ(a.rho.size(), b.rho.size());

@@ -276,3 +276,40 @@ TEST(Deck, KernelOptionsAndTheTuner) {
             32);
   EXPECT_NE(error_of(base, {"tune.speed=1"}).find("unknown key"), std::string::npos);
 }
+
+namespace {
+// Obstacle names appear in obstacles.csv and summary.json: unique, default "obstacle<k>", no
+// commas; the loads' cadence is a [run] key.
+TEST(Deck, ObstacleNamesAndLoadsCadence) {
+  const std::string two = base + R"(obstacle_loads_every = 25
+[[obstacle]]
+type = "cylinder"
+center = [10.0, 8.0]
+radius = 3.0
+[[obstacle]]
+name = "plate"
+type = "box"
+min = [20.0, 4.0]
+max = [22.0, 12.0]
+)";
+  const Case c = parse_deck(two, "case.toml");
+  EXPECT_EQ(c.run.obstacle_loads_every, 25);
+  ASSERT_EQ(c.solver.obstacles.size(), 2u);
+  EXPECT_EQ(obstacle_name(c.solver.obstacles, 0), "obstacle1");
+  EXPECT_EQ(obstacle_name(c.solver.obstacles, 1), "plate");
+
+  std::string dup = two;
+  dup.replace(dup.find("name = \"plate\""), 14, "name = \"obstacle1\"");
+  std::string msg = error_of(dup);
+  EXPECT_NE(msg.find("obstacle[1].name"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'obstacle1' is taken by another obstacle"), std::string::npos) << msg;
+
+  std::string comma = two;
+  comma.replace(comma.find("name = \"plate\""), 14, "name = \"a,b\"");
+  msg = error_of(comma);
+  EXPECT_NE(msg.find("without commas"), std::string::npos) << msg;
+
+  msg = error_of(base + "obstacle_loads_every = -1\n");
+  EXPECT_NE(msg.find("run.obstacle_loads_every"), std::string::npos) << msg;
+}
+}  // namespace

@@ -93,12 +93,18 @@ using FaceSet = std::array<FaceBC, 6>;
 /// \brief A solid primitive in cell coordinates (cell centres at integer + 0.5... see
 /// Geometry.cpp).
 struct Obstacle {
+  std::string name;  ///< in the loads output; empty: obstacle_name's default
   enum class Shape { Box, Sphere, Cylinder } shape = Shape::Box;
   std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< box corners (cells, inclusive range)
   std::array<double, 3> center{0, 0, 0};             ///< sphere / cylinder centre
   double radius = 0.0;                               ///< sphere / cylinder radius (cells)
   int axis = 2;                                      ///< cylinder axis: 0 x, 1 y, 2 z
 };
+
+/// \brief Obstacle k's name (0-based k): its own, else "obstacle<k + 1>".
+inline std::string obstacle_name(const std::vector<Obstacle>& all, std::size_t k) {
+  return all[k].name.empty() ? "obstacle" + std::to_string(k + 1) : all[k].name;
+}
 
 /// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
 bool covers(const Obstacle& o, int x, int y, int z);
@@ -211,10 +217,11 @@ struct RunConfig {
   std::string name = "kolibri";
   std::string output_dir = "output";
   std::int64_t steps = 1000;
-  std::int64_t output_every = 0;  ///< fields every N steps (0: only at the end)
-  std::int64_t log_every = 0;     ///< progress lines every N steps (0: automatic, by time)
-  double log_seconds = 10.0;      ///< batch progress cadence when log_every is 0
-  std::string progress = "auto";  ///< auto | bar | lines | none
+  std::int64_t output_every = 0;          ///< fields every N steps (0: only at the end)
+  std::int64_t log_every = 0;             ///< progress lines every N steps (0: automatic, by time)
+  std::int64_t obstacle_loads_every = 0;  ///< obstacles.csv rows every N steps (0: steps / 200)
+  double log_seconds = 10.0;              ///< batch progress cadence when log_every is 0
+  std::string progress = "auto";          ///< auto | bar | lines | none
   bool write_fields = true;
   std::int64_t checkpoint_every = 0;    ///< checkpoint every N steps (0: only when stopped early)
   int checkpoint_keep = 2;              ///< complete checkpoints kept (the newest ones)

@@ -71,6 +71,9 @@ class Solver {
   virtual double exchange_time_per_step(int /*repeats*/) { return 0.0; }
   /// Force and torque on each immersed body during the last step (empty without bodies).
   virtual std::vector<BodyLoad> body_loads() const { return {}; }
+  /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
+  /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).
+  virtual std::vector<BodyLoad> obstacle_loads() const { return {}; }
   /// Immersed-boundary sizes and time spent.
   virtual IbStats ib_stats() const { return {}; }
   /// Restore the step counter (restarts).

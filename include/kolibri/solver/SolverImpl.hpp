@@ -10,6 +10,7 @@
 #include <kolibri/stepping/InPlace.hpp>
 #include <kolibri/stepping/Level.hpp>
 #include <kolibri/stepping/Moments.hpp>
+#include <kolibri/stepping/ObstacleLoads.hpp>
 #include <kolibri/stepping/TwoArrays.hpp>
 
 #include <cstring>
@@ -212,6 +213,44 @@ class SolverImpl final : public Solver {
   }
   int populations_per_cell() const override { return m_scheme->slots().count; }
   std::vector<BodyLoad> body_loads() const override { return m_level.ib.loads(); }
+
+  std::vector<BodyLoad> obstacle_loads() const override {
+    const auto& obstacles = m_cfg.obstacles;
+    if (obstacles.empty()) return {};
+    settle();
+    const DenseGrid& g = m_level.grid;
+    LinkMomentum<L, S, C> sum{m_scheme->values(),
+                              m_scheme->slots(),
+                              m_scheme->layout(),
+                              CollisionFactory<C>::make(m_cfg),
+                              {m_level.force[0], m_level.force[1], m_level.force[2]},
+                              m_link_cell,
+                              m_link_dir,
+                              g,
+                              {g.origin[0] + 0.5, g.origin[1] + 0.5, g.origin[2] + 0.5},
+                              {0.0, 0.0, 0.0}};
+    std::vector<double> v(6 * obstacles.size(), 0.0);
+    for (std::size_t k = 0; k < obstacles.size(); ++k) {
+      const auto c = obstacle_centre(obstacles[k]);
+      for (int d = 0; d < 3; ++d) sum.centre[d] = c[std::size_t(d)];
+      Load6 s;
+      if (m_link_start[k + 1] > m_link_start[k])
+        Kokkos::parallel_reduce("kolibri::obstacle_loads",
+                                m_level.range(m_link_start[k], m_link_start[k + 1]), sum, s);
+      for (int j = 0; j < 6; ++j) v[6 * k + std::size_t(j)] = s.v[j];
+    }
+    if (m_level.dist.comm) m_level.dist.comm->sum(v);
+    std::vector<BodyLoad> out(obstacles.size());
+    for (std::size_t k = 0; k < obstacles.size(); ++k) {
+      out[k].name = obstacle_name(obstacles, k);
+      out[k].centre = obstacle_centre(obstacles[k]);
+      for (int d = 0; d < 3; ++d) {
+        out[k].force[std::size_t(d)] = v[6 * k + std::size_t(d)];
+        out[k].torque[std::size_t(d)] = v[6 * k + 3 + std::size_t(d)];
+      }
+    }
+    return out;
+  }
   IbStats ib_stats() const override { return m_level.ib.stats(); }
   double exchange_time_per_step(int repeats) override {
     return m_scheme->exchange_time_per_step(repeats);
@@ -284,6 +323,13 @@ class SolverImpl final : public Solver {
   SolverImpl(const SolverConfig& cfg, const Distribution* dist, const std::vector<Flag>& host_flags)
       : Solver(cfg), m_level(cfg, dist, host_flags), m_scheme(make_scheme(cfg, host_flags)) {
     m_fluid_cells = m_level.fluid_cells;
+    if (!cfg.obstacles.empty()) {
+      const ObstacleLinks links =
+          obstacle_links<L>(m_level.grid, cfg.faces, host_flags, cfg.obstacles);
+      m_link_cell = to_device(links.cell, "kolibri::obstacle_link_cells");
+      m_link_dir = to_device(links.dir, "kolibri::obstacle_link_directions");
+      m_link_start = links.start;
+    }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       initialize_uniform(cfg.initial.density, cfg.initial.velocity);
     } else {
@@ -360,6 +406,10 @@ class SolverImpl final : public Solver {
 
   Level<L, S> m_level;                     ///< the grid, flags, lists and bodies
   std::unique_ptr<Scheme<L, S>> m_scheme;  ///< the stored state and how it is stepped
+  /// Obstacle links (obstacle_links): fluid cell, direction, obstacle k's from m_link_start[k].
+  Kokkos::View<std::uint32_t*, MemSpace> m_link_cell;
+  Kokkos::View<std::uint8_t*, MemSpace> m_link_dir;
+  std::vector<std::int64_t> m_link_start;
 };
 
 }  // namespace kolibri

@@ -462,6 +462,8 @@ struct StateLayout {
   bool opposite_slots = false;
   double half_force_sign = -1.0;
   bool moments = false;
+  /// Arriving (pre-collision) populations: in place after a streaming step.
+  KOKKOS_INLINE_FUNCTION bool arriving() const { return !moments && half_force_sign > 0; }
 };
 
 /// \brief Density and velocity of cell n from the stored state.
