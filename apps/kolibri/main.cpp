@@ -61,7 +61,9 @@ struct RunArgs {
 }
 
 struct BenchArgs {
-  std::vector<std::string> lattices, collisions, precisions, streamings, sizes, layouts, boundary_kernels;
+  std::vector<std::string> lattices, collisions, precisions, streamings, sizes, layouts,
+      boundary_kernels, cases;
+  bool walls = false;
   std::vector<int> collision_kernels;
   std::vector<int> tile;
   kolibri::BenchOptions options;
@@ -90,6 +92,11 @@ int do_bench(void* p) {
       o.precisions.clear();
       for (const auto& q : a.precisions) o.precisions.push_back(*parse_name<PrecisionChoice>(q));
     }
+    if (!a.cases.empty()) {
+      o.cases.clear();
+      for (const auto& k : a.cases) o.cases.push_back(*parse_name<BenchCase>(k));
+    }
+    if (a.walls) o.cases = {BenchCase::Closed};
     if (!a.streamings.empty()) {
       o.streamings.clear();
       for (const auto& q : a.streamings) o.streamings.push_back(*parse_name<Streaming>(q));
@@ -320,10 +327,20 @@ int main(int argc, char** argv) {
   bench->add_option("--collision-kernels", ba.collision_kernels, "Interior collision launches, two arrays: 1, 2 (default 1)")
       ->delimiter(',')
       ->check(CLI::IsMember({1, 2}));
-  bench->add_option("--boundary-kernels", ba.boundary_kernels, "Boundary kernels with --walls: list, faces (default list)")
+  bench
+      ->add_option("--boundary-kernels", ba.boundary_kernels,
+                   "Boundary kernels of the bounded cases: list, faces (default list)")
       ->delimiter(',')
       ->check(CLI::IsMember({"list", "faces"}));
-  bench->add_flag("--walls", ba.options.walls, "A closed box (walls, the top moving) instead of a periodic one");
+  bench
+      ->add_option(
+          "--case", ba.cases,
+          "Domains (default periodic): periodic, closed (walls, the top moving), channel (velocity "
+          "inlet, "
+          "pressure outlet, walls), sphere (the channel with a bounce-back sphere of diameter n/4)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::BenchCase>()));
+  bench->add_flag("--walls", ba.walls, "The closed box only (as --case closed)");
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");
   bench->add_option("--memory-fraction", ba.options.memory_fraction, "Share of free memory for size max (0.85)");
   bench->add_option("--json", ba.options.json, "JSON output file (default perf/results/bench_<device>_<date>.json)");

@@ -41,6 +41,38 @@ std::string slug(std::string s) {
 
 }  // namespace
 
+void set_bench_case(SolverConfig& c, BenchCase domain, int n) {
+  const bool two_d = c.lattice == LatticeKind::D2Q9;
+  const int top = two_d ? 3 : 5;
+  if (two_d) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
+  switch (domain) {
+    case BenchCase::Periodic:
+      return;
+    case BenchCase::Closed:
+      for (int f = 0; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
+      c.faces[std::size_t(top)].type = FaceType::MovingWall;
+      c.faces[std::size_t(top)].velocity = {0.05, 0.0, 0.0};
+      return;
+    case BenchCase::Channel:
+    case BenchCase::Sphere:
+      for (int f = 2; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
+      c.faces[0].type = FaceType::VelocityInlet;
+      c.faces[0].velocity = {0.05, 0.0, 0.0};
+      c.faces[1].type = FaceType::PressureOutlet;
+      c.initial.velocity = {0.05, 0.0, 0.0};
+      if (domain == BenchCase::Sphere) {
+        Obstacle o;
+        o.name = "sphere";
+        o.shape = two_d ? Obstacle::Shape::Cylinder : Obstacle::Shape::Sphere;
+        const double mid_y = 0.5 * c.ny, mid_z = two_d ? 0.5 : 0.5 * c.nz;
+        o.center = {0.25 * c.nx, mid_y, mid_z};
+        o.radius = std::max(1.0, n / 8.0);
+        c.obstacles.push_back(o);
+      }
+      return;
+  }
+}
+
 double measure_copy_bandwidth(std::size_t bytes) {
   const std::size_t n = bytes / sizeof(float);
   Kokkos::View<float*, MemSpace> a(
@@ -82,6 +114,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
 
   std::vector<BenchResult> results;
   struct Spec {
+    BenchCase domain;
     LatticeKind lat;
     PrecisionChoice prec;
     CollisionKind col;
@@ -91,25 +124,33 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     int arrays;  // moments: 1 or 2; 0 for populations
   };
   std::vector<Spec> specs;  // the cases, in table order
-  for (const auto lat : o.lattices)
-    for (const auto prec : o.precisions)
-      for (const auto col : o.collisions)
-        for (const auto str : o.streamings)
-          for (const int size : o.sizes)
-            for (const int alpha : o.layouts)
-              for (const int split : o.collision_kernels)
-                for (const bool per_face : o.face_kernels)
-                  for (const int arrays : o.moment_arrays) {
-                    if ((split != 1 || per_face) && str != Streaming::TwoArray) continue;  // two-array kernel options
-                    if (alpha > 0 && str == Streaming::Moments) continue;                  // population layouts only
-                    if (per_face && !o.walls) continue;  // no faces in a periodic box
-                    // the moment representation exists for the regularized operators, in native storage
-                    if (str == Streaming::Moments && !supports_moments(col, prec.storage)) continue;
-                    if (!supports(lat, col)) continue;
-                    if (str != Streaming::Moments && arrays != o.moment_arrays.front()) continue;  // once
-                    specs.push_back({lat, prec, col, str, size, alpha, split, per_face, str == Streaming::Moments ? arrays : 0});
-                  }
-  for (const auto& [lat, prec, col, str, size, alpha, split, per_face, arrays] : specs) {
+  for (const auto domain : o.cases)
+    for (const auto lat : o.lattices)
+      for (const auto prec : o.precisions)
+        for (const auto col : o.collisions)
+          for (const auto str : o.streamings)
+            for (const int size : o.sizes)
+              for (const int alpha : o.layouts)
+                for (const int split : o.collision_kernels)
+                  for (const bool per_face : o.face_kernels)
+                    for (const int arrays : o.moment_arrays) {
+                      if ((split != 1 || per_face) && str != Streaming::TwoArray)
+                        continue;  // two-array kernel options
+                      if (alpha > 0 && str == Streaming::Moments)
+                        continue;  // population layouts only
+                      if (per_face && domain == BenchCase::Periodic)
+                        continue;  // no faces in a periodic box
+                      // the moment representation exists for the regularized operators, in native
+                      // storage
+                      if (str == Streaming::Moments && !supports_moments(col, prec.storage))
+                        continue;
+                      if (!supports(lat, col)) continue;
+                      if (str != Streaming::Moments && arrays != o.moment_arrays.front())
+                        continue;  // once
+                      specs.push_back({domain, lat, prec, col, str, size, alpha, split, per_face,
+                                       str == Streaming::Moments ? arrays : 0});
+                    }
+  for (const auto& [domain, lat, prec, col, str, size, alpha, split, per_face, arrays] : specs) {
     int n = size;
     if (n <= 0) {
       const double cells =
@@ -136,13 +177,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     c.csoa_alpha = alpha;
     c.collision_kernels = split;
     c.face_kernels = per_face;
-    if (o.walls) {
-      for (auto& f : c.faces) f.type = FaceType::Wall;
-      auto& top = c.faces[lat == LatticeKind::D2Q9 ? 3 : 5];
-      top.type = FaceType::MovingWall;
-      top.velocity = {0.05, 0.0, 0.0};
-      if (lat == LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
-    }
+    set_bench_case(c, domain, n);
     auto s = make_solver(c);
     s->step(5);  // warm-up
     std::int64_t steps = 0;
@@ -162,16 +197,19 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
       return kExitDiverged;
     }
     BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, arrays, steps, secs};
+    r.domain = domain;
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
     r.bytes_per_update = s->bytes_per_update();
     r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
     r.fraction = r.gbs / copy_gbs;
     r.bytes_per_cell = s->bytes_per_cell();
     results.push_back(r);
-    const std::string kernels = (arrays ? std::to_string(arrays) + (arrays == 1 ? " array" : " arrays")
-                                 : r.alpha ? "csoa" + std::to_string(r.alpha) : std::string("soa")) +
-                                (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
-                                (o.walls ? "/walls" : "");
+    const std::string kernels =
+        (arrays    ? std::to_string(arrays) + (arrays == 1 ? " array" : " arrays")
+         : r.alpha ? "csoa" + std::to_string(r.alpha)
+                   : std::string("soa")) +
+        (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
+        (domain != BenchCase::Periodic ? std::string("/") + name_of(domain) : "");
     std::snprintf(
         line, sizeof line, "%-6s %-12s %-5s %-10s %-16s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
         to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
@@ -203,7 +241,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("collision_kernels", r.collision_kernels)
         .add("boundary_kernels", r.face_kernels ? "faces" : "list")
         .add("moment_arrays", r.moment_arrays)
-        .add("walls", o.walls)
+        .add("case", name_of(r.domain))
+        .add("walls", r.domain == BenchCase::Closed)
         .add("cells", std::int64_t(r.n) * r.n * r.n)
         .add("steps", r.steps)
         .add("seconds", r.seconds)

@@ -30,6 +30,27 @@ struct NameTable<PrecisionChoice> {
                                       Named<P>{P{Precision::FP64, StorageKind::Same}, "fp64"}};
 };
 
+/// \brief The domain a benchmark case runs on (`--case`), n cells along each axis:
+/// - periodic: a periodic box;
+/// - closed: walls on every face, the top one (y_max in 2D, z_max in 3D) moving (FluidX3D's
+///   closed benchmark box: ../shared/design/TOOLCHAIN.md);
+/// - channel: a velocity inlet at x_min (u = 0.05), a pressure outlet at x_max, walls elsewhere;
+/// - sphere: the channel with a bounce-back sphere (a disc in 2D) of diameter n/4 at x = n/4 on
+///   the axis.
+/// MLUPS count every cell of the box, solid ones included (as FluidX3D counts).
+enum class BenchCase { Periodic, Closed, Channel, Sphere };
+template <>
+struct NameTable<BenchCase> {
+  static constexpr std::array entries{Named<BenchCase>{BenchCase::Periodic, "periodic"},
+                                      Named<BenchCase>{BenchCase::Closed, "closed"},
+                                      Named<BenchCase>{BenchCase::Channel, "channel"},
+                                      Named<BenchCase>{BenchCase::Sphere, "sphere"}};
+};
+
+/// \brief The configuration of `domain` for lattice `lat` and edge n (faces, obstacle, initial
+/// flow).
+void set_bench_case(SolverConfig& c, BenchCase domain, int n);
+
 struct BenchOptions {
   std::vector<LatticeKind> lattices{LatticeKind::D3Q19, LatticeKind::D3Q27};
   std::vector<CollisionKind> collisions{CollisionKind::Bgk, CollisionKind::Trt, CollisionKind::Regularized};
@@ -44,7 +65,7 @@ struct BenchOptions {
   std::vector<int> layouts{-1};         ///< population layouts: -1 automatic, 0 SoA, else CSoA(alpha)
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
-  bool walls = false;                   ///< a closed box (walls, the top one moving) instead of a periodic one
+  std::vector<BenchCase> cases{BenchCase::Periodic};  ///< the domains (--case; --walls: closed)
   double min_seconds = 1.0;             ///< time each case for at least this long
   double memory_fraction = 0.85;        ///< of the free device memory, for size 0
   std::string json;                     ///< output file ("" = perf/results/bench_<device>_<date>.json)
@@ -64,6 +85,7 @@ struct BenchResult {
   int moment_arrays = 0;     ///< moments: 1 or 2 arrays; 0 for populations
   std::int64_t steps = 0;
   double seconds = 0, mlups = 0, bytes_per_update = 0, gbs = 0, fraction = 0, bytes_per_cell = 0;
+  BenchCase domain = BenchCase::Periodic;
 };
 
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.
