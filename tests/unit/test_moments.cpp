@@ -45,9 +45,15 @@ SolverConfig scene_config(LatticeKind lat, int scene) {
 
 /// Bytes a cell of a moment array of `places` places (two arrays: 2 cells), m values a place
 /// (3D: in CSoA groups, moment_slots), and the flag byte.
+/// Bytes a cell: the moment array, the flag, and with walls or obstacles the wall-link masks
+/// (4 bytes a cell).
 double moment_bytes(const SolverConfig& c, Index places, int m, int value_bytes) {
   const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
-  return double(moment_slots(dims, places, m).size() * value_bytes) / (double(c.nx) * c.ny * c.nz) + 1.0;
+  bool walls = !c.obstacles.empty();
+  for (int f = 0; f < 2 * dims; ++f)
+    walls = walls || c.faces[std::size_t(f)].type != FaceType::Periodic;
+  return double(moment_slots(dims, places, m).size() * value_bytes) / (double(c.nx) * c.ny * c.nz) +
+         1.0 + (walls ? 4.0 : 0.0);
 }
 
 class Moments : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind, int>> {};

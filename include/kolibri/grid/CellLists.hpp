@@ -49,4 +49,28 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
   return out;
 }
 
+/// \brief For every cell, the directions it sends into a wall: bit q is set where the neighbour
+/// along +c_q is solid or lies across a non-periodic face (0 for all but kBoundaryFluid cells).
+/// Found once here, so a kernel resolving a boundary cell reads one word instead of searching
+/// its Q - 1 neighbours and their flags every step. Needs Q <= 32.
+template <class L>
+std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<Flag>& flags,
+                                      const FaceSet& faces) {
+  static_assert(L::Q <= 32, "wall_links: one bit per direction in 32 bits");
+  std::vector<std::uint32_t> out(flags.size(), 0u);
+  int type[6];
+  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  grid.for_each([&](const Coord& p, Index c) {
+    if (flags[static_cast<std::size_t>(c)] != kBoundaryFluid) return;
+    std::uint32_t mask = 0;
+    for (int q = 1; q < L::Q; ++q) {
+      int face;
+      const Index m = grid.neighbour<L>(type, p, q, +1, face);
+      if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) mask |= 1u << q;
+    }
+    out[static_cast<std::size_t>(c)] = mask;
+  });
+  return out;
+}
+
 }  // namespace kolibri

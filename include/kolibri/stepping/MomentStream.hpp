@@ -328,6 +328,7 @@ struct MomentKernel {
   Boundary<L, R> bc;
   int planes;
   bool forced;  ///< a body force: the collision without force terms otherwise
+  const std::uint32_t* links = nullptr;  ///< wall_links of every cell (boundaries: not null)
   /// The teams to run, by number (league rank r runs team teams[r]); every team when null.
   const std::int32_t* teams = nullptr;
   int team_count = 0;
@@ -404,16 +405,21 @@ struct MomentKernel {
     return place.at(col, e, l, el, p);
   }
 
-  /// The populations cell n (fluid, next to a wall, solid or face) reflects into itself.
-  KOKKOS_INLINE_FUNCTION void reflect(Index n, const R (&f)[L::Q], MomentSum<R>& into) const {
-    const Coord p = bc.grid.coords_wide(n);  // fewer registers here than coords(): GridCells
+  /// The populations a boundary cell (column col, layer l) reflects into itself: the directions
+  /// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
+  /// (solid or face). The coordinates come from the column (32-bit: columns < 2^31).
+  KOKKOS_INLINE_FUNCTION void reflect(Index n, Index col, int l, const R (&f)[L::Q],
+                                      MomentSum<R>& into) const {
+    const std::uint32_t mask = links[n];
+    const std::uint32_t c = std::uint32_t(col), nx = std::uint32_t(bc.grid.n[0]);
+    const Coord p = L::D == 3 ? Coord{int(c % nx), int(c / nx), l} : Coord{int(c), l, 0};
     R u[3] = {R(0), R(0), R(0)};
     bool have_u = false;
     KOLIBRI_UNROLL
     for (int q = 1; q < L::Q; ++q) {
+      if (!((mask >> q) & 1u)) continue;
       int face;
-      const Index m = bc.neighbour(p, q, +1, face);
-      if (m >= 0 && bc.flags(m) != kSolid) continue;
+      bc.neighbour(p, q, +1, face);  // the face crossed, -1 for a solid neighbour
       if (bc.is_outlet(face) && !have_u) {
         bc.velocity(f, u);
         have_u = true;
@@ -478,7 +484,7 @@ struct MomentKernel {
             const int cm = L::c(q, ma);
             (cm < 0 ? st.acc[c][I0] : cm == 0 ? st.acc[c][I1] : st.acc[c][I2]).template add<L>(q, f[q]);
           }
-        if (source && cur.flag == kBoundaryFluid) reflect(cur.n, f, st.acc[c][I1]);
+        if (source && cur.flag == kBoundaryFluid) reflect(cur.n, st.col[c], here, f, st.acc[c][I1]);
         st.done[c] = cur.flag;
       }
     } else {
@@ -583,7 +589,8 @@ struct MomentStep {
   C op;
   Boundary<L, R> bc;
   int tx, ty, planes = 2;
-  const std::int32_t* teams = nullptr;  ///< MomentKernel::teams: a subset of the teams
+  const std::uint32_t* links = nullptr;  ///< MomentKernel::links
+  const std::int32_t* teams = nullptr;   ///< MomentKernel::teams: a subset of the teams
   int team_count = 0;
 
   template <int I, bool Two = false>
@@ -642,12 +649,12 @@ struct MomentStep {
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
     if (!with_tile(tx, ty, [&](auto i) {
           if (place.shared == place.columns)  // every cell placed twice: two arrays
-            Kernel<decltype(i)::value, true>{m.data(), place,  parity, op,        bc,
-                                             planes,   forced, teams,  team_count}
+            Kernel<decltype(i)::value, true>{m.data(), place,  parity, op,    bc,
+                                             planes,   forced, links,  teams, team_count}
                 .run(ex);
           else
-            Kernel<decltype(i)::value>{m.data(), place,  parity, op,        bc,
-                                       planes,   forced, teams,  team_count}
+            Kernel<decltype(i)::value>{m.data(), place,  parity, op,    bc,
+                                       planes,   forced, links,  teams, team_count}
                 .run(ex);
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
