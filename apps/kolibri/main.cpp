@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `kolibri` command: run a deck, check a deck, print the backend.
+#include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/ib/Sampling.hpp>
@@ -203,6 +204,17 @@ int do_run(void* p) {
                       "%.6g), %lld cells\n",
                       nu, c.reynolds, c.u_char, c.l_char, c.u_max * std::sqrt(3.0), c.u_max,
                       static_cast<long long>(c.solver.cells()));
+        std::cout << line;
+        // Device memory, before anything is allocated (all ranks together; ghost layers and halo
+        // buffers of several ranks add a little).
+        const double per_cell = kolibri::device_bytes_per_cell(c.solver);
+        const double gib = double(c.solver.cells()) / double(1 << 30);
+        std::snprintf(
+            line, sizeof line,
+            "  device memory about %.3g GiB (%.0f bytes a cell), %.3g GiB more while fields are "
+            "written\n",
+            gib * per_cell, per_cell,
+            c.run.write_fields ? gib * kolibri::kFieldOutputBytesPerCell : 0.0);
         std::cout << line;
       }
       return 0;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/io/Output.hpp>
@@ -19,14 +20,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Memory a cell, for sizing `--size max` (moments in one array: at most 1.5 arrays on a box
-/// much larger than the tile).
+/// Memory a cell, for sizing `--size max` (device_bytes_per_cell of a case with walls).
 double bytes_per_cell(LatticeKind l, PrecisionChoice p, Streaming s, int moment_arrays) {
-  int q = l == LatticeKind::D2Q9 ? 9 : l == LatticeKind::D3Q19 ? 19 : 27;
-  if (s == Streaming::Moments) q = l == LatticeKind::D2Q9 ? 6 : 10;
-  const int bytes = p.storage == StorageKind::FP16 ? 2 : (p.arithmetic == Precision::FP32 ? 4 : 8);
-  const double arrays = s == Streaming::InPlace ? 1.0 : s == Streaming::Moments && moment_arrays == 1 ? 1.5 : 2.0;
-  return arrays * q * bytes + 1.0;  // + flags
+  SolverConfig c;
+  c.lattice = l, c.precision = p.arithmetic, c.storage = p.storage, c.streaming = s;
+  c.moment_arrays = moment_arrays > 0 ? moment_arrays : 2;
+  c.faces[0].type = FaceType::Wall;
+  return device_bytes_per_cell(c);
 }
 
 std::string name(PrecisionChoice p) {

@@ -2,6 +2,7 @@
 // The configuration layer: every enum's names come from one table (each value named once, names
 // parse back), and every rule on combinations of values is reported through broken_rule, by the
 // deck at its key's line and by make_solver with the same message.
+#include <kolibri/config/Memory.hpp>
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/run/Bench.hpp>
@@ -12,6 +13,8 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+
+#include "Helpers.hpp"
 
 namespace {
 using namespace kolibri;
@@ -129,4 +132,22 @@ TEST(Rules, ATauOfOneHalfOrLessIsRefusedAsSuchNotAsTooCloseToOneHalf) {
   EXPECT_NE(msg.find("tau must be > 0.5"), std::string::npos) << msg;
 }
 
+}  // namespace
+
+namespace {
+// kolibri check's memory estimate is what the solver allocates for its state (two arrays, in
+// place, two moment arrays; with and without walls).
+TEST(Memory, TheEstimateIsWhatTheSolverHolds) {
+  using namespace kolibri;
+  for (const auto s : {Streaming::TwoArray, Streaming::InPlace, Streaming::Moments})
+    for (const bool walls : {false, true}) {
+      SolverConfig c = test::periodic_box(LatticeKind::D3Q19, 12, 10, 8, 0.8);
+      c.collision = CollisionKind::Regularized;
+      c.precision = Precision::FP32;
+      c.streaming = s;
+      if (walls) c.faces[2].type = c.faces[3].type = FaceType::Wall;
+      EXPECT_DOUBLE_EQ(device_bytes_per_cell(c), make_solver(c)->bytes_per_cell())
+          << to_string(s) << (walls ? " with walls" : "");
+    }
+}
 }  // namespace

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The device memory a configuration needs, estimated before anything is allocated (for
+/// `kolibri check` and `kolibri bench --size max`).
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+
+namespace kolibri {
+
+/// \brief Device bytes a cell while stepping: the stored state (populations in one or two
+/// arrays, or the moments: about 1.5 arrays with moment_arrays = 1), the flag byte, the wall-link
+/// masks of the moment representation where there are walls or obstacles, and the immersed
+/// bodies' force field.
+inline double device_bytes_per_cell(const SolverConfig& c) {
+  const bool moments = c.streaming == Streaming::Moments;
+  const int q = c.lattice == LatticeKind::D2Q9    ? (moments ? 6 : 9)
+                : c.lattice == LatticeKind::D3Q19 ? (moments ? 10 : 19)
+                                                  : (moments ? 10 : 27);
+  const int real = c.precision == Precision::FP32 ? 4 : 8;
+  const int value = c.storage == StorageKind::FP16 ? 2 : real;
+  const double arrays = c.streaming == Streaming::InPlace ? 1.0
+                        : moments && c.moment_arrays == 1 ? 1.5
+                                                          : 2.0;
+  bool walls = !c.obstacles.empty();
+  for (const auto& f : c.faces) walls = walls || f.type != FaceType::Periodic;
+  return arrays * q * value + 1.0 + (moments && walls ? 4.0 : 0.0) +
+         (c.bodies.empty() ? 0.0 : 3.0 * real);
+}
+
+/// \brief Device bytes a cell more while fields are written (density and velocity in FP64).
+inline constexpr double kFieldOutputBytesPerCell = 32.0;
+
+}  // namespace kolibri
