@@ -74,7 +74,7 @@ for c in cases:
             s = json.load(open(f"{out}/{c}/{kind}_{n}/summary.json"))
             m = s["mlups"]
             base = base or m
-            eff = m / (base * n)  # weak and strong alike: MLUPS per rank against one rank's
+            eff = m * ranks[0] / (base * n)  # MLUPS per rank against the first count's per rank
             st = 1e3 * s["step_time_s"] / (s["steps"] - s.get("first_step", 0))
             ex = s.get("exchange_ms_per_step", 0.0)
             rows.append({"case": c, "kind": kind, "ranks": n, "grid": s.get("process_grid", "1x1x1"),

@@ -97,6 +97,10 @@ int do_bench(void* p) {
       o.cases.clear();
       for (const auto& k : a.cases) o.cases.push_back(*parse_name<BenchCase>(k));
     }
+    if (a.walls && !a.cases.empty()) {
+      std::cerr << "kolibri: error: --walls is --case closed; give one of them\n";
+      return kExitUsage;
+    }
     if (a.walls) o.cases = {BenchCase::Closed};
     if (!a.streamings.empty()) {
       o.streamings.clear();

@@ -514,10 +514,11 @@ Case parse_deck(const std::string& text, const std::string& file,
   for_each_table(top, "obstacle", file, [&](Section& s, std::size_t i) {
     Obstacle o;
     if (const auto name = s.string("name")) {
-      if (name->empty() || name->find_first_of(",\"\n\r") != std::string::npos)
-        s.fail("name", quoted(*name) +
-                           ": expected a name without commas, quotes or line breaks (it is written "
-                           "in CSV rows)");
+      if (name->empty() || name->size() > 64 || name->find_first_of(",\"\n\r") != std::string::npos)
+        s.fail("name",
+               quoted(*name) +
+                   ": expected 1 to 64 characters without commas, quotes or line breaks (it is "
+                   "written in CSV rows)");
       o.name = *name;
     }
     const std::string me = "obstacle" + std::to_string(i + 1);  // obstacle_name's default

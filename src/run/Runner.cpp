@@ -390,9 +390,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     loads_file = CsvFile(path, kept);
   });
   // Bounce-back obstacles: momentum-exchange force and torque, one row per obstacle.
-  const std::int64_t obstacle_every = rc.obstacle_loads_every > 0
-                                          ? rc.obstacle_loads_every
-                                          : std::max<std::int64_t>(1, rc.steps / 200);
+  const std::int64_t obstacle_every =
+      rc.obstacle_loads_every > 0 ? rc.obstacle_loads_every : default_every;
   CsvFile obstacles_file;
   on_root(comm, [&] {
     if (sc.obstacles.empty()) return;

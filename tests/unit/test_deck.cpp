@@ -308,6 +308,10 @@ max = [22.0, 12.0]
   comma.replace(comma.find("name = \"plate\""), 14, "name = \"a,b\"");
   msg = error_of(comma);
   EXPECT_NE(msg.find("without commas"), std::string::npos) << msg;
+  std::string longer = two;
+  longer.replace(longer.find("name = \"plate\""), 14, "name = \"" + std::string(65, 'p') + "\"");
+  msg = error_of(longer);
+  EXPECT_NE(msg.find("1 to 64 characters"), std::string::npos) << msg;
 
   msg = error_of(base + "obstacle_loads_every = -1\n");
   EXPECT_NE(msg.find("run.obstacle_loads_every"), std::string::npos) << msg;

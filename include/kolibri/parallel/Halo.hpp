@@ -251,7 +251,8 @@ class HaloExchange {
   /// the next blocks of the interior update they overlap (on the default priority they waited
   /// for it: docs/performance.md); a stream of its own elsewhere.
   static ExecSpace priority_instance() {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KOKKOS_VERSION < 40400  // Impl::ManageStream: an instance that owns a stream made here
+#elif defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       int least = 0, greatest = 0;
       cudaStream_t s = nullptr;

@@ -111,6 +111,7 @@ class InPlace final : public Scheme<L, S> {
         m_rev.pack(m_f);
         m_rev.post();
         m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
+        fence(ex, "kolibri::border_step_done");  // (finish fences only when it has messages)
         fence(level.exec, "kolibri::step_done");
       } else {
         if (m_outlets)

@@ -14,6 +14,7 @@
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/stepping/MomentStream.hpp>
+#include <kolibri/stepping/Moments.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <array>
@@ -71,7 +72,9 @@ inline std::array<double, 3> obstacle_centre(const Obstacle& o) {
 }
 
 /// \brief Sum over links of the momentum 2 c_q f*_q (force) and (x + c_q / 2 - centre) x force
-/// (torque; x the fluid cell's centre in the deck's coordinates): six sums. f*_q is the
+/// (torque; x the fluid cell's centre in the deck's coordinates, not wrapped: an obstacle across a
+/// periodic face takes the torque of its links on the far side about a centre a box length away):
+/// six sums. f*_q is the
 /// post-collision population of the last step, read where the scheme keeps it (StateLayout):
 /// slot q with two arrays; slot opposite(q) in place (after a local step it holds f*_q, after a
 /// streaming step the arriving population that bounced back, the same value); rebuilt from the
