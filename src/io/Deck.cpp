@@ -521,10 +521,10 @@ Case parse_deck(const std::string& text, const std::string& file,
                    "written in CSV rows)");
       o.name = *name;
     }
-    const std::string me = "obstacle" + std::to_string(i + 1);  // obstacle_name's default
+    const std::string mine = obstacle_name(o, i);
     for (std::size_t k = 0; k < sc.obstacles.size(); ++k)
-      if (obstacle_name(sc.obstacles, k) == (o.name.empty() ? me : o.name))
-        s.fail("name", quoted(o.name.empty() ? me : o.name) + " is taken by another obstacle");
+      if (obstacle_name(sc.obstacles, k) == mine)
+        s.fail("name", quoted(mine) + " is taken by another obstacle");
     const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
     if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
     if (shape == "box") {

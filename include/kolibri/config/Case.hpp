@@ -102,8 +102,11 @@ struct Obstacle {
 };
 
 /// \brief Obstacle k's name (0-based k): its own, else "obstacle<k + 1>".
+inline std::string obstacle_name(const Obstacle& o, std::size_t k) {
+  return o.name.empty() ? "obstacle" + std::to_string(k + 1) : o.name;
+}
 inline std::string obstacle_name(const std::vector<Obstacle>& all, std::size_t k) {
-  return all[k].name.empty() ? "obstacle" + std::to_string(k + 1) : all[k].name;
+  return obstacle_name(all[k], k);
 }
 
 /// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
