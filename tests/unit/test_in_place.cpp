@@ -35,7 +35,8 @@ TEST_P(InPlace, MatchesTwoArrays) {
   auto two = make_solver(c);
   c.streaming = Streaming::InPlace;
   auto one = make_solver(c);
-  EXPECT_EQ(one->bytes_per_cell() - 1, (two->bytes_per_cell() - 1) / 2);
+  const double level = scene == 2 ? 1.0 : 5.0;  // the flag, with walls the wall-link mask
+  EXPECT_EQ(one->bytes_per_cell() - level, (two->bytes_per_cell() - level) / 2);
   for (int round = 0; round < 3; ++round) {
     two->step(10 + 2 * round);
     one->step(10 + 2 * round);

@@ -2,6 +2,7 @@
 // The two-array kernel options change speed, never results: the CSoA(alpha) layout, per-face
 // boundary kernels and the collision split over two launches give the populations of the
 // default (SoA, one boundary list, one launch) for every boundary type, operator and lattice.
+#include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/lattice/Lattice.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -82,6 +83,54 @@ TEST(FaceKernels, TakeTheCellsOfOneFaceOnlyNotEdgesCornersOrSolidNeighbours) {
   auto d = test::closed_box(LatticeKind::D2Q9);
   d.obstacles.clear();
   EXPECT_EQ(face_counts<D2Q9>(d), (std::array<int, 6>{10, 10, 12, 12, 0, 0}));
+}
+
+TEST(WallLinks, MarkWallsOutletsAndOneMovingFaceAndListOnlyWhatTheInteriorKernelCannotTake) {
+  auto c = test::periodic_box(LatticeKind::D3Q19, 9, 7, 5);
+  for (auto& f : c.faces) f.type = FaceType::Wall;
+  c.faces[5].type = FaceType::MovingWall;  // the lid, z_max
+  const DenseGrid grid = DenseGrid::of(c);
+  const auto flags = build_flags<D3Q19>(c);
+  const auto links = wall_links<D3Q19>(grid, flags, c.faces);
+  const auto at = [&](int x, int y, int z) { return links[std::size_t(grid.cell(x, y, z))]; };
+  const auto going = [](auto keep) {  // the directions with keep(c_q)
+    std::uint32_t m = 0;
+    for (int q = 1; q < D3Q19::Q; ++q)
+      if (keep(D3Q19::c(q, 0), D3Q19::c(q, 1), D3Q19::c(q, 2))) m |= 1u << q;
+    return m;
+  };
+  EXPECT_EQ(at(4, 3, 2), 0u) << "an interior cell";
+  EXPECT_EQ(at(0, 3, 2), going([](int x, int, int) { return x < 0; }))
+      << "a plain wall: no flag bit";
+  const std::uint32_t lid = at(4, 3, 4);
+  EXPECT_EQ(lid & ~(kMovingLink | kMovingFaceBits), going([](int, int, int z) { return z > 0; }));
+  EXPECT_TRUE(lid & kMovingLink);
+  EXPECT_EQ(moving_face(lid), 5);
+  const std::uint32_t rim = at(0, 3, 4);  // the lid and the x_min wall: the wall wins at the edge
+  EXPECT_TRUE(rim & kMovingLink);
+  EXPECT_EQ(moving_face(rim), -1) << "two faces crossed: the list resolves it";
+
+  // Two arrays: the interior kernel takes every boundary cell but the lid's rim (2 (9 + 7) - 4).
+  const CellLists fused = build_cell_lists<D3Q19>(grid, flags, c.faces, false, true);
+  EXPECT_EQ(fused.boundary.size(), std::size_t(28));
+  for (const auto n : fused.boundary) EXPECT_TRUE(fused.links[n] & kListedCell);
+  EXPECT_FALSE(fused.links[std::size_t(grid.cell(4, 3, 4))] & kListedCell);
+  // In place: every boundary cell in the list.
+  const CellLists listed = build_cell_lists<D3Q19>(grid, flags, c.faces, false, false);
+  EXPECT_EQ(listed.boundary.size(),
+            std::size_t(std::count(flags.begin(), flags.end(), kBoundaryFluid)));
+
+  // A pressure outlet: its cells are listed (their rule needs the cell's velocity).
+  auto ch = test::channel(LatticeKind::D3Q19);
+  const DenseGrid g = DenseGrid::of(ch);
+  const auto fl = build_flags<D3Q19>(ch);
+  const CellLists open = build_cell_lists<D3Q19>(g, fl, ch.faces, false, true);
+  const std::uint32_t out = open.links[std::size_t(g.cell(ch.nx - 1, 1, 2))];
+  EXPECT_TRUE(out & kOutletLink);
+  EXPECT_TRUE(out & kListedCell);
+  const std::uint32_t in = open.links[std::size_t(g.cell(0, 4, 2))];  // inlet, periodic in z
+  EXPECT_EQ(moving_face(in), 0);
+  EXPECT_FALSE(in & kListedCell);
 }
 
 double max_difference(const std::vector<double>& a, const std::vector<double>& b) {

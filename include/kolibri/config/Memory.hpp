@@ -10,8 +10,7 @@ namespace kolibri {
 
 /// \brief Device bytes a cell while stepping: the stored state (populations in one or two
 /// arrays, or the moments: about 1.5 arrays with moment_arrays = 1), the flag byte, the wall-link
-/// masks of the moment representation where there are walls or obstacles, and the immersed
-/// bodies' force field.
+/// masks where there are walls or obstacles, and the immersed bodies' force field.
 inline double device_bytes_per_cell(const SolverConfig& c) {
   const bool moments = c.streaming == Streaming::Moments;
   const int q = c.lattice == LatticeKind::D2Q9    ? (moments ? 6 : 9)
@@ -24,8 +23,7 @@ inline double device_bytes_per_cell(const SolverConfig& c) {
                                                           : 2.0;
   bool walls = !c.obstacles.empty();
   for (const auto& f : c.faces) walls = walls || f.type != FaceType::Periodic;
-  return arrays * q * value + 1.0 + (moments && walls ? 4.0 : 0.0) +
-         (c.bodies.empty() ? 0.0 : 3.0 * real);
+  return arrays * q * value + 1.0 + (walls ? 4.0 : 0.0) + (c.bodies.empty() ? 0.0 : 3.0 * real);
 }
 
 /// \brief Device bytes a cell more while fields are written (density and velocity in FP64).

@@ -2,17 +2,75 @@
 /// \file
 /// \brief The lists of cells the kernels launch over, built from a grid and its flags: the
 /// boundary cells (those next to a ghost layer first, so the halo exchange can start early), the
-/// fluid cells next to a ghost layer, and optionally the cells next to one face only.
+/// fluid cells next to a ghost layer, optionally the cells next to one face only, and every
+/// cell's wall-link mask.
 #pragma once
 
 #include <kolibri/config/Case.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace kolibri {
+
+/// \name The wall-link mask of a cell (wall_links), one 32-bit word:
+/// - bits 1 to Q - 1: direction q sends into a wall (a solid neighbour or a non-periodic face);
+/// - bit 0, kOutletLink: a link crosses a pressure outlet, whose rule needs the cell's velocity;
+/// - bits 27 to 29, kMovingFaceBits: 1 + the face a moving wall's or an inlet's rule comes from,
+///   when it is the one non-periodic face the cell's links cross (0 otherwise);
+/// - bit 30, kMovingLink: a link takes a moving wall's or a velocity inlet's rule;
+/// - bit 31, kListedCell: resolved by the boundary list or a face kernel, not the interior one.
+/// @{
+inline constexpr std::uint32_t kOutletLink = 1u;
+inline constexpr int kMovingFaceShift = 27;
+inline constexpr std::uint32_t kMovingFaceBits = 7u << kMovingFaceShift;
+inline constexpr std::uint32_t kMovingLink = 1u << 30;
+inline constexpr std::uint32_t kListedCell = 1u << 31;
+/// The face of kMovingFaceBits, -1 where there is none.
+KOKKOS_INLINE_FUNCTION int moving_face(std::uint32_t mask) {
+  return int((mask & kMovingFaceBits) >> kMovingFaceShift) - 1;
+}
+/// @}
+
+/// \brief Every cell's wall-link mask (0 for all but kBoundaryFluid cells). Found once here, so
+/// a kernel resolving a boundary cell reads one word instead of searching its Q - 1 neighbours
+/// and their flags every step. Needs Q <= 27.
+template <class L>
+std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<Flag>& flags,
+                                      const FaceSet& faces) {
+  static_assert(L::Q <= kMovingFaceShift, "wall_links: the directions below kMovingFaceBits");
+  std::vector<std::uint32_t> out(flags.size(), 0u);
+  int type[6];
+  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  const auto is = [&](int face, FaceType t) { return type[face] == static_cast<int>(t); };
+  grid.for_each([&](const Coord& p, Index c) {
+    if (flags[static_cast<std::size_t>(c)] != kBoundaryFluid) return;
+    std::uint32_t mask = 0;
+    unsigned crossed = 0;  // bit f: a link leaves through non-periodic face f
+    int moving = -1;
+    for (int q = 1; q < L::Q; ++q) {
+      int face;
+      const Index m = grid.neighbour<L>(type, p, q, +1, face);
+      if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) mask |= 1u << q;
+      if (m >= 0) continue;
+      const int s[3] = {p.x + L::c(q, 0), p.y + L::c(q, 1), p.z + L::c(q, 2)};
+      for (int d = 0; d < 3; ++d) {
+        const int f = s[d] < 0 ? 2 * d : s[d] >= grid.n[d] ? 2 * d + 1 : -1;
+        if (f >= 0 && !is(f, FaceType::Periodic)) crossed |= 1u << f;
+      }
+      if (is(face, FaceType::PressureOutlet)) mask |= kOutletLink;
+      if (is(face, FaceType::MovingWall) || is(face, FaceType::VelocityInlet))
+        mask |= kMovingLink, moving = face;
+    }
+    if (moving >= 0 && crossed == 1u << moving)
+      mask |= std::uint32_t(moving + 1) << kMovingFaceShift;
+    out[static_cast<std::size_t>(c)] = mask;
+  });
+  return out;
+}
 
 /// \brief Cell lists of one grid (32-bit cell indices: a rank holds fewer than 2^32 cells).
 struct CellLists {
@@ -22,54 +80,40 @@ struct CellLists {
   Index boundary_next_to_ghost = 0;     ///< how many of `boundary` come first
   std::vector<std::uint32_t> border;    ///< kFluidBorder cells (fast path, next to a ghost layer)
   std::vector<std::uint32_t> faces[6];  ///< with face kernels: cells completed by one face alone
+  std::vector<std::uint32_t> links;     ///< wall_links of every cell; empty without boundary cells
   std::int64_t updated = 0;             ///< cells this rank updates (fluid, not ghost)
 };
 
 /// \brief The lists of `grid` with `flags` (build_flags) and the faces' types; `face_kernels`
-/// puts the cells that one face alone completes into per-face lists (single_face).
+/// puts the cells that one face alone completes into per-face lists (single_face);
+/// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
+/// inlets are one face, to the interior kernel (two arrays); the others get kListedCell.
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
-                           const FaceSet& faces, bool face_kernels) {
+                           const FaceSet& faces, bool face_kernels, bool interior_walls) {
   CellLists out;
+  if (std::find(flags.begin(), flags.end(), kBoundaryFluid) != flags.end())
+    out.links = wall_links<L>(grid, flags, faces);
   std::vector<std::uint32_t> inner;
   grid.for_each([&](const Coord& p, Index c) {
     const Flag f = flags[static_cast<std::size_t>(c)];
     out.updated += is_updated(f);
     if (f == kFluidBorder) out.border.push_back(std::uint32_t(c));
     if (f != kBoundaryFluid) return;
+    std::uint32_t& mask = out.links[static_cast<std::size_t>(c)];
     if (grid.is_border(p))
       out.boundary.push_back(std::uint32_t(c));
     else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1; face >= 0)
       out.faces[face].push_back(std::uint32_t(c));
-    else
+    else if (!interior_walls || (mask & kOutletLink) ||
+             ((mask & kMovingLink) && moving_face(mask) < 0))
       inner.push_back(std::uint32_t(c));
+    else
+      return;  // resolved by the interior kernel
+    mask |= kListedCell;
   });
   out.boundary_next_to_ghost = Index(out.boundary.size());
   out.boundary.insert(out.boundary.end(), inner.begin(), inner.end());
-  return out;
-}
-
-/// \brief For every cell, the directions it sends into a wall: bit q is set where the neighbour
-/// along +c_q is solid or lies across a non-periodic face (0 for all but kBoundaryFluid cells).
-/// Found once here, so a kernel resolving a boundary cell reads one word instead of searching
-/// its Q - 1 neighbours and their flags every step. Needs Q <= 32.
-template <class L>
-std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<Flag>& flags,
-                                      const FaceSet& faces) {
-  static_assert(L::Q <= 32, "wall_links: one bit per direction in 32 bits");
-  std::vector<std::uint32_t> out(flags.size(), 0u);
-  int type[6];
-  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
-  grid.for_each([&](const Coord& p, Index c) {
-    if (flags[static_cast<std::size_t>(c)] != kBoundaryFluid) return;
-    std::uint32_t mask = 0;
-    for (int q = 1; q < L::Q; ++q) {
-      int face;
-      const Index m = grid.neighbour<L>(type, p, q, +1, face);
-      if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) mask |= 1u << q;
-    }
-    out[static_cast<std::size_t>(c)] = mask;
-  });
   return out;
 }
 

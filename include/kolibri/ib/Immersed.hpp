@@ -332,7 +332,8 @@ class ImmersedBoundary {
       R f[L::Q];
       if (bc.flags(n) == kFluid)
         gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
-      else bc.pull(n, f, PostCollision<L, S, Slots>{src, idx});
+      else
+        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
       node(i) = rho;

@@ -316,7 +316,7 @@ class SolverImpl final : public Solver {
     return 2.0 * m_scheme->slots().count * sizeof(V) + sizeof(Flag);
   }
   double bytes_per_cell() const override {
-    return m_scheme->state_bytes_per_cell(m_level) + sizeof(Flag);
+    return m_scheme->state_bytes_per_cell(m_level) + m_level.bytes_per_cell();
   }
 
  private:

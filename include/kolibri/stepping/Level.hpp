@@ -32,7 +32,8 @@ struct Level {
       : grid(DenseGrid::of(cfg)) {  // refuses 2^32 cells or more
     if (distribution) dist = *distribution;
     flags = to_device(host_flags, "kolibri::flags");
-    const CellLists lists = build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels);
+    const CellLists lists = build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
+                                                cfg.streaming == Streaming::TwoArray);
     fluid_cells = dist.comm ? dist.comm->sum(std::int64_t(lists.updated)) : lists.updated;
     std::vector<std::uint32_t>
         all;  // per-face cells: face f from face_start[f] to face_start[f + 1]
@@ -45,8 +46,10 @@ struct Level {
     boundary_border = lists.boundary_next_to_ghost;
     border = to_device(lists.border, "kolibri::border_cells");
     boundary = to_device(lists.boundary, "kolibri::boundary_cells");
+    links = to_device(lists.links, "kolibri::wall_links");
     for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
-    rules = {flags, grid, DeviceFaces<R>::from(cfg.faces), {force[0], force[1], force[2]}};
+    rules = {
+        flags, grid, DeviceFaces<R>::from(cfg.faces), {force[0], force[1], force[2]}, links.data()};
     if (!cfg.bodies.empty()) {
       if (dist.comm)
         throw std::invalid_argument(
@@ -64,6 +67,13 @@ struct Level {
     else
       return Kokkos::RangePolicy<ExecSpace, Tag, Range>(exec, begin, end);
   }
+  /// Device bytes a cell besides the scheme's state: the flag and, with boundary cells, the
+  /// wall-link mask.
+  double bytes_per_cell() const {
+    return double(sizeof(Flag)) +
+           double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells());
+  }
+
   /// Over every cell of the grid, ghosts included.
   template <class Tag = void>
   auto all_cells() const {
@@ -72,7 +82,8 @@ struct Level {
 
   DenseGrid grid;  ///< this rank's box of cells, ghost layers included
   Kokkos::View<Flag*, MemSpace> flags;
-  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid
+  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid (CellLists)
+  Kokkos::View<std::uint32_t*, MemSpace> links;     ///< CellLists::links (empty: no boundary)
   Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
   Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
   Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only

@@ -56,8 +56,6 @@ class Moments final : public Scheme<L, S> {
                               cfg.moment_arrays == 2);
     this->m_idx = moment_slots(L::D, m_place.stride(), M);
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
-    if (std::find(host_flags.begin(), host_flags.end(), kBoundaryFluid) != host_flags.end())
-      m_links = to_device(wall_links<L>(g, host_flags, cfg.faces), "kolibri::wall_links");
     if (level.dist.comm) {  // one exchange for each parity of the moment array
       const MomentPlace place = m_place.host();
       for (int parity = 0; parity < 2; ++parity)
@@ -81,7 +79,7 @@ class Moments final : public Scheme<L, S> {
   void step(Level<L, S>& level, std::int64_t, std::int64_t nsteps) override {
     MomentStep<L, R, C> k{m_f,         m_place.device(), 0,         m_op,
                           level.rules, m_tile.tx,        m_tile.ty, m_tile.planes};
-    k.links = m_links.data();
+    k.links = level.links.data();
     const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.parity = m_parity;
@@ -125,9 +123,7 @@ class Moments final : public Scheme<L, S> {
     return m_halo[m_parity].time_alone(m_f, repeats);
   }
   double state_bytes_per_cell(const Level<L, S>& level) const override {
-    return (double(this->m_idx.size()) * sizeof(V) +
-            double(m_links.extent(0)) * sizeof(std::uint32_t)) /
-           double(level.grid.cells());
+    return double(this->m_idx.size()) * sizeof(V) / double(level.grid.cells());
   }
 
   // (public: the extended device lambdas inside need it)
@@ -185,9 +181,8 @@ class Moments final : public Scheme<L, S> {
   Kokkos::View<V*, MemSpace> m_f;
   mutable int m_parity = 0;   ///< where the edge cells are (settle() moves them to 0)
   HaloExchange<V> m_halo[2];  ///< multi-rank: the exchange at parity 0 and 1
-  Kokkos::View<std::uint32_t*, MemSpace> m_links;  ///< wall_links (with boundary cells)
-  Kokkos::View<std::int32_t*, MemSpace> m_teams;   ///< multi-rank: MomentStep::border_first
-  int m_border_teams = 0;                          ///< the first ones of m_teams
+  Kokkos::View<std::int32_t*, MemSpace> m_teams;  ///< multi-rank: MomentStep::border_first
+  int m_border_teams = 0;                         ///< the first ones of m_teams
 };
 
 }  // namespace kolibri

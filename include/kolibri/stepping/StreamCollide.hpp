@@ -7,6 +7,7 @@
 
 #include <kolibri/collision/Collision.hpp>
 #include <kolibri/config/Case.hpp>
+#include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/storage/Storage.hpp>
@@ -98,6 +99,8 @@ struct Boundary {
   GridCells grid;  ///< extents only: keeps the functors under Kokkos' 512-byte argument launch
   DeviceFaces<R> faces;
   R force[3];
+  /// The wall-link masks of every cell (CellLists::links); null without boundary cells.
+  const std::uint32_t* links = nullptr;
 
   /// The cell reached from p by sign * c_q, with periodic wrap; -1 when the move leaves the box
   /// through a non-periodic face, with `face` set (walls win at edges and corners).
@@ -131,29 +134,35 @@ struct Boundary {
     return face >= 0 && faces.type[face] == static_cast<int>(FaceType::PressureOutlet);
   }
 
-  /// Gather with boundaries: f[q] is the post-collision population q of the upwind cell,
-  /// `dep(m, j)`, or the reflected one. The outlet velocity is the cell's own post-collision one,
-  /// u = (sum c f* - F/2) / rho: from `dep` or, when given, from `u_known`.
+  /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
+  /// (wall_links): f[q] is the post-collision population q of the upwind cell, `dep(m, j)`, or
+  /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
+  /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
+  /// outlet velocity (kOutletLink) is the cell's own post-collision one, u = (sum c f* - F/2) /
+  /// rho: from `dep` or, when given, from `u_known`.
   template <class Departing>
-  KOKKOS_INLINE_FUNCTION void pull(const Index n, R (&f)[L::Q], const Departing& dep,
-                                   const R* u_known = nullptr) const {
+  KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
+                                   const Departing& dep, const R* u_known = nullptr) const {
     const Coord p = grid.coords(n);
-    bool have_u = u_known != nullptr;
-    R u[3] = {have_u ? u_known[0] : R(0), have_u ? u_known[1] : R(0), have_u ? u_known[2] : R(0)};
+    const Rows rows = grid.rows(n);
+    R u[3] = {R(0), R(0), R(0)};
+    if (u_known) {
+      for (int d = 0; d < 3; ++d) u[d] = u_known[d];
+    } else if (mask & kOutletLink) {
+      R fs[L::Q];
+      KOLIBRI_UNROLL
+      for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
+      velocity(fs, u);
+    }
+    KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
-      int face;
-      const Index m = neighbour(p, q, -1, face);
-      if (m >= 0 && flags(m) != kSolid) {
-        f[q] = dep(m, q);
-        continue;
+      if (q > 0 && ((mask >> L::opposite(q)) & 1u)) {
+        int face;
+        neighbour(p, q, -1, face);  // the face crossed, -1 for a solid neighbour
+        f[q] = reflect(q, face, dep(n, L::opposite(q)), u);
+      } else {
+        f[q] = dep(rows.upwind<L>(q), q);
       }
-      if (is_outlet(face) && !have_u) {
-        R fs[L::Q];
-        for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-        velocity(fs, u);
-        have_u = true;
-      }
-      f[q] = reflect(q, face, dep(n, L::opposite(q)), u);
     }
   }
 
@@ -168,29 +177,41 @@ struct Boundary {
     for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
   }
 
-  /// Scatter with boundaries (in-place scheme): the post-collision fs[q] goes to the downwind
-  /// cell as its arriving population q, `arrive(m, q, value)`, or is reflected back into this
+  /// The interior kernel's boundary cells with a link across a moving wall or a velocity inlet
+  /// (kMovingLink; the cell's links cross that face only, moving_face): the term its rule adds
+  /// to the populations gather_links bounced back, by reflect() itself, so the values are those
+  /// of pull(). The directions from the face are those along its axis pointing inwards.
+  KOKKOS_INLINE_FUNCTION void move_links(const std::uint32_t mask, R (&f)[L::Q]) const {
+    const int face = moving_face(mask), axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
+    const R no_u[3] = {R(0), R(0), R(0)};  // no outlet link here (those cells are listed)
+    KOLIBRI_UNROLL
+    for (int q = 1; q < L::Q; ++q)
+      if (((mask >> L::opposite(q)) & 1u) && L::c(q, axis) == inward)
+        f[q] = reflect(q, face, f[q], no_u);
+  }
+
+  /// Scatter with boundaries (in-place scheme), for a cell of the boundary list with wall-link
+  /// mask `mask`: the post-collision fs[q] goes to the downwind cell as its arriving population
+  /// q, `arrive(m, q, value)`, or where that link is a wall (bit q) is reflected back into this
   /// cell as arriving population opposite(q). Reflections and the outlet velocity use `fr`, the
   /// post-collision values as the storage holds them (= fs unless the storage rounds, e.g. FP16),
   /// which is what the two-array scheme reflects one step later.
   template <class Arriving>
-  KOKKOS_INLINE_FUNCTION void push(const Index n, const R (&fs)[L::Q], const R (&fr)[L::Q],
-                                   const Arriving& arrive) const {
+  KOKKOS_INLINE_FUNCTION void push(const Index n, const std::uint32_t mask, const R (&fs)[L::Q],
+                                   const R (&fr)[L::Q], const Arriving& arrive) const {
     const Coord p = grid.coords(n);
+    const Rows rows = grid.rows(n);
     R u[3] = {R(0), R(0), R(0)};
-    bool have_u = false;
+    if (mask & kOutletLink) velocity(fr, u);
+    KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
-      int face;
-      const Index m = neighbour(p, q, +1, face);
-      if (m >= 0 && flags(m) != kSolid) {
-        arrive(m, q, fs[q]);
-        continue;
+      if (q > 0 && ((mask >> q) & 1u)) {
+        int face;
+        neighbour(p, q, +1, face);
+        arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u));
+      } else {
+        arrive(rows.upwind<L>(L::opposite(q)), q, fs[q]);  // downwind of q: upwind of opposite(q)
       }
-      if (is_outlet(face) && !have_u) {
-        velocity(fr, u);
-        have_u = true;
-      }
-      arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u));
     }
   }
 };
@@ -228,9 +249,32 @@ KOKKOS_INLINE_FUNCTION void gather_interior(const Kokkos::View<const typename S:
   for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), q)), q);
 }
 
+/// \brief The populations arriving at a cell of the interior kernel: f[q] from the upwind
+/// neighbour or, where the link behind c_q is a wall (bit opposite(q) of the cell's wall-link
+/// mask), the cell's own post-collision population opposite(q), halfway bounce-back (moving
+/// walls and inlets add their term after: Boundary::move_links). One load per direction whatever
+/// the cell, its address chosen by the mask, so a boundary cell costs the interior's registers.
+/// (Storage conversions depend on w_q only, the same for q and opposite(q).)
+template <class L, class S, class I>
+KOKKOS_INLINE_FUNCTION void gather_links(
+    const Kokkos::View<const typename S::value_type*, MemSpace>& src, const I& idx,
+    const Rows& rows, const Index n, const std::uint32_t mask, typename S::real (&f)[L::Q]) {
+  KOLIBRI_UNROLL
+  for (int q = 0; q < L::Q; ++q) {
+    const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
+    f[q] = S::template load<L>(src(wall ? idx(n, L::opposite(q)) : idx(rows.upwind<L>(q), q)), q);
+  }
+}
+
 /// Interior cells: every neighbour is fluid (periodic wrap resolved by index arithmetic).
 struct InteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_interior";
+};
+/// Boxes with walls: the interior cells and the boundary cells that are in no list, whose walls
+/// are resolved from their wall-link masks (gather_links). A kernel of its own, so the periodic
+/// box keeps InteriorTag's registers.
+struct InteriorWallsTag {
+  static constexpr const char* label = "kolibri::stream_collide_interior_walls";
 };
 /// The collision split over two launches (chen2022 4.4.1): each gathers the cell and collides
 /// it, and writes half of the results (the compiler drops the other half's arithmetic).
@@ -300,13 +344,31 @@ struct StreamCollide {
     if (bc.flags(n) != kFluid) return;
     fast<0, L::Q>(n);
   }
+  /// kFluid cells and the boundary cells in no list (no kListedCell); cells next to a ghost
+  /// layer (kFluidBorder) go through BorderTag. So do both halves of a split collision.
+  KOKKOS_INLINE_FUNCTION void operator()(InteriorWallsTag, const Index n) const {
+    interior<0, L::Q>(n);
+  }
   KOKKOS_INLINE_FUNCTION void operator()(InteriorLowTag, const Index n) const {
-    if (bc.flags(n) != kFluid) return;
-    fast<0, L::Q / 2>(n);
+    interior<0, L::Q / 2>(n);
   }
   KOKKOS_INLINE_FUNCTION void operator()(InteriorHighTag, const Index n) const {
-    if (bc.flags(n) != kFluid) return;
-    fast<L::Q / 2, L::Q>(n);
+    interior<L::Q / 2, L::Q>(n);
+  }
+  /// A warp's cells in one launch, boundary cells included, so it writes whole sectors: cells
+  /// left to a second launch leave holes in the lines this one writes, which the memory system
+  /// reads to fill (the closed box's interior launch ran 8% longer that way, and the boundary
+  /// list's scattered cells moved 5.5 times their bytes: docs/performance.md).
+  template <int q0, int q1>
+  KOKKOS_INLINE_FUNCTION void interior(const Index n) const {
+    const Flag flag = bc.flags(n);
+    if (flag != kFluid && flag != kBoundaryFluid) return;
+    const std::uint32_t mask = flag == kFluid ? 0u : bc.links[n];
+    if (mask & kListedCell) return;
+    R f[L::Q];
+    gather_links<L, S>(src, idx, bc.grid.rows(n), n, mask, f);
+    if (mask & kMovingLink) bc.move_links(mask, f);
+    collide_store<q0, q1>(n, f);
   }
   KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast<0, L::Q>(Index(border_cells(i))); }
 
@@ -330,7 +392,7 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, f, PostCollision<L, S, I>{src, idx});
+    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx});
     collide_store(n, f);
   }
 
@@ -438,17 +500,19 @@ struct InPlaceStep {
 
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
+    const std::uint32_t mask = bc.links[n];
     R f[L::Q];
-    if (outlet_u.extent(0) > 0) {
+    if (mask & kOutletLink) {
       const R u[3] = {outlet_u(i, 0), outlet_u(i, 1), outlet_u(i, 2)};
-      bc.pull(n, f, Departing{a, idx}, u);
+      bc.pull(n, mask, f, Departing{a, idx}, u);
     } else {
-      bc.pull(n, f, Departing{a, idx});
+      bc.pull(n, mask, f, Departing{a, idx});
     }
     collide(f, bc.force);
     R fr[L::Q];  // as stored: a no-op for native storage
+    KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
-    bc.push(n, f, fr, Arriving{a, idx});
+    bc.push(n, mask, f, fr, Arriving{a, idx});
   }
 };
 

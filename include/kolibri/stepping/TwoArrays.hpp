@@ -71,6 +71,9 @@ class TwoArrays final : public Scheme<L, S> {
         Kokkos::parallel_for(InteriorLowTag::label, level.template all_cells<InteriorLowTag>(), kk);
         Kokkos::parallel_for(InteriorHighTag::label, level.template all_cells<InteriorHighTag>(),
                              kk);
+      } else if (level.links.extent(0) > 0) {  // boundary cells: most in this launch
+        Kokkos::parallel_for(InteriorWallsTag::label, level.template all_cells<InteriorWallsTag>(),
+                             kk);
       } else {
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), kk);
       }
@@ -101,7 +104,7 @@ class TwoArrays final : public Scheme<L, S> {
           Kokkos::parallel_for(BoundaryTag::label,
                                Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
         m_pull.pack(m_f[1 - m_cur]);
-        interior(k);  // kFluid cells only
+        interior(k);  // every cell but the border cells and the listed boundary cells
         if (nb > nbb)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
         faces(k);
