@@ -634,7 +634,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.ib.block = int(block);
   sc.ib.loads_every = ib.integer("loads_every").value_or(1);
   if (sc.ib.loads_every < 1) ib.fail("loads_every", "expected a positive number of steps");
-  ib.finish({"spreading", "iterations", "block", "loads_every"});
+  sc.ib.timing = ib.boolean("timing").value_or(false);
+  ib.finish({"spreading", "iterations", "block", "loads_every", "timing"});
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
     for (const Section* sec : {&model, &domain, &boundary, &physics})

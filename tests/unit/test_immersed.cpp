@@ -117,6 +117,21 @@ TEST_P(ImmersedLattice, GatherSpreadsTheSameForcesAsScatter) {
   EXPECT_GT(b->ib_stats().loops_max, b->ib_stats().loops_min);  // gathering: uneven work per node
 }
 
+TEST_P(ImmersedLattice, TimedOnlyOnRequestWithTheSameResults) {
+  auto c = stream_past(GetParam(), 0.04);
+  auto a = make_solver(c);
+  c.ib.timing = true;
+  auto b = make_solver(c);
+  a->step(8);
+  b->step(8);
+  EXPECT_FALSE(a->ib_stats().timed);
+  EXPECT_EQ(a->ib_stats().seconds, 0.0) << "no fences, no time";
+  EXPECT_EQ(a->ib_stats().steps, 8);
+  EXPECT_TRUE(b->ib_stats().timed);
+  EXPECT_GT(b->ib_stats().seconds, 0.0);
+  EXPECT_EQ(a->populations(), b->populations());
+}
+
 TEST_P(ImmersedLattice, BodyMovingWithTheStreamFeelsNoForce) {
   // Galilean check of the moving-body path: fluid and body translate together.
   auto c = stream_past(GetParam(), 0.03);
@@ -210,6 +225,7 @@ loads_every = 10
   EXPECT_EQ(c.solver.ib.spreading, ImmersedSettings::Spreading::Gather);
   EXPECT_EQ(c.solver.ib.iterations, 2);
   EXPECT_EQ(c.solver.ib.loads_every, 10);
+  EXPECT_FALSE(c.solver.ib.timing) << "timed only on request";
   EXPECT_DOUBLE_EQ(c.solver.acm_velocity, 0.05);
   auto message = [&](const std::string& from, const std::string& to) {
     std::string d = deck;
@@ -227,6 +243,13 @@ loads_every = 10
   EXPECT_NE(message("spacing = 0.25", "spacing = 3.0").find("spacing"), std::string::npos);
   EXPECT_NE(message("iterations = 2", "iterations = 0").find("ib.iterations"), std::string::npos);
   EXPECT_NE(message("[ib]", "[ib]\nblcok = 3").find("unknown key"), std::string::npos);
+  EXPECT_NE(message("[ib]", "[ib]\ntiming = 1").find("ib.timing"), std::string::npos)
+      << "a boolean";
+  {
+    std::string d = deck;
+    d.replace(d.find("[ib]"), 4, "[ib]\ntiming = true");
+    EXPECT_TRUE(parse_deck(d, "ib.toml").solver.ib.timing);
+  }
   EXPECT_NE(message("type = \"sphere\"", "type = \"mesh\"\nfile = \"missing.stl\"").find("cannot open"), std::string::npos);
 }
 

@@ -141,6 +141,7 @@ struct ImmersedSettings {
   int iterations = 1;  ///< multi-direct forcing passes a step
   int block = 4;       ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
   std::int64_t loads_every = 1;  ///< body force and torque CSV cadence (steps)
+  bool timing = false;  ///< time the bodies' part of each step (two host synchronisations a step)
 };
 template <>
 struct NameTable<ImmersedSettings::Spreading> {

@@ -19,7 +19,8 @@ struct BodyLoad {
 struct IbStats {
   std::int64_t samples = 0;
   std::int64_t steps = 0;
-  double seconds = 0.0;        ///< time in the immersed-boundary kernels (fenced)
+  double seconds = 0.0;  ///< time in the immersed-boundary kernels (fenced; ib.timing only)
+  bool timed = false;    ///< ib.timing: `seconds` was measured
   int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)
 };
 
