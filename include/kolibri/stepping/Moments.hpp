@@ -10,7 +10,6 @@
 #include <kolibri/stepping/MomentStream.hpp>
 #include <kolibri/stepping/Scheme.hpp>
 
-#include <algorithm>
 #include <cstdint>
 
 namespace kolibri {
