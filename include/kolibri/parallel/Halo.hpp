@@ -11,13 +11,13 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
+#include <kolibri/parallel/Streams.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace kolibri {
@@ -200,14 +200,14 @@ class HaloExchange {
   void post() {
     if (!active()) return;
     if (m_nccl) {
-      m_nccl->exchange(m_messages, stream_of(m_exec));
+      m_nccl->exchange(m_messages, native_stream(m_exec));
     } else {
       fence(m_exec, "kolibri::halo_pack_done");
       m_comm->start(m_messages, m_pending);
     }
   }
-  /// Wait for the messages and scatter the receive buffer into `f` (on the exchange's
-  /// instance, complete on return).
+  /// Wait for the messages and scatter the receive buffer into `f` on the exchange's instance
+  /// (launched, not complete: fence exec() or join it to the instance that reads the ghosts).
   void finish(const Kokkos::View<V*, MemSpace>& f) {
     if (!active()) return;
     m_comm->wait(m_pending);
@@ -218,7 +218,6 @@ class HaloExchange {
         "kolibri::halo_unpack",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
         KOKKOS_LAMBDA(const Index e) { f(idx(e)) = buf(e); });
-    fence(m_exec, "kolibri::halo_unpack_done");
   }
   /// The whole exchange, after the work on the default instance that produced `f`.
   void run(const Kokkos::View<V*, MemSpace>& f) {
@@ -227,6 +226,7 @@ class HaloExchange {
     pack(f);
     post();
     finish(f);
+    fence(m_exec, "kolibri::halo_unpack_done");
   }
   /// Seconds per exchange of `f` measured alone (pack, transfer, unpack; nothing to overlap),
   /// the median of `repeats`; collective over the neighbours. Rewrites the same ghost values.
@@ -239,6 +239,7 @@ class HaloExchange {
       pack(f);
       post();
       finish(f);
+      fence(m_exec, "kolibri::halo_unpack_done");
       t.push_back(timer.seconds());
     }
     std::sort(t.begin(), t.end());
@@ -246,43 +247,6 @@ class HaloExchange {
   }
 
  private:
-  /// The exchange's instance: on GPUs a stream of the highest priority the device offers, so the
-  /// pack, NCCL's transfer kernels and the unpack get each multiprocessor that frees up before
-  /// the next blocks of the interior update they overlap (on the default priority they waited
-  /// for it: docs/performance.md); a stream of its own elsewhere.
-  static ExecSpace priority_instance() {
-#if KOKKOS_VERSION < 40400  // Impl::ManageStream: an instance that owns a stream made here
-#elif defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-      int least = 0, greatest = 0;
-      cudaStream_t s = nullptr;
-      if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
-          cudaStreamCreateWithPriority(&s, cudaStreamDefault, greatest) == cudaSuccess)
-        return Kokkos::Cuda(s, Kokkos::Impl::ManageStream::yes);
-    }
-#elif defined(KOKKOS_ENABLE_HIP)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
-      int least = 0, greatest = 0;
-      hipStream_t s = nullptr;
-      if (hipDeviceGetStreamPriorityRange(&least, &greatest) == hipSuccess &&
-          hipStreamCreateWithPriority(&s, hipStreamDefault, greatest) == hipSuccess)
-        return Kokkos::HIP(s, Kokkos::Impl::ManageStream::yes);
-    }
-#endif
-#if KOKKOS_VERSION >= 40000
-    return Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
-#else
-    return ExecSpace();
-#endif
-  }
-  static void* stream_of([[maybe_unused]] const ExecSpace& e) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return e.cuda_stream();
-#elif defined(KOKKOS_ENABLE_HIP)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) return e.hip_stream();
-#endif
-    return nullptr;
-  }
   const Comm* m_comm = nullptr;
   const NcclComm* m_nccl = nullptr;
   std::vector<HaloMessage> m_messages;

@@ -76,7 +76,7 @@ class InPlace final : public Scheme<L, S> {
   /// the exchanges' instance the forward exchange, the cells next to the ghost layers (the only
   /// ones that read or write ghost cells) and the reverse exchange, the other cells meanwhile on
   /// the level's instance. Every slot is touched by one cell in a streaming step, so the two
-  /// streams share no values; one host synchronisation of each ends the step.
+  /// streams share no values; the instances wait for each other on the device, not the host.
   template <class K>
   void steps(K k, const Level<L, S>& level, std::int64_t nsteps) {
     const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
@@ -88,13 +88,11 @@ class InPlace final : public Scheme<L, S> {
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
       } else if (m_fwd.active()) {
-        fence(level.exec, "kolibri::local_step_done");  // the pack reads the departing slots
-        if (m_outlets) {  // the outlets read all of their slots, which the streaming overwrites
+        if (m_outlets)  // the outlets read all of their slots, which the streaming overwrites
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
-          fence(level.exec, "kolibri::outlet_velocity_done");
-        }
+        m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         m_fwd.pack(m_f);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nb > nbb)
@@ -102,6 +100,7 @@ class InPlace final : public Scheme<L, S> {
         m_fwd.post();
         m_fwd.finish(m_f);  // the neighbours' departing populations in the ghost cells
         const ExecSpace& ex = m_rev.exec();
+        m_join.join(m_fwd.exec(), ex);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label,
                                Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, nborder), k);
@@ -110,9 +109,8 @@ class InPlace final : public Scheme<L, S> {
                                Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
         m_rev.pack(m_f);
         m_rev.post();
-        m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
-        fence(ex, "kolibri::border_step_done");  // (finish fences only when it has messages)
-        fence(level.exec, "kolibri::step_done");
+        m_rev.finish(m_f);            // what this step wrote into ghost cells, back to their owners
+        m_join.join(ex, level.exec);  // the next local step reads them
       } else {
         if (m_outlets)
           Kokkos::parallel_for(
@@ -134,6 +132,7 @@ class InPlace final : public Scheme<L, S> {
   bool m_outlets = false;   ///< a pressure outlet among the faces
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< with outlets: the boundary cells' velocities
   HaloExchange<V> m_fwd, m_rev;               ///< multi-rank: before / after each streaming step
+  StreamJoin m_join;                          ///< the order of the three instances' work
 };
 
 }  // namespace kolibri

@@ -73,8 +73,8 @@ class Moments final : public Scheme<L, S> {
   /// On several ranks in two streams: the teams that write cells next to a ghost layer, then the
   /// pack, the transfer and the unpack on the exchange's instance, the other teams meanwhile on
   /// the level's instance (teams of one launch run concurrently anyway; the ghost cells, read at
-  /// one parity and received at the other, have two places). One host synchronisation of each
-  /// ends the step.
+  /// one parity and received at the other, have two places). The instances wait for each other
+  /// on the device, not the host.
   void step(Level<L, S>& level, std::int64_t, std::int64_t nsteps) override {
     MomentStep<L, R, C> k{m_f,         m_place.device(), 0,         m_op,
                           level.rules, m_tile.tx,        m_tile.ty, m_tile.planes};
@@ -87,12 +87,13 @@ class Moments final : public Scheme<L, S> {
         MomentStep<L, R, C> border = k, inner = k;
         border.teams = m_teams.data(), border.team_count = m_border_teams;
         inner.teams = m_teams.data() + m_border_teams, inner.team_count = teams - m_border_teams;
+        m_join.join(level.exec, halo.exec());  // the border teams write what the last step read
         if (border.team_count > 0) border.run(halo.exec());
         halo.pack(m_f);
         if (inner.team_count > 0) inner.run(level.exec);
         halo.post();
-        halo.finish(m_f);  // the neighbours' new moments in the ghost cells
-        fence(level.exec, "kolibri::step_done");
+        halo.finish(m_f);                      // the neighbours' new moments in the ghost cells
+        m_join.join(halo.exec(), level.exec);  // the next step reads them
       } else {
         k.run(level.exec);
       }
@@ -180,6 +181,7 @@ class Moments final : public Scheme<L, S> {
   Kokkos::View<V*, MemSpace> m_f;
   mutable int m_parity = 0;   ///< where the edge cells are (settle() moves them to 0)
   HaloExchange<V> m_halo[2];  ///< multi-rank: the exchange at parity 0 and 1
+  StreamJoin m_join;          ///< the order of the two instances' work
   Kokkos::View<std::int32_t*, MemSpace> m_teams;  ///< multi-rank: MomentStep::border_first
   int m_border_teams = 0;                         ///< the first ones of m_teams
 };

@@ -96,6 +96,7 @@ class TwoArrays final : public Scheme<L, S> {
         // Two streams: the cells next to the ghost layers, the pack, the transfer and the
         // unpack on the exchange's instance, the other cells meanwhile on the level's one.
         const ExecSpace& ex = m_pull.exec();
+        m_join.join(level.exec, ex);  // the border cells write where the last step's cells read
         Kokkos::parallel_for(
             BorderTag::label,
             Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(level.border.extent(0))),
@@ -110,7 +111,7 @@ class TwoArrays final : public Scheme<L, S> {
         faces(k);
         m_pull.post();
         m_pull.finish(m_f[1 - m_cur]);
-        fence(level.exec, "kolibri::step_done");  // the next step's border cells read these
+        m_join.join(ex, level.exec);  // the next step's cells read the border cells and ghosts
       } else {
         interior(k);
         if (nb > 0)
@@ -127,6 +128,7 @@ class TwoArrays final : public Scheme<L, S> {
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;           ///< the array holding the current state
   HaloExchange<V> m_pull;  ///< multi-rank: the crossing populations after each step
+  StreamJoin m_join;       ///< the order of the two instances' work
 };
 
 }  // namespace kolibri
