@@ -27,6 +27,16 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
         "model", "layout",
         "the moment representation stores moments, not populations: the CSoA layout needs "
         "streaming = \"two_array\" or \"in_place\""};
+  static const char* const face_names[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
+  for (int f = 0; f < 6; ++f)
+    if (c.streaming == Streaming::Moments &&
+        c.faces[std::size_t(f)].profile != InletProfile::Uniform)
+      return RuleBreach{
+          "boundary", std::string(face_names[f]) + ".profile",
+          "an inlet profile needs streaming = \"two_array\" or \"in_place\" for now (the "
+          "moment kernel takes uniform inlets only: the profile's lookup cost it 16-26% "
+          "even without inlets, docs/performance.md), got " +
+              streaming};
   if (c.csoa_alpha != -1 && c.csoa_alpha != 0 && !valid_csoa_alpha(c.csoa_alpha))
     return RuleBreach{"model", "csoa_alpha",
                       "expected a power of two (cells a group) from 2 to 2^20, got " +

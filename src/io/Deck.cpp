@@ -291,7 +291,26 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
       if (*r <= 0) s.fail("density", "expected a positive density");
       bc.density = *r;
     }
-    s.finish({"type", "velocity", "density"});
+    const bool moving = bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet;
+    if (s.has("profile") && bc.type != FaceType::VelocityInlet)
+      s.fail("profile", "only velocity_inlet faces take a profile");
+    bc.profile = s.choice_of<InletProfile>("profile", InletProfile::Uniform);
+    for (const char* k : {"ramp_steps", "period", "amplitude", "offset"})
+      if (s.has(k) && !moving)
+        s.fail(k, "only moving_wall and velocity_inlet faces change in time");
+    bc.ramp_steps = s.integer("ramp_steps", 0, 0, std::int64_t(1) << 62);
+    if (auto t = s.number("period")) {
+      if (*t <= 0) s.fail("period", "expected a positive period in time steps");
+      bc.period = *t;
+    }
+    for (const char* k : {"amplitude", "offset"})
+      if (s.has(k) && bc.period <= 0)
+        s.fail(k, std::string("needs period = ... (time steps): the velocity is offset + amplitude "
+                              "sin(2 pi t / period) times the set one"));
+    bc.amplitude = s.number("amplitude", 0.0);
+    bc.offset = s.number("offset", 1.0);
+    s.finish(
+        {"type", "velocity", "density", "profile", "ramp_steps", "period", "amplitude", "offset"});
   } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
     boundary.fail(key, "a " + type + " face needs a velocity: write " + key + " = { type = \"" +
                            type + "\", velocity = [...] }");
@@ -418,6 +437,30 @@ Case parse_deck(const std::string& text, const std::string& file,
       boundary.fail(face_names[f], "a 2D deck has no z faces");
     sc.faces[f] = read_face(boundary, face_names[f], dims);
   }
+  for (int f = 0; f < 6; ++f) {  // a profile needs walls across the inlet
+    const InletProfile profile = sc.faces[f].profile;
+    if (profile == InletProfile::Uniform) continue;
+    const int axis = f / 2;
+    int walled = 0;
+    std::string axes;
+    for (int t : {(axis + 1) % 3, (axis + 2) % 3}) {
+      if (t == 2 && dims == 2) continue;
+      axes += std::string(axes.empty() ? "" : " and ") + "xyz"[t];
+      walled += sc.faces[2 * t].type != FaceType::Periodic &&
+                sc.faces[2 * t + 1].type != FaceType::Periodic;
+    }
+    if (profile == InletProfile::Parabolic && walled == 0)
+      boundary.fail(
+          face_names[f],
+          "a parabolic profile needs walls across the inlet: the " + axes +
+              " faces are periodic (make one pair non-periodic, or use profile = \"uniform\")");
+    if (profile == InletProfile::Pipe && (dims == 2 || walled < 2))
+      boundary.fail(
+          face_names[f],
+          std::string("a pipe profile needs a 3D deck with non-periodic faces on both axes across "
+                      "the inlet (") +
+              axes + ")");
+  }
   boundary.finish({"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"});
 
   // [initial]
@@ -446,8 +489,12 @@ Case parse_deck(const std::string& text, const std::string& file,
   double umax_bc = 0.0;
   std::string umax_source = "physics.velocity";
   for (int f = 0; f < 6; ++f) {
-    const double v = std::hypot(sc.faces[f].velocity[0], sc.faces[f].velocity[1], sc.faces[f].velocity[2]);
-    if (v > umax_bc) umax_bc = v, umax_source = std::string("boundary.") + face_names[f] + ".velocity";
+    const FaceBC& face = sc.faces[f];
+    const double v =
+        std::hypot(face.velocity[0], face.velocity[1], face.velocity[2]) * face.peak_factor();
+    if (v > umax_bc)
+      umax_bc = v, umax_source = std::string("boundary.") + face_names[f] + ".velocity" +
+                                 (face.peak_factor() != 1.0 ? " times offset + amplitude" : "");
   }
   // Taylor-Green: v peaks at U nx... (kx/ky) = U ny/nx
   const double u0 = sc.initial.kind == InitialCondition::Kind::TaylorGreen

@@ -88,6 +88,7 @@ SolverConfig Decomposition::local_config(const SolverConfig& cfg) const {
   l.part.global = global.n;
   l.part.ghost = ghost;
   for (std::size_t d = 0; d < 3; ++d) l.part.origin[d] = mine.lo[d] - ghost[2 * d];
+  l.part.faces = cfg.domain_faces();
   for (std::size_t f = 0; f < 6; ++f)
     if (ghost[f]) l.faces[f] = FaceBC{};  // an open connection to the neighbour's cells
   return l;

@@ -7,6 +7,7 @@
 #include <kolibri/config/Names.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,11 +81,46 @@ struct NameTable<FaceType> {
                                       Named<F>{F::PressureOutlet, "pressure_outlet"}};
 };
 
-/// \brief One face: type, wall or inlet velocity (lattice units), outlet density.
+/// Shape of a velocity inlet's velocity across its face (the face's `velocity` is the peak).
+enum class InletProfile {
+  Uniform,    ///< the same velocity on every cell
+  Parabolic,  ///< 4 s (1 - s) along each tangential axis that has walls (plates; a duct's product)
+  Pipe,       ///< 1 - r^2 / R^2 in the largest circle of the face (circular pipe), 0 outside
+};
+template <>
+struct NameTable<InletProfile> {
+  using P = InletProfile;
+  static constexpr std::array entries{Named<P>{P::Uniform, "uniform"},
+                                      Named<P>{P::Parabolic, "parabolic"},
+                                      Named<P>{P::Pipe, "pipe"}};
+};
+
+/// \brief One face: type, wall or inlet velocity (lattice units), outlet density, and for moving
+/// walls and inlets the velocity's change in time: the set velocity times time_factor(step).
 struct FaceBC {
   FaceType type = FaceType::Periodic;
   std::array<double, 3> velocity{0.0, 0.0, 0.0};
   double density = 1.0;
+  InletProfile profile = InletProfile::Uniform;  ///< velocity inlets only
+  std::int64_t ramp_steps =
+      0;                ///< > 0: the velocity grows from 0 as (1 - cos(pi t / ramp_steps)) / 2
+  double period = 0.0;  ///< > 0: times offset + amplitude sin(2 pi t / period) (steps)
+  double amplitude = 0.0;
+  double offset = 1.0;
+
+  bool time_dependent() const { return ramp_steps > 0 || period > 0.0; }
+  /// The largest time_factor (the ramp never exceeds 1).
+  double peak_factor() const { return period > 0.0 ? std::abs(offset) + std::abs(amplitude) : 1.0; }
+  /// The factor of the set velocity in time step `step` (0 for the first step of a run).
+  double time_factor(std::int64_t step) const {
+    constexpr double pi = 3.14159265358979323846;
+    const double t = double(step);
+    double factor = 1.0;
+    if (ramp_steps > 0 && step < ramp_steps)
+      factor = 0.5 * (1.0 - std::cos(pi * t / double(ramp_steps)));
+    if (period > 0.0) factor *= offset + amplitude * std::sin(2.0 * pi * t / period);
+    return factor;
+  }
 };
 
 /// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
@@ -165,6 +201,7 @@ struct Subdomain {
   std::array<int, 3> origin{0, 0, 0};
   std::array<int, 3> global{0, 0, 0};  ///< global box; 0 = this box
   std::array<int, 6> ghost{0, 0, 0, 0, 0, 0};
+  std::array<FaceType, 6> faces{};  ///< the whole domain's face types (a cut side's own is open)
   bool whole() const { return global == std::array<int, 3>{0, 0, 0}; }
 };
 
@@ -198,6 +235,13 @@ struct SolverConfig {
   ImmersedSettings ib;
   InitialCondition initial;
   Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
+  /// The face types of the whole domain (of `faces` on one rank, of `part` on several).
+  std::array<FaceType, 6> domain_faces() const {
+    if (!part.whole()) return part.faces;
+    std::array<FaceType, 6> t{};
+    for (std::size_t f = 0; f < 6; ++f) t[f] = faces[f].type;
+    return t;
+  }
 
   std::int64_t cells() const { return std::int64_t(nx) * ny * nz; }
   double viscosity() const { return (tau - 0.5) / 3.0; }
@@ -305,6 +349,7 @@ inline const char* to_string(Precision e) { return name_of(e); }
 inline const char* to_string(Streaming e) { return name_of(e); }
 inline const char* to_string(StorageKind e) { return name_of(e); }
 inline const char* to_string(FaceType e) { return name_of(e); }
+inline const char* to_string(InletProfile e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
 
 }  // namespace kolibri

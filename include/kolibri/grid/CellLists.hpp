@@ -11,6 +11,7 @@
 #include <kolibri/grid/Flags.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,8 @@ namespace kolibri {
 /// - bits 1 to Q - 1: direction q sends into a wall (a solid neighbour or a non-periodic face);
 /// - bit 0, kOutletLink: a link crosses a pressure outlet, whose rule needs the cell's velocity;
 /// - bits 27 to 29, kMovingFaceBits: 1 + the face a moving wall's or an inlet's rule comes from,
-///   when it is the one non-periodic face the cell's links cross (0 otherwise);
+///   when it is the one non-periodic face the cell's links cross and has no inlet profile (0
+///   otherwise);
 /// - bit 30, kMovingLink: a link takes a moving wall's or a velocity inlet's rule;
 /// - bit 31, kListedCell: resolved by the boundary list or a face kernel, not the interior one.
 /// @{
@@ -65,10 +67,51 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
       if (is(face, FaceType::MovingWall) || is(face, FaceType::VelocityInlet))
         mask |= kMovingLink, moving = face;
     }
-    if (moving >= 0 && crossed == 1u << moving)
+    if (moving >= 0 && crossed == 1u << moving &&
+        faces[std::size_t(moving)].profile == InletProfile::Uniform)  // (move_links: no profile)
       mask |= std::uint32_t(moving + 1) << kMovingFaceShift;
     out[static_cast<std::size_t>(c)] = mask;
   });
+  return out;
+}
+
+/// \brief The velocity inlets' profile factors (InletProfile) over the six faces' planes of the
+/// rank's box (inlet_plane_offset; 1 on faces without a profile), from the cells' global
+/// positions and the whole domain's face types (`domain`, SolverConfig::domain_faces), so every
+/// rank holds the values of one rank; empty where no inlet has a profile.
+inline std::vector<double> inlet_shape_plane(const DenseGrid& grid, const FaceSet& faces,
+                                             const std::array<FaceType, 6>& domain) {
+  bool any = false;
+  for (const FaceBC& f : faces)
+    any = any || (f.type == FaceType::VelocityInlet && f.profile != InletProfile::Uniform);
+  if (!any) return {};
+  std::vector<double> out(std::size_t(inlet_plane_offset(grid.n, 6)), 1.0);
+  for (int f = 0; f < 6; ++f) {
+    const FaceBC& face = faces[std::size_t(f)];
+    if (face.type != FaceType::VelocityInlet || face.profile == InletProfile::Uniform) continue;
+    const int t[2] = {(f / 2 + 1) % 3, (f / 2 + 2) % 3};
+    const auto walled = [&](int d) {
+      return domain[std::size_t(2 * d)] != FaceType::Periodic &&
+             domain[std::size_t(2 * d + 1)] != FaceType::Periodic;
+    };
+    const double radius = 0.5 * std::min(grid.global[t[0]], grid.global[t[1]]);
+    for (int j = 0; j < grid.n[t[1]]; ++j)
+      for (int i = 0; i < grid.n[t[0]]; ++i) {
+        int local[3] = {0, 0, 0};
+        local[t[0]] = i, local[t[1]] = j;
+        const Coord g = grid.global_coords({local[0], local[1], local[2]});
+        const int gc[3] = {g.x, g.y, g.z};
+        double shape = 1.0, r2 = 0.0;
+        for (int d : t) {
+          const double x = gc[d] + 0.5, n = grid.global[d];  // walls at 0 and n
+          if (face.profile == InletProfile::Parabolic && walled(d))
+            shape *= 4.0 * (x / n) * (1.0 - x / n);
+          r2 += (x - 0.5 * n) * (x - 0.5 * n);
+        }
+        if (face.profile == InletProfile::Pipe) shape = std::max(0.0, 1.0 - r2 / (radius * radius));
+        out[std::size_t(inlet_plane_offset(grid.n, f) + i + Index(grid.n[t[0]]) * j)] = shape;
+      }
+  }
   return out;
 }
 

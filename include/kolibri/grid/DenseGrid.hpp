@@ -35,15 +35,25 @@ KOKKOS_INLINE_FUNCTION Coord coords_in(const int (&n)[3], Index c) {
   return {int(u - t * U(n[0])), int(t % U(n[1])), int(t / U(n[1]))};
 }
 
+/// \brief Where face `face`'s plane of cells starts in an array holding the six faces' planes of
+/// a box of n cells one after the other (x_min, x_max, y_min, ...): a plane of face f spans the
+/// two axes across it, (f / 2 + 1) % 3 fastest, then (f / 2 + 2) % 3.
+KOKKOS_INLINE_FUNCTION Index inlet_plane_offset(const int (&n)[3], int face) {
+  Index offset = 0;
+  for (int g = 0; g < face; ++g) offset += Index(n[(g / 2 + 1) % 3]) * Index(n[(g / 2 + 2) % 3]);
+  return offset;
+}
+
 /// \brief Which face a population crossing several faces (edges, corners) takes its condition
-/// from: walls first, so a lid or an inlet never leaks through a corner.
+/// from: velocity inlets first, so an inlet delivers its whole flux (its corner cells' links
+/// into the side walls included), then walls, so a lid never leaks through a corner.
 KOKKOS_INLINE_FUNCTION int face_priority(int type) {
   switch (static_cast<FaceType>(type)) {
-    case FaceType::Wall:
-      return 0;
-    case FaceType::MovingWall:
-      return 1;
     case FaceType::VelocityInlet:
+      return 0;
+    case FaceType::Wall:
+      return 1;
+    case FaceType::MovingWall:
       return 2;
     case FaceType::PressureOutlet:
       return 3;
@@ -102,7 +112,7 @@ struct GridCells {
   /// \brief The cell reached from p by sign * c_q, the faces having the types `type` (FaceType
   /// as int, x_min ... z_max): its index, wrapped across periodic faces, or -1 when the move
   /// leaves the box through a non-periodic face, with `face` set to the face whose condition
-  /// applies (walls win at edges and corners, face_priority). The one rule the flags (host) and
+  /// applies (face_priority at edges and corners). The one rule the flags (host) and
   /// the boundary kernels (device) share. A ghost side is typed periodic (Decomposition::
   /// local_config): only moves that start in a ghost cell, which is never updated, cross it.
   template <class L>

@@ -32,10 +32,11 @@ class InPlace final : public Scheme<L, S> {
     }
   }
 
-  void step(Level<L, S>& level, std::int64_t, std::int64_t n) override {
+  void step(Level<L, S>& level, std::int64_t first, std::int64_t n) override {
     auto run = [&](auto idx) {
       using I = decltype(idx);
-      steps(InPlaceStep<L, S, C, I>{m_f, level.boundary, idx, m_op, level.rules, {}}, level, n);
+      steps(InPlaceStep<L, S, C, I>{m_f, level.boundary, idx, m_op, level.rules, {}}, level, first,
+            n);
     };
     with_layout<L>(this->m_idx, run);
   }
@@ -78,13 +79,14 @@ class InPlace final : public Scheme<L, S> {
   /// the level's instance. Every slot is touched by one cell in a streaming step, so the two
   /// streams share no values; the instances wait for each other on the device, not the host.
   template <class K>
-  void steps(K k, const Level<L, S>& level, std::int64_t nsteps) {
+  void steps(K k, const Level<L, S>& level, std::int64_t first, std::int64_t nsteps) {
     const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
     const Index nborder = Index(level.border.extent(0));
     k.outlet_u = m_outlet_u;
     k.border_cells = level.border;
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      k.bc.faces = level.faces_at(first + s);
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
       } else if (m_fwd.active()) {

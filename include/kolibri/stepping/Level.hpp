@@ -48,8 +48,19 @@ struct Level {
     boundary = to_device(lists.boundary, "kolibri::boundary_cells");
     links = to_device(lists.links, "kolibri::wall_links");
     for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
-    rules = {
-        flags, grid, DeviceFaces<R>::from(cfg.faces), {force[0], force[1], force[2]}, links.data()};
+    faces = cfg.faces;
+    for (const FaceBC& f : faces) timed_faces = timed_faces || f.time_dependent();
+    const std::vector<double> shape = inlet_shape_plane(grid, faces, cfg.domain_faces());
+    inlet_shape = Kokkos::View<R*, MemSpace>("kolibri::inlet_shape", shape.size());
+    auto h_shape = Kokkos::create_mirror_view(inlet_shape);
+    for (std::size_t i = 0; i < shape.size(); ++i) h_shape(i) = R(shape[i]);
+    Kokkos::deep_copy(inlet_shape, h_shape);
+    rules = {flags,
+             grid,
+             DeviceFaces<R>::from(faces),
+             {force[0], force[1], force[2]},
+             links.data(),
+             shape.empty() ? nullptr : inlet_shape.data()};
     if (!cfg.bodies.empty()) {
       if (dist.comm)
         throw std::invalid_argument(
@@ -74,6 +85,19 @@ struct Level {
            double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells());
   }
 
+  /// The face rules of time step `step`: the moving walls' and inlets' velocities times their
+  /// time factor (FaceBC::time_factor); `rules.faces` where none changes in time.
+  DeviceFaces<R> faces_at(std::int64_t step) const {
+    if (!timed_faces) return rules.faces;
+    FaceSet now = faces;
+    for (FaceBC& f : now)
+      if (f.time_dependent()) {
+        const double factor = f.time_factor(step);
+        for (double& v : f.velocity) v *= factor;
+      }
+    return DeviceFaces<R>::from(now);
+  }
+
   /// Over every cell of the grid, ghosts included.
   template <class Tag = void>
   auto all_cells() const {
@@ -90,6 +114,9 @@ struct Level {
   Index face_start[7] = {0, 0, 0, 0, 0, 0, 0};        ///< face f's cells in face_cells
   std::int64_t fluid_cells = 0;                       ///< updated cells over all ranks
   R force[3]{};                                       ///< the body force
+  FaceSet faces{};                                    ///< the faces' conditions as set
+  bool timed_faces = false;                           ///< a face's velocity changes in time
+  Kokkos::View<R*, MemSpace> inlet_shape;             ///< inlet_shape_plane (empty: no profile)
   Boundary<L, R> rules{};     ///< the boundary rules the kernels apply (flags, faces, force)
   Distribution dist;          ///< multi-rank runs; comm is null otherwise
   ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays, one rank)

@@ -75,12 +75,13 @@ class Moments final : public Scheme<L, S> {
   /// the level's instance (teams of one launch run concurrently anyway; the ghost cells, read at
   /// one parity and received at the other, have two places). The instances wait for each other
   /// on the device, not the host.
-  void step(Level<L, S>& level, std::int64_t, std::int64_t nsteps) override {
+  void step(Level<L, S>& level, std::int64_t first, std::int64_t nsteps) override {
     MomentStep<L, R, C> k{m_f,         m_place.device(), 0,         m_op,
                           level.rules, m_tile.tx,        m_tile.ty, m_tile.planes};
     k.links = level.links.data();
     const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      k.bc.faces = level.faces_at(first + s);
       k.parity = m_parity;
       HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity
       if (halo.active()) {

@@ -101,9 +101,12 @@ struct Boundary {
   R force[3];
   /// The wall-link masks of every cell (CellLists::links); null without boundary cells.
   const std::uint32_t* links = nullptr;
+  /// The inlets' profile factors (InletProfile) on the six faces' planes of cells, face by face
+  /// (inlet_shape_plane); null where no inlet has a profile.
+  const R* inlet_shape = nullptr;
 
   /// The cell reached from p by sign * c_q, with periodic wrap; -1 when the move leaves the box
-  /// through a non-periodic face, with `face` set (walls win at edges and corners).
+  /// through a non-periodic face, with `face` set (face_priority at edges and corners).
   KOKKOS_INLINE_FUNCTION Index neighbour(const Coord& p, int q, int sign, int& face) const {
     return grid.neighbour<L>(faces.type, p, q, sign, face);
   }
@@ -112,7 +115,8 @@ struct Boundary {
   /// (`face` < 0), given the cell's own post-collision population in the opposite direction
   /// (`back`) and its velocity `u` (used by pressure outlets only). Halfway bounce-back for walls;
   /// moving walls and velocity inlets add 2 w rho (c.u_w)/cs^2; outlets anti-bounce-back.
-  KOKKOS_INLINE_FUNCTION R reflect(int q, int face, R back, const R (&u)[3]) const {
+  /// `shape` scales an inlet's velocity (shape_at: its profile at the cell).
+  KOKKOS_INLINE_FUNCTION R reflect(int q, int face, R back, const R (&u)[3], R shape = R(1)) const {
     if (face < 0) return back;
     const R w = R(L::w(q));
     switch (static_cast<FaceType>(faces.type[face])) {
@@ -120,7 +124,7 @@ struct Boundary {
       case FaceType::VelocityInlet: {
         const R* uw = faces.velocity[face];
         const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
-        return back + R(6) * w * faces.density[face] * cu;
+        return back + R(6) * w * faces.density[face] * (cu * shape);
       }
       case FaceType::PressureOutlet: {
         const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
@@ -129,6 +133,12 @@ struct Boundary {
       }
       default: return back;
     }
+  }
+  /// The profile factor of face `face`'s velocity at cell p (1 without profiles or a face).
+  KOKKOS_INLINE_FUNCTION R shape_at(int face, const Coord& p) const {
+    if (inlet_shape == nullptr || face < 0) return R(1);
+    const int c[3] = {p.x, p.y, p.z}, t1 = (face / 2 + 1) % 3, t2 = (face / 2 + 2) % 3;
+    return inlet_shape[inlet_plane_offset(grid.n, face) + c[t1] + Index(grid.n[t1]) * c[t2]];
   }
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
     return face >= 0 && faces.type[face] == static_cast<int>(FaceType::PressureOutlet);
@@ -159,7 +169,7 @@ struct Boundary {
       if (q > 0 && ((mask >> L::opposite(q)) & 1u)) {
         int face;
         neighbour(p, q, -1, face);  // the face crossed, -1 for a solid neighbour
-        f[q] = reflect(q, face, dep(n, L::opposite(q)), u);
+        f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
       } else {
         f[q] = dep(rows.upwind<L>(q), q);
       }
@@ -201,14 +211,17 @@ struct Boundary {
                                    const R (&fr)[L::Q], const Arriving& arrive) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
-    R u[3] = {R(0), R(0), R(0)};
-    if (mask & kOutletLink) velocity(fr, u);
+    // The outlet velocity, used by outlet links only, for every cell: computed under a branch on
+    // kOutletLink it made the AMDGPU back end of LLVM 15 (SI Fold Operands) run for hours on
+    // the D2Q9 FP16 TRT in-place list kernel (docs/portability.md).
+    R u[3];
+    velocity(fr, u);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       if (q > 0 && ((mask >> q) & 1u)) {
         int face;
         neighbour(p, q, +1, face);
-        arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u));
+        arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u, shape_at(face, p)));
       } else {
         arrive(rows.upwind<L>(L::opposite(q)), q, fs[q]);  // downwind of q: upwind of opposite(q)
       }
@@ -408,11 +421,12 @@ struct StreamCollide {
       for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
       bc.velocity(fs, u);
     }
+    const R shape = bc.inlet_shape ? bc.shape_at(face, bc.grid.coords(n)) : R(1);
     const Rows rows = bc.grid.rows(n);
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
-      f[q] = L::c(q, axis) == inward ? bc.reflect(q, face, dep(n, L::opposite(q)), u)
+      f[q] = L::c(q, axis) == inward ? bc.reflect(q, face, dep(n, L::opposite(q)), u, shape)
                                      : dep(rows.upwind<L>(q), q);
     collide_store(n, f);
   }

@@ -89,6 +89,7 @@ class TwoArrays final : public Scheme<L, S> {
     };
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      k.bc.faces = level.faces_at(first + s);
       k.src = m_f[m_cur];
       k.dst = m_f[1 - m_cur];
       if (level.ib.active()) level.ib.apply(m_f[m_cur], k.bc, this->m_idx, first + s);
