@@ -27,12 +27,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
         "model", "layout",
         "the moment representation stores moments, not populations: the CSoA layout needs "
         "streaming = \"two_array\" or \"in_place\""};
-  static const char* const face_names[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
   for (int f = 0; f < 6; ++f)
     if (c.streaming == Streaming::Moments &&
         c.faces[std::size_t(f)].profile != InletProfile::Uniform)
       return RuleBreach{
-          "boundary", std::string(face_names[f]) + ".profile",
+          "boundary", std::string(kFaceNames[std::size_t(f)]) + ".profile",
           "an inlet profile needs streaming = \"two_array\" or \"in_place\" for now (the "
           "moment kernel takes uniform inlets only: the profile's lookup cost it 16-26% "
           "even without inlets, docs/performance.md), got " +
@@ -69,13 +68,14 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   if (c.lattice == LatticeKind::D2Q9 && c.nz != 1)
     return RuleBreach{"domain", "nz",
                       "must be 1 for the 2D lattice D2Q9 (got " + std::to_string(c.nz) + ")"};
-  const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
   for (int a = 0; a < 3; ++a) {
     const FaceType lo = c.faces[std::size_t(2 * a)].type, hi = c.faces[std::size_t(2 * a + 1)].type;
     if ((lo == FaceType::Periodic) != (hi == FaceType::Periodic))
-      return RuleBreach{"boundary", face[lo == FaceType::Periodic ? 2 * a + 1 : 2 * a],
-                        std::string("periodic faces come in pairs: ") + face[2 * a] + " is " +
-                            to_string(lo) + " but " + face[2 * a + 1] + " is " + to_string(hi)};
+      return RuleBreach{"boundary",
+                        kFaceNames[std::size_t(lo == FaceType::Periodic ? 2 * a + 1 : 2 * a)],
+                        std::string("periodic faces come in pairs: ") +
+                            kFaceNames[std::size_t(2 * a)] + " is " + to_string(lo) + " but " +
+                            kFaceNames[std::size_t(2 * a + 1)] + " is " + to_string(hi)};
   }
   if (!(c.tau > 0.5))
     return RuleBreach{

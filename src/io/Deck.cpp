@@ -431,11 +431,10 @@ Case parse_deck(const std::string& text, const std::string& file,
 
   // [boundary]
   Section boundary(file, "boundary", subtable(top, "boundary"));
-  const char* face_names[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
   for (int f = 0; f < 6; ++f) {
-    if (dims == 2 && f >= 4 && boundary.has(face_names[f]))
-      boundary.fail(face_names[f], "a 2D deck has no z faces");
-    sc.faces[f] = read_face(boundary, face_names[f], dims);
+    if (dims == 2 && f >= 4 && boundary.has(kFaceNames[std::size_t(f)]))
+      boundary.fail(kFaceNames[std::size_t(f)], "a 2D deck has no z faces");
+    sc.faces[f] = read_face(boundary, kFaceNames[std::size_t(f)], dims);
   }
   for (int f = 0; f < 6; ++f) {  // a profile needs walls across the inlet
     const InletProfile profile = sc.faces[f].profile;
@@ -446,22 +445,21 @@ Case parse_deck(const std::string& text, const std::string& file,
     for (int t : {(axis + 1) % 3, (axis + 2) % 3}) {
       if (t == 2 && dims == 2) continue;
       axes += std::string(axes.empty() ? "" : " and ") + "xyz"[t];
-      walled += sc.faces[2 * t].type != FaceType::Periodic &&
-                sc.faces[2 * t + 1].type != FaceType::Periodic;
+      walled += bounded_axis(sc.domain_faces(), t);
     }
     if (profile == InletProfile::Parabolic && walled == 0)
       boundary.fail(
-          face_names[f],
+          kFaceNames[std::size_t(f)],
           "a parabolic profile needs walls across the inlet: the " + axes +
               " faces are periodic (make one pair non-periodic, or use profile = \"uniform\")");
     if (profile == InletProfile::Pipe && (dims == 2 || walled < 2))
       boundary.fail(
-          face_names[f],
+          kFaceNames[std::size_t(f)],
           std::string("a pipe profile needs a 3D deck with non-periodic faces on both axes across "
                       "the inlet (") +
               axes + ")");
   }
-  boundary.finish({"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"});
+  boundary.finish({kFaceNames.begin(), kFaceNames.end()});
 
   // [initial]
   Section initial(file, "initial", subtable(top, "initial"));
@@ -493,7 +491,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     const double v =
         std::hypot(face.velocity[0], face.velocity[1], face.velocity[2]) * face.peak_factor();
     if (v > umax_bc)
-      umax_bc = v, umax_source = std::string("boundary.") + face_names[f] + ".velocity" +
+      umax_bc = v, umax_source = std::string("boundary.") + kFaceNames[std::size_t(f)] +
+                                 ".velocity" +
                                  (face.peak_factor() != 1.0 ? " times offset + amplitude" : "");
   }
   // Taylor-Green: v peaks at U nx... (kx/ky) = U ny/nx
@@ -552,7 +551,8 @@ Case parse_deck(const std::string& text, const std::string& file,
                        num(sc.initial.density) + "; use storage = \"same\"");
     for (int f = 0; f < 6; ++f)
       if (std::fabs(sc.faces[f].density - 1.0) > 0.2)
-        boundary.fail(face_names[f], "fp16 storage needs face densities within 1 +- 0.2; use storage = \"same\"");
+        boundary.fail(kFaceNames[std::size_t(f)],
+                      "fp16 storage needs face densities within 1 +- 0.2; use storage = \"same\"");
   }
   if (sc.collision != CollisionKind::Trt && model.has("trt_magic"))
     model.fail("trt_magic", "only collision = \"trt\" takes a magic parameter");
@@ -802,11 +802,10 @@ std::vector<std::string> deck_warnings(const Case& c) {
     w.push_back("tau = " + num(c.solver.tau) +
                 " < 0.51 with BGK: consider trt, regularized or recursive");
   const auto& s = c.solver;
-  static const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
   for (std::size_t f = 0; f < 6; ++f) {
     const double un = s.faces[f].velocity[f / 2];
     if (s.faces[f].type == FaceType::MovingWall && un != 0.0)
-      w.push_back(std::string("boundary.") + face[f] +
+      w.push_back(std::string("boundary.") + kFaceNames[f] +
                   ": the moving wall's velocity has a component normal to the wall (" + num(un) +
                   "): it pushes mass through the wall; use velocity_inlet for flow through a face");
   }

@@ -52,10 +52,16 @@ std::string solver_signature(const SolverConfig& c) {
   add("tau", num(c.tau));
   if (c.collision == CollisionKind::Trt) add("trt_magic", num(c.trt_magic));
   add("force", vec(c.force));
-  static const char* face[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
-  for (std::size_t f = 0; f < 6; ++f)
-    add(std::string("face.") + face[f], std::string(to_string(c.faces[f].type)) + "/" + vec(c.faces[f].velocity) + "/" +
-                                            num(c.faces[f].density));
+  for (std::size_t f = 0; f < 6; ++f) {
+    const FaceBC& face = c.faces[f];
+    std::string v =
+        std::string(to_string(face.type)) + "/" + vec(face.velocity) + "/" + num(face.density);
+    if (face.profile != InletProfile::Uniform ||
+        face.time_dependent())  // (older checkpoints: neither)
+      v += std::string("/") + to_string(face.profile) + "/" + std::to_string(face.ramp_steps) +
+           "/" + num(face.period) + "/" + num(face.amplitude) + "/" + num(face.offset);
+    add(std::string("face.") + kFaceNames[f], v);
+  }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const auto& o = c.obstacles[i];
     add("obstacle" + std::to_string(i), std::to_string(int(o.shape)) + "/" + vec(o.min) + "/" + vec(o.max) + "/" +

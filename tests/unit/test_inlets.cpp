@@ -174,4 +174,19 @@ TEST(FaceVelocityInTime, EverySchemeAppliesTheFactor) {
     }
   }
 }
+// A checkpoint is refused for another set-up: the profile and the velocity in time are part of
+// the set-up's signature, and a uniform steady face keeps the signature of older checkpoints.
+TEST(InletProfiles, ProfileAndTimeAreInTheSignature) {
+  const SolverConfig plain = open_channel(LatticeKind::D2Q9, Streaming::TwoArray, 12, 8, 1);
+  const std::string before = solver_signature(plain);
+  EXPECT_EQ(before.find("parabolic"), std::string::npos);
+  SolverConfig profiled = plain;
+  profiled.faces[0].profile = InletProfile::Parabolic;
+  EXPECT_NE(solver_signature(profiled), before);
+  SolverConfig ramped = plain;
+  ramped.faces[0].ramp_steps = 100;
+  EXPECT_NE(solver_signature(ramped), before);
+  EXPECT_NE(solver_signature(ramped), solver_signature(profiled));
+}
+
 }  // namespace

@@ -125,6 +125,14 @@ struct FaceBC {
 
 /// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
 using FaceSet = std::array<FaceBC, 6>;
+/// The faces' names in decks and messages, in FaceSet's order.
+inline constexpr std::array<const char*, 6> kFaceNames{"x_min", "x_max", "y_min",
+                                                       "y_max", "z_min", "z_max"};
+/// True where the faces across `axis` are walls, inlets or outlets (periodic faces come in pairs,
+/// so one side tells).
+inline bool bounded_axis(const std::array<FaceType, 6>& types, int axis) {
+  return types[std::size_t(2 * axis)] != FaceType::Periodic;
+}
 
 /// \brief A solid primitive in cell coordinates (cell centres at integer + 0.5... see
 /// Geometry.cpp).

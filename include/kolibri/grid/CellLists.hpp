@@ -90,10 +90,6 @@ inline std::vector<double> inlet_shape_plane(const DenseGrid& grid, const FaceSe
     const FaceBC& face = faces[std::size_t(f)];
     if (face.type != FaceType::VelocityInlet || face.profile == InletProfile::Uniform) continue;
     const int t[2] = {(f / 2 + 1) % 3, (f / 2 + 2) % 3};
-    const auto walled = [&](int d) {
-      return domain[std::size_t(2 * d)] != FaceType::Periodic &&
-             domain[std::size_t(2 * d + 1)] != FaceType::Periodic;
-    };
     const double radius = 0.5 * std::min(grid.global[t[0]], grid.global[t[1]]);
     for (int j = 0; j < grid.n[t[1]]; ++j)
       for (int i = 0; i < grid.n[t[0]]; ++i) {
@@ -104,7 +100,7 @@ inline std::vector<double> inlet_shape_plane(const DenseGrid& grid, const FaceSe
         double shape = 1.0, r2 = 0.0;
         for (int d : t) {
           const double x = gc[d] + 0.5, n = grid.global[d];  // walls at 0 and n
-          if (face.profile == InletProfile::Parabolic && walled(d))
+          if (face.profile == InletProfile::Parabolic && bounded_axis(domain, d))
             shape *= 4.0 * (x / n) * (1.0 - x / n);
           r2 += (x - 0.5 * n) * (x - 0.5 * n);
         }

@@ -11,12 +11,22 @@
 
 namespace kolibri {
 
+#if defined(KOKKOS_ENABLE_CUDA)
+#define KOLIBRI_GPU_API(name) cuda##name  // the runtime call or type of this build's GPU backend
+inline constexpr bool kNativeStreams = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#elif defined(KOKKOS_ENABLE_HIP)
+#define KOLIBRI_GPU_API(name) hip##name
+inline constexpr bool kNativeStreams = std::is_same_v<ExecSpace, Kokkos::HIP>;
+#else
+inline constexpr bool kNativeStreams = false;
+#endif
+
 /// The native stream of an instance (CUDA or HIP), null on host backends.
 inline void* native_stream([[maybe_unused]] const ExecSpace& e) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return e.cuda_stream();
+  if constexpr (kNativeStreams) return e.cuda_stream();
 #elif defined(KOKKOS_ENABLE_HIP)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) return e.hip_stream();
+  if constexpr (kNativeStreams) return e.hip_stream();
 #endif
   return nullptr;
 }
@@ -26,22 +36,15 @@ inline void* native_stream([[maybe_unused]] const ExecSpace& e) {
 /// up before the next blocks of the interior update they overlap (on the default priority they
 /// waited for it: docs/performance.md); a stream of its own elsewhere.
 inline ExecSpace priority_instance() {
-#if KOKKOS_VERSION < 40400  // Impl::ManageStream: an instance that owns a stream made here
-#elif defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+#if defined(KOLIBRI_GPU_API) && KOKKOS_VERSION >= 40400  // Impl::ManageStream: owns the stream
+  if constexpr (kNativeStreams) {
     int least = 0, greatest = 0;
-    cudaStream_t s = nullptr;
-    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
-        cudaStreamCreateWithPriority(&s, cudaStreamDefault, greatest) == cudaSuccess)
-      return Kokkos::Cuda(s, Kokkos::Impl::ManageStream::yes);
-  }
-#elif defined(KOKKOS_ENABLE_HIP)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
-    int least = 0, greatest = 0;
-    hipStream_t s = nullptr;
-    if (hipDeviceGetStreamPriorityRange(&least, &greatest) == hipSuccess &&
-        hipStreamCreateWithPriority(&s, hipStreamDefault, greatest) == hipSuccess)
-      return Kokkos::HIP(s, Kokkos::Impl::ManageStream::yes);
+    KOLIBRI_GPU_API(Stream_t) s = nullptr;
+    if (KOLIBRI_GPU_API(DeviceGetStreamPriorityRange)(&least, &greatest) ==
+            KOLIBRI_GPU_API(Success) &&
+        KOLIBRI_GPU_API(StreamCreateWithPriority)(&s, KOLIBRI_GPU_API(StreamDefault), greatest) ==
+            KOLIBRI_GPU_API(Success))
+      return ExecSpace(s, Kokkos::Impl::ManageStream::yes);
   }
 #endif
 #if KOKKOS_VERSION >= 40000
@@ -57,38 +60,31 @@ inline ExecSpace priority_instance() {
 /// `from`). One object serves any number of joins, one after another.
 class StreamJoin {
  public:
-  void join(const ExecSpace& from, const ExecSpace& to) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+  void join(const ExecSpace& from, [[maybe_unused]] const ExecSpace& to) {
+#if defined(KOLIBRI_GPU_API)
+    if constexpr (kNativeStreams) {
       if (!m_event) m_event = make_event();
-      auto* ev = static_cast<cudaEvent_t>(m_event.get());
-      if (cudaEventRecord(ev, from.cuda_stream()) == cudaSuccess &&
-          cudaStreamWaitEvent(to.cuda_stream(), ev, 0) == cudaSuccess)
-        return;
-    }
-#elif defined(KOKKOS_ENABLE_HIP)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
-      if (!m_event) m_event = make_event();
-      auto* ev = static_cast<hipEvent_t>(m_event.get());
-      if (hipEventRecord(ev, from.hip_stream()) == hipSuccess &&
-          hipStreamWaitEvent(to.hip_stream(), ev, 0) == hipSuccess)
+      auto ev = static_cast<KOLIBRI_GPU_API(Event_t)>(m_event.get());
+      auto* a = static_cast<KOLIBRI_GPU_API(Stream_t)>(native_stream(from));
+      auto* b = static_cast<KOLIBRI_GPU_API(Stream_t)>(native_stream(to));
+      if (ev && KOLIBRI_GPU_API(EventRecord)(ev, a) == KOLIBRI_GPU_API(Success) &&
+          KOLIBRI_GPU_API(StreamWaitEvent)(b, ev, 0) == KOLIBRI_GPU_API(Success))
         return;
     }
 #endif
-    (void)to;
     fence(from, "kolibri::stream_join");
   }
 
  private:
   static std::shared_ptr<void> make_event() {
-#if defined(KOKKOS_ENABLE_CUDA)
-    cudaEvent_t ev = nullptr;
-    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) return {};
-    return {ev, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); }};
-#elif defined(KOKKOS_ENABLE_HIP)
-    hipEvent_t ev = nullptr;
-    if (hipEventCreateWithFlags(&ev, hipEventDisableTiming) != hipSuccess) return {};
-    return {ev, [](void* e) { (void)hipEventDestroy(static_cast<hipEvent_t>(e)); }};
+#if defined(KOLIBRI_GPU_API)
+    KOLIBRI_GPU_API(Event_t) ev = nullptr;
+    if (KOLIBRI_GPU_API(EventCreateWithFlags)(&ev, KOLIBRI_GPU_API(EventDisableTiming)) !=
+        KOLIBRI_GPU_API(Success))
+      return {};
+    return {ev, [](void* e) {
+              (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(e));
+            }};
 #else
     return {};
 #endif
@@ -97,3 +93,5 @@ class StreamJoin {
 };
 
 }  // namespace kolibri
+
+#undef KOLIBRI_GPU_API

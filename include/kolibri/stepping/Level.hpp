@@ -51,10 +51,7 @@ struct Level {
     faces = cfg.faces;
     for (const FaceBC& f : faces) timed_faces = timed_faces || f.time_dependent();
     const std::vector<double> shape = inlet_shape_plane(grid, faces, cfg.domain_faces());
-    inlet_shape = Kokkos::View<R*, MemSpace>("kolibri::inlet_shape", shape.size());
-    auto h_shape = Kokkos::create_mirror_view(inlet_shape);
-    for (std::size_t i = 0; i < shape.size(); ++i) h_shape(i) = R(shape[i]);
-    Kokkos::deep_copy(inlet_shape, h_shape);
+    inlet_shape = to_device(std::vector<R>(shape.begin(), shape.end()), "kolibri::inlet_shape");
     rules = {flags,
              grid,
              DeviceFaces<R>::from(faces),
