@@ -19,6 +19,7 @@
 #include <mpi.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,8 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport;
   bool check_only = false;
+  int check_ranks = 0;       ///< kolibri check --ranks (0: the ranks it runs on)
+  bool no_estimate = false;  ///< kolibri check --no-estimate
   bool no_restart_fallback = false;
   bool tune_only = false;  ///< kolibri tune
   bool use_cache = false;  ///< kolibri tune --cached: a cached choice is enough
@@ -160,6 +163,96 @@ int do_info(void*) {
   return 0;
 }
 
+/// `kolibri check`: everything that needs no run (the bodies sampled, meshes read and checked),
+/// then what a user checks a deck for: the derived physics in lattice and SI units, cells and
+/// device memory per rank, and the run time estimated from a short timing on this device.
+int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& comm,
+               std::ostream& err) {
+  std::int64_t samples = 0;
+  const int dims = kolibri::dimensions(c.solver.lattice);
+  for (const auto& b : c.solver.bodies) {
+    try {
+      samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib.block).offsets.size());
+    } catch (const std::exception& e) {
+      err << "kolibri: error: " << a.deck << ": body '" << b.name << "': " << e.what() << "\n";
+      return kolibri::kExitDeck;
+    }
+  }
+  const int ranks = a.check_ranks > 0 ? a.check_ranks : comm.size();
+  std::int64_t largest = 0;  // the most cells a rank holds, ghost layers included
+  try {
+    for (int r = 0; r < ranks; ++r) {
+      const auto ext = kolibri::Decomposition::make(c.solver, ranks, r, c.run.grid).local_extent();
+      largest = std::max<std::int64_t>(largest, std::int64_t(ext[0]) * ext[1] * ext[2]);
+    }
+  } catch (const std::invalid_argument& e) {
+    err << "kolibri: error: " << a.deck << ": " << ranks << " ranks: " << e.what() << "\n";
+    return kolibri::kExitDeck;
+  }
+  if (!comm.root()) return 0;
+  const auto& sc = c.solver;
+  std::cout << a.deck << ": ok (" << kolibri::to_string(sc.lattice) << ", " << sc.nx << "x" << sc.ny
+            << "x" << sc.nz << ", tau " << sc.tau << ", " << c.run.steps << " steps";
+  if (!sc.bodies.empty())
+    std::cout << ", " << sc.bodies.size() << " bodies, " << samples << " IB samples";
+  std::cout << ")\n";
+  const double nu = (sc.tau - 0.5) / 3.0;
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "  viscosity %.6g, Re %.6g (velocity %.6g x length %.6g / viscosity), Mach %.4g "
+                "(fastest velocity %.6g), %lld cells\n",
+                nu, c.reynolds, c.u_char, c.l_char, c.u_max * std::sqrt(3.0), c.u_max,
+                static_cast<long long>(sc.cells()));
+  std::cout << line;
+  if (c.units.given) {
+    const auto& u = c.units;
+    std::snprintf(
+        line, sizeof line,
+        "  SI: cell %.6g m, time step %.6g s, velocity %.6g m/s, length %.6g m, viscosity "
+        "%.6g m^2/s, density %.6g kg/m^3; the run covers %.6g s\n",
+        u.dx, u.dt, u.velocity(c.u_char), c.l_char * u.dx, u.viscosity(nu), u.density,
+        double(c.run.steps) * u.dt);
+    std::cout << line;
+  }
+  // Device memory, before anything is allocated.
+  const double per_cell = kolibri::device_bytes_per_cell(sc);
+  const double gib = 1.0 / double(1 << 30);
+  std::snprintf(
+      line, sizeof line,
+      "  device memory about %.3g GiB (%.0f bytes a cell), %.3g GiB more while fields are "
+      "written\n",
+      double(sc.cells()) * gib * per_cell, per_cell,
+      c.run.write_fields ? double(sc.cells()) * gib * kolibri::kFieldOutputBytesPerCell : 0.0);
+  std::cout << line;
+  if (ranks > 1) {
+    std::snprintf(line, sizeof line,
+                  "  on %d ranks: at most %lld cells and about %.3g GiB a rank (ghost layers "
+                  "included)\n",
+                  ranks, static_cast<long long>(largest), double(largest) * gib * per_cell);
+    std::cout << line;
+  }
+  if (a.no_estimate) return 0;
+  // The run time: the deck's model timed briefly on this device, on a smaller box where the
+  // deck's is large (GPUs run small boxes slower: the estimate errs long).
+  try {
+    const bool gpu = kolibri::backend_info().vendor != "host";
+    const kolibri::RateEstimate r =
+        kolibri::estimate_rate(sc, gpu ? (std::int64_t(1) << 22) : (std::int64_t(1) << 16), 0.3);
+    const double seconds = double(largest) * double(c.run.steps) / (r.mlups * 1e6);
+    std::snprintf(
+        line, sizeof line,
+        "  run time about %.3g s on %d rank%s, each with a device like this one (%s): %.4g "
+        "MLUPS a rank, timed over %lld steps of %dx%dx%d%s\n",
+        seconds, ranks, ranks > 1 ? "s" : "", kolibri::backend_info().device.c_str(), r.mlups,
+        static_cast<long long>(r.steps), r.box[0], r.box[1], r.box[2],
+        sc.obstacles.empty() && sc.bodies.empty() ? "" : ", without obstacles and bodies");
+    std::cout << line;
+  } catch (const std::exception& e) {
+    std::cout << "  run time not estimated (" << e.what() << ")\n";
+  }
+  return 0;
+}
+
 int do_run(void* p) {
   auto& a = *static_cast<RunArgs*>(p);
   const auto& comm = kolibri::Comm::world();
@@ -180,49 +273,7 @@ int do_run(void* p) {
       return kolibri::kExitUsage;
     }
     for (const auto& w : kolibri::deck_warnings(c)) err << "kolibri: warning: " << a.deck << ": " << w << "\n";
-    if (a.check_only) {
-      // Everything that needs no device: the bodies are sampled (meshes read and checked).
-      std::int64_t samples = 0;
-      const int dims = kolibri::dimensions(c.solver.lattice);
-      for (const auto& b : c.solver.bodies) {
-        try {
-          samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib.block).offsets.size());
-        } catch (const std::exception& e) {
-          err << "kolibri: error: " << a.deck << ": body '" << b.name << "': " << e.what() << "\n";
-          return kolibri::kExitDeck;
-        }
-      }
-      if (comm.root()) {
-        std::cout << a.deck << ": ok (" << kolibri::to_string(c.solver.lattice) << ", "
-                  << c.solver.nx << "x" << c.solver.ny << "x" << c.solver.nz << ", tau "
-                  << c.solver.tau << ", " << c.run.steps << " steps";
-        if (!c.solver.bodies.empty())
-          std::cout << ", " << c.solver.bodies.size() << " bodies, " << samples << " IB samples";
-        std::cout << ")\n";
-        // The derived physics a user checks a deck for (lattice units).
-        const double nu = (c.solver.tau - 0.5) / 3.0;
-        char line[320];
-        std::snprintf(line, sizeof line,
-                      "  viscosity %.6g, Re %.6g (velocity %.6g x length %.6g / viscosity), Mach "
-                      "%.4g (fastest velocity "
-                      "%.6g), %lld cells\n",
-                      nu, c.reynolds, c.u_char, c.l_char, c.u_max * std::sqrt(3.0), c.u_max,
-                      static_cast<long long>(c.solver.cells()));
-        std::cout << line;
-        // Device memory, before anything is allocated (all ranks together; ghost layers and halo
-        // buffers of several ranks add a little).
-        const double per_cell = kolibri::device_bytes_per_cell(c.solver);
-        const double gib = double(c.solver.cells()) / double(1 << 30);
-        std::snprintf(
-            line, sizeof line,
-            "  device memory about %.3g GiB (%.0f bytes a cell), %.3g GiB more while fields are "
-            "written\n",
-            gib * per_cell, per_cell,
-            c.run.write_fields ? gib * kolibri::kFieldOutputBytesPerCell : 0.0);
-        std::cout << line;
-      }
-      return 0;
-    }
+    if (a.check_only) return check_deck(c, a, comm, err);
     {
       std::ifstream in(a.deck);
       std::ostringstream text;
@@ -300,6 +351,12 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");
+  check
+      ->add_option("--ranks", ra.check_ranks,
+                   "Print the cells and memory a rank holds on this many ranks")
+      ->check(CLI::PositiveNumber);
+  check->add_flag("--no-estimate", ra.no_estimate,
+                  "Do not time the deck's model briefly on this device to estimate the run time");
   auto* tune = app.add_subcommand("tune", "Time the layout and kernel options of a deck on this device, cache the fastest");
   tune->add_option("deck", ra.deck, "Input deck")->required();
   tune->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");

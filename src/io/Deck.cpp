@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/io/Deck.hpp>
+#include <kolibri/io/Output.hpp>
 
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -29,8 +31,12 @@ std::string num(double v) {
 
 /// A value as messages quote it: at most 60 characters (a 5 MB string is not echoed whole).
 std::string quoted(const std::string& v) {
-  if (v.size() <= 60) return "'" + v + "'";
-  return "'" + v.substr(0, 48) + "...' (" + std::to_string(v.size()) + " characters)";
+  std::string out(1, '\'');  // appended, not "'" + ...: GCC 12 -Wrestrict false positive
+  if (v.size() <= 60) return out.append(v).append(1, '\'');
+  return out.append(v, 0, 48)
+      .append("...' (")
+      .append(std::to_string(v.size()))
+      .append(" characters)");
 }
 
 /// `v` as a TOML basic string ("..." with escapes).
@@ -235,15 +241,44 @@ void apply_override(toml::table& root, const std::string& text, const std::strin
   toml::table* t = &root;
   std::size_t start = 0;
   for (std::size_t dot; (dot = key.find('.', start)) != std::string::npos; start = dot + 1) {
-    const std::string part = key.substr(start, dot - start);
+    std::string part = key.substr(start, dot - start);
+    // name[i]: the i-th table of an array of tables ([[probe]], [[body]], [[obstacle]]); i equal
+    // to their number adds one.
+    std::optional<std::size_t> index;
+    if (const auto open = part.find('['); open != std::string::npos) {
+      const auto close = part.find(']', open);
+      std::size_t i = 0;
+      const auto [end, ec] =
+          std::from_chars(part.data() + open + 1, part.data() + std::min(close, part.size()), i);
+      if (close != part.size() - 1 || ec != std::errc() || end != part.data() + close || open == 0)
+        throw DeckError(file + ": --set " + quoted(text) + ": '" + part +
+                        "': expected name[index], e.g. --set probe[0].at=[10.5,20.25]");
+      index = i;
+      part.resize(open);
+    }
     toml::node* n = t->get(part);
     if (!n) {
-      t->insert(part, toml::table{});
+      if (index && *index == 0)
+        t->insert(part, toml::array{});
+      else if (!index)
+        t->insert(part, toml::table{});
       n = t->get(part);
+    }
+    if (index) {
+      toml::array* a = n ? n->as_array() : nullptr;
+      if (!a || (!a->empty() && !a->is_array_of_tables()))
+        throw DeckError(file + ": --set " + quoted(text) + ": '" + key.substr(0, start) + part +
+                        "' is not an array of tables ([[" + part + "]]) to index");
+      if (*index > a->size())
+        throw DeckError(file + ": --set " + quoted(text) + ": the deck has " +
+                        std::to_string(a->size()) + " [[" + part + "]] tables: index " +
+                        std::to_string(*index) + " is neither one of them nor the next");
+      if (*index == a->size()) a->push_back(toml::table{});
+      n = a->get(*index);
     }
     if (!n->is_table())
       throw DeckError(file + ": --set " + quoted(text) + ": '" + key.substr(0, dot) +
-                      "' is not a table (arrays of tables such as [[probe]] cannot be overridden)");
+                      "' is not a table (an array of tables takes an index: name[0].key=value)");
     t = n->as_table();
   }
   const std::string leaf = key.substr(start);
@@ -463,24 +498,80 @@ Case parse_deck(const std::string& text, const std::string& file,
 
   // [initial]
   Section initial(file, "initial", subtable(top, "initial"));
-  sc.initial.kind = initial.choice("type", "uniform", {"uniform", "taylor_green"}) == "taylor_green"
-                        ? InitialCondition::Kind::TaylorGreen : InitialCondition::Kind::Uniform;
+  using Start = InitialCondition::Kind;
+  const std::string start =
+      initial.choice("type", "uniform", {"uniform", "taylor_green", "taylor_green_3d", "file"});
+  sc.initial.kind = start == "taylor_green"      ? Start::TaylorGreen
+                    : start == "taylor_green_3d" ? Start::TaylorGreen3D
+                    : start == "file"            ? Start::File
+                                                 : Start::Uniform;
   sc.initial.density = initial.number("density", 1.0);
   if (sc.initial.density <= 0) initial.fail("density", "expected a positive density");
-  if (sc.initial.kind == InitialCondition::Kind::TaylorGreen) {
-    if (initial.has("velocity")) initial.fail("velocity", "a taylor_green start takes amplitude = U, not velocity");
+  const bool vortex =
+      sc.initial.kind == Start::TaylorGreen || sc.initial.kind == Start::TaylorGreen3D;
+  if (vortex) {
+    if (initial.has("velocity"))
+      initial.fail("velocity", "a " + start + " start takes amplitude = U, not velocity");
     sc.initial.velocity = {initial.number("amplitude", 0.05), 0.0, 0.0};
   } else {
-    if (initial.has("amplitude")) initial.fail("amplitude", "only type = \"taylor_green\" takes an amplitude");
+    if (initial.has("amplitude"))
+      initial.fail("amplitude",
+                   "only the taylor_green and taylor_green_3d starts take an amplitude");
     sc.initial.velocity = initial.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
   }
-  initial.finish({"type", "density", "velocity", "amplitude"});
+  if (sc.initial.kind == Start::TaylorGreen3D) {
+    if (dims != 3) initial.fail("type", "taylor_green_3d needs a 3D lattice (D3Q19 or D3Q27)");
+    if (sc.nx != sc.ny || sc.ny != sc.nz)
+      initial.fail("type", "taylor_green_3d needs a cubic box (one period on each axis), got " +
+                               std::to_string(sc.nx) + " x " + std::to_string(sc.ny) + " x " +
+                               std::to_string(sc.nz));
+    for (std::size_t f = 0; f < 6; ++f)
+      if (sc.faces[f].type != FaceType::Periodic)
+        initial.fail("type", std::string("taylor_green_3d needs periodic faces; boundary.") +
+                                 kFaceNames[f] + " is " + to_string(sc.faces[f].type));
+  }
+  if (sc.initial.kind == Start::File) {
+    if (initial.has("velocity") || initial.has("density"))
+      initial.fail(initial.has("velocity") ? "velocity" : "density",
+                   "a file start reads density and velocity from the file");
+    auto path = initial.string("file");
+    if (!path || path->empty())
+      initial.fail("file",
+                   "missing: a file start needs file = \"fields.h5\" (an HDF5 field file "
+                   "of kolibri: /density and /velocity in lattice units)");
+    sc.initial.file = *path;
+    if (sc.initial.file.front() != '/') {  // relative to the deck
+      const auto slash = file.find_last_of('/');
+      if (slash != std::string::npos) sc.initial.file = file.substr(0, slash + 1) + sc.initial.file;
+    }
+    std::array<int, 3> extent{};
+    try {
+      extent = fields_hdf5_extent(sc.initial.file);
+    } catch (const OutputError& e) {
+      initial.fail("file", e.what());
+    }
+    if (extent != std::array<int, 3>{sc.nx, sc.ny, sc.nz})
+      initial.fail("file", sc.initial.file + " holds " + std::to_string(extent[0]) + " x " +
+                               std::to_string(extent[1]) + " x " + std::to_string(extent[2]) +
+                               " cells; the domain is " + std::to_string(sc.nx) + " x " +
+                               std::to_string(sc.ny) + " x " + std::to_string(sc.nz));
+  } else if (initial.has("file")) {
+    initial.fail("file", "only type = \"file\" reads a file");
+  }
+  initial.finish({"type", "density", "velocity", "amplitude", "file"});
 
   // [physics]
   Section physics(file, "physics", subtable(top, "physics"));
   const auto tau = physics.number("tau"), nu = physics.number("viscosity"), re = physics.number("reynolds");
   const int given = int(tau.has_value()) + int(nu.has_value()) + int(re.has_value());
-  if (given != 1)
+  Section units(file, "units", subtable(top, "units"));
+  if (units.present() && given > 0)
+    physics.fail(tau  ? "tau"
+                 : nu ? "viscosity"
+                      : "reynolds",
+                 "the deck has [units]: tau follows from units.viscosity, units.length and "
+                 "units.velocity (remove physics.tau, viscosity and reynolds)");
+  if (!units.present() && given != 1)
     physics.fail(given == 0 ? "tau" : (re ? "reynolds" : "viscosity"),
                  given == 0 ? "missing: give exactly one of tau, viscosity or reynolds"
                             : "give exactly one of tau, viscosity or reynolds (" + std::to_string(given) + " given)");
@@ -496,17 +587,42 @@ Case parse_deck(const std::string& text, const std::string& file,
                                  (face.peak_factor() != 1.0 ? " times offset + amplitude" : "");
   }
   // Taylor-Green: v peaks at U nx... (kx/ky) = U ny/nx
-  const double u0 = sc.initial.kind == InitialCondition::Kind::TaylorGreen
-                        ? sc.initial.velocity[0] * std::max(1.0, double(sc.ny) / sc.nx)
-                        : std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
-  if (u0 > umax_bc) umax_source = sc.initial.kind == InitialCondition::Kind::TaylorGreen ? "initial.amplitude" : "initial.velocity";
+  const double u0 =
+      sc.initial.kind == Start::TaylorGreen
+          ? sc.initial.velocity[0] * std::max(1.0, double(sc.ny) / sc.nx)
+          : std::hypot(sc.initial.velocity[0], sc.initial.velocity[1], sc.initial.velocity[2]);
+  if (u0 > umax_bc) umax_source = vortex ? "initial.amplitude" : "initial.velocity";
   c.u_char = physics.number("velocity", std::max(umax_bc, u0));
   if (physics.has("velocity") && !(c.u_char > 0))
     physics.fail("velocity",
                  "expected a positive velocity scale (lattice units), got " + num(c.u_char));
   c.l_char = physics.number("length", double(sc.ny));
   if (c.l_char <= 0) physics.fail("length", "expected a positive length in cells");
-  if (tau) {
+  if (units.present()) {
+    // SI: the characteristic length L (m) spans physics.length cells, the characteristic speed U
+    // (m/s) is physics.velocity in lattice units: dx = L / length, dt = velocity dx / U, and the
+    // lattice viscosity nu dt / dx^2 gives tau.
+    auto positive = [&](const char* key, const char* what) {
+      const auto v = units.number(key);
+      if (!v) units.fail(key, std::string("missing: [units] needs ") + what);
+      if (!(*v > 0))
+        units.fail(key, "expected a positive " + std::string(what) + ", got " + num(*v));
+      return *v;
+    };
+    const double L = positive("length", "length = the characteristic length in metres");
+    const double U = positive("velocity", "velocity = the characteristic speed in m/s");
+    const double nu_si = positive("viscosity", "viscosity = the kinematic viscosity in m^2/s");
+    c.units.density = positive("density", "density = the fluid's density in kg/m^3");
+    if (!(c.u_char > 0))
+      physics.fail("velocity",
+                   "[units] needs a lattice velocity scale: set physics.velocity (the "
+                   "lattice value of units.velocity, e.g. 0.05)");
+    c.units.given = true;
+    c.units.dx = L / c.l_char;
+    c.units.dt = c.u_char * c.units.dx / U;
+    sc.tau = 3.0 * nu_si * c.units.dt / (c.units.dx * c.units.dx) + 0.5;
+    units.finish({"length", "velocity", "viscosity", "density"});
+  } else if (tau) {
     sc.tau = *tau;
   } else if (nu) {
     if (*nu <= 0) physics.fail("viscosity", "expected a positive lattice viscosity");
@@ -521,7 +637,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   c.reynolds = viscosity > 0 ? c.u_char * c.l_char / viscosity : 0.0;
   if (auto F = physics.vec3<double>("force", dims)) sc.force = *F;
   const bool check = physics.boolean("check_stability").value_or(true);
-  const std::string which = tau ? "tau" : nu ? "viscosity" : "reynolds";
+  const std::string which = units.present() ? "velocity"
+                            : tau           ? "tau"
+                            : nu            ? "viscosity"
+                                            : "reynolds";
   const double umax = std::max({umax_bc, u0, c.u_char});
   if (c.u_char >= std::max(umax_bc, u0) && physics.has("velocity")) umax_source = "physics.velocity";
   c.u_max = umax;
@@ -710,6 +829,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.output_every = run.integer("output_every", 0, 0, std::int64_t(1) << 40);
   rc.log_every = run.integer("log_every", 0, 0, std::int64_t(1) << 40);
   rc.obstacle_loads_every = run.integer("obstacle_loads_every", 0, 0, std::int64_t(1) << 40);
+  rc.statistics_every = run.integer("statistics_every", 0, 0, std::int64_t(1) << 40);
   rc.log_seconds = run.number("log_seconds", 10.0);
   if (rc.log_seconds <= 0) run.fail("log_seconds", "expected a positive number of seconds");
   rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
@@ -717,7 +837,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.checkpoint_every = run.integer("checkpoint_every", 0, 0, std::int64_t(1) << 40);
   rc.checkpoint_keep = int(run.integer("checkpoint_keep", 2, 1, 1000));
   run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress",
-              "write_fields", "checkpoint_every", "checkpoint_keep", "obstacle_loads_every"});
+              "write_fields", "checkpoint_every", "checkpoint_keep", "obstacle_loads_every",
+              "statistics_every"});
 
   // [parallel]
   Section par(file, "parallel", subtable(top, "parallel"));
@@ -758,26 +879,54 @@ Case parse_deck(const std::string& text, const std::string& file,
     check_name(s, "name", p.name);
     if (!probe_names.insert(p.name).second) s.fail("name", "duplicate probe name '" + p.name + "'");
     p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
-    const char* where = p.kind == Probe::Kind::Line ? "start" : "position";
-    const auto pos = s.vec3<int>(where, dims);
-    if (!pos) s.fail(where, "missing: expected a cell index [x, y" + std::string(dims == 3 ? ", z]" : "]"));
-    p.position = *pos;
+    const bool line = p.kind == Probe::Kind::Line;
     const int n[3] = {sc.nx, sc.ny, sc.nz};
-    for (int d = 0; d < 3; ++d)
-      if (p.position[d] < 0 || p.position[d] >= n[d])
-        s.fail(where, "cell " + std::to_string(p.position[d]) + " on axis " + char('x' + d) +
-                          " is outside the domain [0, " + std::to_string(n[d] - 1) + "]");
-    if (p.kind == Probe::Kind::Line) p.axis = axis_of(s, "axis", 0);
+    const int places = int(s.has(line ? "start" : "position")) + int(!line && s.has("at")) +
+                       int(!line && s.has("at_m"));
+    if (!line && places > 1)
+      s.fail(s.has("position") ? "position" : "at",
+             "give one of position (a cell), at (a point in cell widths) or at_m (in metres)");
+    if (line && (s.has("at") || s.has("at_m")))
+      s.fail(s.has("at") ? "at" : "at_m", "line probes run along cells: give start = [x, y, z]");
+    if (!line && (s.has("at") || s.has("at_m"))) {
+      // A point between cells: the domain spans [0, n] on each axis, cell i's centre at i + 1/2.
+      const char* key = s.has("at") ? "at" : "at_m";
+      std::array<double, 3> at = *s.vec3<double>(key, dims);
+      if (key == std::string("at_m")) {
+        if (!c.units.given) s.fail(key, "positions in metres need a [units] section");
+        for (double& v : at) v /= c.units.dx;
+      }
+      if (dims == 2) at[2] = 0.5;
+      for (int d = 0; d < dims; ++d)
+        if (!(at[std::size_t(d)] >= 0.0 && at[std::size_t(d)] <= n[d]))
+          s.fail(key, "point " + num(at[std::size_t(d)]) + " on axis " + char('x' + d) +
+                          " is outside the domain [0, " + std::to_string(n[d]) + "] (cell widths" +
+                          (key == std::string("at_m") ? ", from metres by units.dx" : "") + ")");
+      p.interpolated = true;
+      p.at = at;
+    } else {
+      const char* where = line ? "start" : "position";
+      const auto pos = s.vec3<int>(where, dims);
+      if (!pos)
+        s.fail(where, "missing: expected a cell index [x, y" +
+                          std::string(dims == 3 ? ", z]" : "]") +
+                          (line ? "" : " (or at = [...], a point between cells)"));
+      p.position = *pos;
+      for (int d = 0; d < 3; ++d)
+        if (p.position[d] < 0 || p.position[d] >= n[d])
+          s.fail(where, "cell " + std::to_string(p.position[d]) + " on axis " + char('x' + d) +
+                            " is outside the domain [0, " + std::to_string(n[d] - 1) + "]");
+    }
+    if (line)
+      p.axis = axis_of(s, "axis", 0);
     else if (s.has("axis")) s.fail("axis", "only line probes take an axis");
     p.every = int(s.integer("every", 0, 0, 1 << 30));
-    if (p.kind == Probe::Kind::Line && s.has("every"))
-      s.fail("every", "line probes are written at every field output (run.output_every), not on their own cadence");
-    s.finish({"name", "type", "position", "start", "axis", "every"});
+    s.finish({"name", "type", "position", "at", "at_m", "start", "axis", "every"});
     c.probes.push_back(p);
   });
 
-  top.finish({"model", "domain", "boundary", "initial", "physics", "obstacle", "run", "parallel", "probe", "body", "ib",
-              "tune"});
+  top.finish({"model", "domain", "boundary", "initial", "physics", "units", "obstacle", "run",
+              "parallel", "probe", "body", "ib", "tune"});
   return c;
 }
 
@@ -809,6 +958,22 @@ std::vector<std::string> deck_warnings(const Case& c) {
                   ": the moving wall's velocity has a component normal to the wall (" + num(un) +
                   "): it pushes mass through the wall; use velocity_inlet for flow through a face");
   }
+  // Cadences longer than the run: their output never comes (or only at the end).
+  auto longer = [&](std::int64_t every, const std::string& key, const char* what) {
+    if (every > c.run.steps && c.run.steps > 0)
+      w.push_back(key + " = " + std::to_string(every) + " is longer than the run (run.steps = " +
+                  std::to_string(c.run.steps) + "): " + what);
+  };
+  if (!s.bodies.empty()) longer(s.ib.loads_every, "ib.loads_every", "bodies.csv gets no row");
+  if (!s.obstacles.empty())
+    longer(c.run.obstacle_loads_every, "run.obstacle_loads_every", "obstacles.csv gets no row");
+  longer(c.run.output_every, "run.output_every", "fields are written only at the end");
+  longer(c.run.checkpoint_every, "run.checkpoint_every", "the only checkpoint is the final one");
+  longer(c.run.statistics_every, "run.statistics_every", "statistics.csv gets only step 0");
+  for (const Probe& p : c.probes)
+    longer(
+        p.every, "probe '" + p.name + "' every",
+        p.kind == Probe::Kind::Line ? "it is written only at the end" : "it samples only step 0");
   // Obstacles that cover no cell centre (too small, or outside the box) have no effect.
   for (std::size_t i = 0; i < s.obstacles.size(); ++i) {
     const auto& o = s.obstacles[i];

@@ -145,7 +145,8 @@ void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<h
 }
 }  // namespace
 
-void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step) {
+void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step,
+                       const Units& units) {
   const std::string tmp = path + ".tmp";
   const H5Quiet quiet;
   std::vector<unsigned char> image;
@@ -157,6 +158,20 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
     write_dataset(file.id, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
     write_dataset(file.id, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(), path);
     write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
+    std::vector<double> p(f.rho.size());  // c_s^2 (rho - 1): the pressure relative to rho = 1
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = (f.rho[i] - 1.0) / 3.0;
+    write_dataset(file.id, "pressure", H5T_NATIVE_DOUBLE, dims, p.data(), path);
+    if (units.given) {
+      for (double& v : p) v = units.pressure(v);
+      write_dataset(file.id, "pressure_si", H5T_NATIVE_DOUBLE, dims, p.data(), path);
+      std::vector<std::array<double, 3>> u(f.u.size());
+      for (std::size_t i = 0; i < u.size(); ++i)
+        for (std::size_t d = 0; d < 3; ++d) u[i][d] = units.velocity(f.u[i][d]);
+      write_dataset(file.id, "velocity_si", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3},
+                    u.data(), path);
+      const double scale[3] = {units.dx, units.dt, units.density};
+      write_dataset(file.id, "units_dx_dt_density", H5T_NATIVE_DOUBLE, {3}, scale, path);
+    }
     const long long s = step;
     write_dataset(file.id, "step", H5T_NATIVE_LLONG, {1}, &s, path);
     image = detail::image_of(file.id);
@@ -172,28 +187,62 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
   }
 }
 
-MacroFields read_fields_hdf5(const std::string& path) {
-  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file");
-  H5Handle set{H5Dopen2(file.id, "density", H5P_DEFAULT), H5Dclose};
-  if (set.id < 0) throw OutputError(path + ": no dataset 'density'");
+namespace {
+/// Open `name` in `file` and check it holds `rank` dimensions of doubles; returns its extents.
+std::vector<hsize_t> field_dims(hid_t file, const char* name, int rank, const std::string& path,
+                                H5Handle& set) {
+  set.id = H5Dopen2(file, name, H5P_DEFAULT);
+  if (set.id < 0) throw OutputError(path + ": no dataset '" + name + "'");
   H5Handle space{H5Dget_space(set.id), H5Sclose};
-  hsize_t dims[3] = {0, 0, 0};
-  if (H5Sget_simple_extent_ndims(space.id) != 3) throw OutputError(path + ": 'density' is not 3D");
-  H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  H5Handle type{H5Dget_type(set.id), H5Tclose};
+  if (space.id < 0 || H5Sget_simple_extent_ndims(space.id) != rank)
+    throw OutputError(path + ": dataset '" + name + "' is not " + std::to_string(rank) +
+                      "-dimensional");
+  if (type.id < 0 || H5Tget_class(type.id) != H5T_FLOAT)
+    throw OutputError(path + ": dataset '" + name + "' does not hold floating-point values");
+  std::vector<hsize_t> dims(std::size_t(rank), 0);
+  H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+  return dims;
+}
+}  // namespace
+
+std::array<int, 3> fields_hdf5_extent(const std::string& path) {
+  const H5Quiet quiet;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw OutputError(path + ": no such file (or not a regular file)");
+  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file (not HDF5, or damaged)");
+  H5Handle rho{-1, H5Dclose}, vel{-1, H5Dclose};
+  const auto d = field_dims(file.id, "density", 3, path, rho);
+  const auto v = field_dims(file.id, "velocity", 4, path, vel);
+  if (v[0] != d[0] || v[1] != d[1] || v[2] != d[2] || v[3] != 3)
+    throw OutputError(path +
+                      ": dataset 'velocity' is not (nz, ny, nx, 3) of 'density''s nz, ny, nx");
+  return {int(d[2]), int(d[1]), int(d[0])};
+}
+
+MacroFields read_fields_hdf5(const std::string& path) {
+  const std::array<int, 3> n = fields_hdf5_extent(path);
+  const H5Quiet quiet;
+  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  H5Handle rho{-1, H5Dclose}, vel{-1, H5Dclose};
+  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file");
+  (void)field_dims(file.id, "density", 3, path, rho);
+  (void)field_dims(file.id, "velocity", 4, path, vel);
   MacroFields f;
-  f.nz = int(dims[0]), f.ny = int(dims[1]), f.nx = int(dims[2]);
-  const std::size_t n = std::size_t(dims[0] * dims[1] * dims[2]);
-  f.rho.resize(n), f.u.resize(n), f.solid.resize(n);
-  H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.rho.data());
-  H5Handle vel{H5Dopen2(file.id, "velocity", H5P_DEFAULT), H5Dclose};
-  if (vel.id < 0) throw OutputError(path + ": no dataset 'velocity'");
-  H5Dread(vel.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.u.data());
+  f.nx = n[0], f.ny = n[1], f.nz = n[2];
+  const std::size_t cells = std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
+  f.rho.resize(cells), f.u.resize(cells), f.solid.assign(cells, 0);
+  if (H5Dread(rho.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.rho.data()) < 0)
+    throw OutputError(path + ": cannot read dataset 'density'" + h5_detail());
+  if (H5Dread(vel.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.u.data()) < 0)
+    throw OutputError(path + ": cannot read dataset 'velocity'" + h5_detail());
   return f;
 }
 
 std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,
-                        int ny, int nz) {
+                        int ny, int nz, const Units& units) {
   std::ostringstream x;
   const std::string cells = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
   const std::string points = std::to_string(nz + 1) + " " + std::to_string(ny + 1) + " " + std::to_string(nx + 1);
@@ -208,15 +257,30 @@ std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>&
       << "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n"
       << "    </Geometry>\n"
       << "    <Attribute Name=\"density\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-      << "     <DataItem Dimensions=\"" << cells << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
-      << file << ":/density</DataItem>\n    </Attribute>\n"
+      << "     <DataItem Dimensions=\"" << cells
+      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << file
+      << ":/density</DataItem>\n    </Attribute>\n"
       << "    <Attribute Name=\"velocity\" AttributeType=\"Vector\" Center=\"Cell\">\n"
-      << "     <DataItem Dimensions=\"" << cells << " 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
-      << file << ":/velocity</DataItem>\n    </Attribute>\n"
+      << "     <DataItem Dimensions=\"" << cells
+      << " 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << file
+      << ":/velocity</DataItem>\n    </Attribute>\n"
       << "    <Attribute Name=\"solid\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
-      << "     <DataItem Dimensions=\"" << cells << "\" NumberType=\"UChar\" Precision=\"1\" Format=\"HDF\">"
-      << file << ":/solid</DataItem>\n    </Attribute>\n"
-      << "   </Grid>\n";
+      << "     <DataItem Dimensions=\"" << cells
+      << "\" NumberType=\"UChar\" Precision=\"1\" Format=\"HDF\">" << file
+      << ":/solid</DataItem>\n    </Attribute>\n";
+    auto attribute = [&x, &h5 = file](const char* name, const char* kind,
+                                      const std::string& extent) {
+      x << "    <Attribute Name=\"" << name << "\" AttributeType=\"" << kind
+        << "\" Center=\"Cell\">\n     <DataItem Dimensions=\"" << extent
+        << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << h5 << ":/" << name
+        << "</DataItem>\n    </Attribute>\n";
+    };
+    attribute("pressure", "Scalar", cells);
+    if (units.given) {
+      attribute("pressure_si", "Scalar", cells);
+      attribute("velocity_si", "Vector", cells + " 3");
+    }
+    x << "   </Grid>\n";
   }
   x << "  </Grid>\n </Domain>\n</Xdmf>\n";
   return x.str();

@@ -94,6 +94,34 @@ double measure_copy_bandwidth(std::size_t bytes) {
   return best;
 }
 
+RateEstimate estimate_rate(const SolverConfig& deck, std::int64_t max_cells, double seconds) {
+  SolverConfig c = deck;
+  c.obstacles.clear(), c.bodies.clear();
+  c.part = {};
+  c.initial = {};
+  c.initial.velocity = {0.02, 0.01, c.nz > 1 ? 0.01 : 0.0};  // never time zeros
+  const int dims = c.nz > 1 ? 3 : 2;
+  const double cells = double(c.cells());
+  if (cells > double(max_cells)) {  // the deck's proportions, fewer cells
+    const double shrink = std::pow(double(max_cells) / cells, 1.0 / dims);
+    for (int* n : {&c.nx, &c.ny, &c.nz})
+      if (*n > 1) *n = std::max(4, int(std::lround(*n * shrink)));
+  }
+  auto s = make_solver(c);
+  s->step(2);  // warm-up
+  RateEstimate r;
+  r.box = {c.nx, c.ny, c.nz};
+  double secs = 0.0;
+  for (std::int64_t batch = 2; secs < seconds; batch = std::min<std::int64_t>(2 * batch, 500)) {
+    const auto t0 = Clock::now();
+    s->step(batch);
+    secs += std::chrono::duration<double>(Clock::now() - t0).count();
+    r.steps += batch;
+  }
+  r.mlups = double(c.cells()) * double(r.steps) / secs * 1e-6;
+  return r;
+}
+
 int run_bench(const BenchOptions& o, std::ostream& out) {
   const BackendInfo bi = backend_info();
   const std::size_t free0 = device_free_memory();

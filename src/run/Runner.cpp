@@ -7,6 +7,7 @@
 #include <kolibri/io/Output.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/run/Probes.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Tune.hpp>
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -352,7 +354,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   (f.rfind(rc.name + "_", 0) == 0 && e.path().extension() == ".h5");
       for (const auto& p : c.probes)
         ours = ours || f == "probe_" + p.name + ".csv" || f.rfind("line_" + p.name, 0) == 0;
-      ours = ours || (f == "bodies.csv" && !sc.bodies.empty()) ||
+      ours = ours || (f == "statistics.csv" && rc.statistics_every > 0) ||
+             (f == "bodies.csv" && !sc.bodies.empty()) ||
              (f == "obstacles.csv" && !sc.obstacles.empty());
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
@@ -363,13 +366,22 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   const double fluid = double(solver->fluid_cells());
 
   // Probes: point probes append to CSV time series, line probes are written at output times.
-  std::vector<std::int64_t> point_cells;
+  // A point probe samples its cell, or the cells around its point (interpolated).
+  std::vector<PointStencil> point_stencils;
   std::vector<CsvFile> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
-  for (const auto& p : c.probes)
-    if (p.kind == Probe::Kind::Point)
-      point_cells.push_back(domain.global_index(p.position[0], p.position[1], p.position[2]));
+  const std::array<bool, 3> periodic = {!bounded_axis(sc.domain_faces(), 0),
+                                        !bounded_axis(sc.domain_faces(), 1),
+                                        !bounded_axis(sc.domain_faces(), 2)};
+  for (const auto& p : c.probes) {
+    if (p.kind != Probe::Kind::Point) continue;
+    if (p.interpolated)
+      point_stencils.push_back(point_stencil(p.at, {sc.nx, sc.ny, sc.nz}, periodic));
+    else
+      point_stencils.push_back(
+          {{domain.global_index(p.position[0], p.position[1], p.position[2])}, {1.0}});
+  }
   on_root(comm, [&] {
     for (const auto& p : c.probes) {
       if (p.kind != Probe::Kind::Point) continue;
@@ -433,38 +445,104 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   };
   auto sample_points = [&](std::int64_t step, bool force) {
     std::vector<std::int64_t> cells;
-    std::vector<std::size_t> which;
+    std::vector<std::size_t> which, first;
     std::size_t k = 0;
     for (const auto& p : c.probes) {
       if (p.kind != Probe::Kind::Point) continue;
       const std::int64_t every = p.every > 0 ? p.every : default_every;
-      if (force || step % every == 0) cells.push_back(point_cells[k]), which.push_back(k);
+      if (force || step % every == 0) {
+        which.push_back(k), first.push_back(cells.size());
+        cells.insert(cells.end(), point_stencils[k].cells.begin(), point_stencils[k].cells.end());
+      }
       ++k;
     }
     if (cells.empty()) return;
     const MacroFields m = solver->sample(cells);
     on_root(comm, [&] {
-      for (std::size_t i = 0; i < which.size(); ++i)
-        point_files[which[i]].append(csv_row(step, m.rho[i], m.u[i]));
+      for (std::size_t i = 0; i < which.size(); ++i) {
+        const PointValue v = interpolate(point_stencils[which[i]], m, first[i]);
+        point_files[which[i]].append(csv_row(step, v.rho, v.u));
+      }
     });
   };
-  auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
-    for (const auto& p : c.probes) {
-      if (p.kind != Probe::Kind::Line) continue;
-      const int n = p.axis == 0 ? sc.nx : p.axis == 1 ? sc.ny : sc.nz;
-      std::string csv = "x,y,z,s,rho,ux,uy,uz\n";
-      for (int i = 0; i < n; ++i) {
-        std::array<int, 3> cell = p.position;
-        cell[std::size_t(p.axis)] = i;
-        const auto k = f.index(cell[0], cell[1], cell[2]);
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "%d,%d,%d,%.8g,%.12g,%.12g,%.12g,%.12g\n", cell[0], cell[1], cell[2],
-                      (i + 0.5) / n, f.rho[k], f.u[k][0], f.u[k][1], f.u[k][2]);
-        csv += buf;
-      }
-      write_file_atomic(dir + "/line_" + p.name + "_" + std::to_string(step) + ".csv", csv);
-      if (final) write_file_atomic(dir + "/line_" + p.name + ".csv", csv);
+  // Line probes: the cells of each line, from the gathered fields at output times or sampled
+  // alone on their own cadence (`every`).
+  auto line_cells = [&](const Probe& p) {
+    const int n = p.axis == 0 ? sc.nx : p.axis == 1 ? sc.ny : sc.nz;
+    std::vector<std::array<int, 3>> cells(std::size_t(n), p.position);
+    for (int i = 0; i < n; ++i) cells[std::size_t(i)][std::size_t(p.axis)] = i;
+    return cells;
+  };
+  auto line_csv = [&](const Probe& p, const MacroFields& f, bool sampled) {
+    const auto cells = line_cells(p);
+    std::string csv = "x,y,z,s,rho,ux,uy,uz,p\n";
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const auto& cell = cells[i];
+      const auto k = sampled ? i : f.index(cell[0], cell[1], cell[2]);
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "%d,%d,%d,%.8g,%.12g,%.12g,%.12g,%.12g,%.12g\n", cell[0],
+                    cell[1], cell[2], (double(i) + 0.5) / double(cells.size()), f.rho[k], f.u[k][0],
+                    f.u[k][1], f.u[k][2], (f.rho[k] - 1.0) / 3.0);
+      csv += buf;
     }
+    return csv;
+  };
+  auto write_line = [&](const Probe& p, const std::string& csv, std::int64_t step, bool final) {
+    write_file_atomic(dir + "/line_" + p.name + "_" + std::to_string(step) + ".csv", csv);
+    if (final) write_file_atomic(dir + "/line_" + p.name + ".csv", csv);
+  };
+  auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
+    for (const auto& p : c.probes)
+      if (p.kind == Probe::Kind::Line && (p.every == 0 || final))
+        write_line(p, line_csv(p, f, false), step, final);
+  };
+  auto sample_lines = [&](std::int64_t step) {  // the lines with their own cadence
+    for (const auto& p : c.probes) {
+      if (p.kind != Probe::Kind::Line || p.every == 0 || step % p.every != 0 || step >= rc.steps)
+        continue;
+      std::vector<std::int64_t> cells;
+      for (const auto& cell : line_cells(p))
+        cells.push_back(domain.global_index(cell[0], cell[1], cell[2]));
+      const MacroFields m = solver->sample(cells);  // collective
+      on_root(comm, [&] { write_line(p, line_csv(p, m, true), step, false); });
+    }
+  };
+  // Flow statistics (statistics.csv): kinetic energy and enstrophy of the gathered fields, the
+  // dissipation rate as -dE/dt between rows and as 2 nu times the enstrophy.
+  CsvFile statistics_file;
+  const char* statistics_head =
+      "step,kinetic_energy,enstrophy,dissipation_from_energy,dissipation_from_enstrophy\n";
+  double last_energy = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t last_energy_step = 0;
+  on_root(comm, [&] {
+    if (rc.statistics_every == 0) return;
+    const std::string path = dir + "/statistics.csv";
+    const std::string kept = kept_rows(path, statistics_head, !restart_path.empty(), first_step, 5);
+    statistics_file = CsvFile(path, kept);
+    // A restart goes on from the last row kept (its energy gives the next rate).
+    const auto row = kept.rfind('\n', kept.size() - 2);
+    if (row != std::string::npos && row + 1 < kept.size() &&
+        kept.compare(row + 1, 4, "step") != 0) {
+      long long at = 0;
+      double energy = 0.0;
+      if (std::sscanf(kept.c_str() + row + 1, "%lld,%lf", &at, &energy) == 2)
+        last_energy = energy, last_energy_step = at;
+    }
+  });
+  auto write_statistics = [&](std::int64_t step) {
+    if (rc.statistics_every == 0 || step % rc.statistics_every != 0) return;
+    const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
+    on_root(comm, [&] {
+      const FlowStatistics st = flow_statistics(f, periodic);
+      const double rate = step > last_energy_step
+                              ? -(st.kinetic_energy - last_energy) / double(step - last_energy_step)
+                              : std::numeric_limits<double>::quiet_NaN();
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%lld,%.17g,%.12g,%.12g,%.12g\n", (long long)step,
+                    st.kinetic_energy, st.enstrophy, rate, 2.0 * sc.viscosity() * st.enstrophy);
+      statistics_file.append(buf);
+      last_energy = st.kinetic_energy, last_energy_step = step;
+    });
   };
   std::vector<std::pair<std::int64_t, std::string>> outputs;
   auto field_file = [&](std::int64_t step) {
@@ -483,12 +561,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     on_root(comm, [&] {
       if (rc.write_fields) {
         const std::string file = field_file(step) + tag + ".h5";
-        write_fields_hdf5(dir + "/" + file, f, step);
+        write_fields_hdf5(dir + "/" + file, f, step, c.units);
         if (tag.empty()) {
           if (!outputs.empty() && outputs.back().first == step) outputs.pop_back();  // e.g. a restart at the end
           outputs.emplace_back(step, file);
         }
-        write_file_atomic(dir + "/" + rc.name + ".xdmf", xdmf_series(outputs, sc.nx, sc.ny, sc.nz));
+        write_file_atomic(dir + "/" + rc.name + ".xdmf",
+                          xdmf_series(outputs, sc.nx, sc.ny, sc.nz, c.units));
       }
       write_lines(f, step, final);
     });
@@ -565,6 +644,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
 
   Progress progress(rc, log);
   sample_points(first_step, restart_path.empty());  // a restart samples only the probes due now
+  write_statistics(first_step);
   if (rc.output_every > 0 && restart_path.empty()) write_output(0, false);
 
   double t_step = 0.0;
@@ -578,7 +658,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     target = std::min(target, next_multiple(step, rc.log_every));
     target = std::min(target, next_multiple(step, rc.checkpoint_every));
     for (const auto& p : c.probes)
-      if (p.kind == Probe::Kind::Point) target = std::min(target, next_multiple(step, p.every > 0 ? p.every : default_every));
+      if (p.kind == Probe::Kind::Point || p.every > 0)
+        target = std::min(target, next_multiple(step, p.every > 0 ? p.every : default_every));
+    target = std::min(target, next_multiple(step, rc.statistics_every));
     if (!sc.bodies.empty()) target = std::min(target, next_multiple(step, sc.ib.loads_every));
     if (!sc.obstacles.empty()) target = std::min(target, next_multiple(step, obstacle_every));
     const auto t0 = Clock::now();
@@ -607,6 +689,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     }
     res.max_speed = d.max_speed;
     sample_points(step, false);
+    sample_lines(step);
+    write_statistics(step);
     write_loads(step);
     if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps) write_output(step, false);
     if (rc.checkpoint_every > 0 && step % rc.checkpoint_every == 0 && step < rc.steps) write_ckpt(step);
@@ -719,11 +803,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              ", \"centre\": " + vec(final_loads[k].centre) + "}";
       js.add_raw("obstacle_loads", a + "]");
     }
+    if (c.units.given)
+      js.add("units_dx_m", c.units.dx)
+          .add("units_dt_s", c.units.dt)
+          .add("units_density_kg_m3", c.units.density)
+          .add("velocity_scale_m_s", c.units.velocity(c.u_char))
+          .add("viscosity_m2_s", c.units.viscosity(sc.viscosity()))
+          .add("length_scale_m", c.l_char * c.units.dx)
+          .add("time_s", double(res.steps) * c.units.dt);
     if (!res.checkpoint.empty()) js.add("checkpoint", res.checkpoint);
     if (!restart_path.empty()) js.add("restarted_from", restart_path);
     if (!res.message.empty()) js.add("message", res.message);
     write_file_atomic(dir + "/summary.json", js.str() + "\n");
     for (auto& f : point_files) f.close();
+    statistics_file.close();
     loads_file.close();
     obstacles_file.close();
   });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/io/Output.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <cmath>
@@ -17,21 +18,62 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
   const auto n = static_cast<std::size_t>(cfg.cells());
   rho.assign(n, cfg.initial.density);
   u.assign(n, cfg.initial.velocity);
-  if (cfg.initial.kind != InitialCondition::Kind::TaylorGreen) return;
-  // Taylor-Green vortex in the x-y plane, one period over the box, cell centres at i + 1/2:
-  // u = U sin(kx x) cos(ky y), v = -U (kx/ky) cos(kx x) sin(ky y), p = rho cs^2 + pressure wave.
-  const double pi2 = 2.0 * std::numbers::pi;
-  const double kx = pi2 / cfg.global_n(0), ky = pi2 / cfg.global_n(1), amp = cfg.initial.velocity[0];
   const DenseGrid grid = DenseGrid::of(cfg);
-  grid.for_each([&](const Coord& c, Index cell) {
-    const double X = c.x + grid.origin[0] + 0.5, Y = c.y + grid.origin[1] + 0.5;
-    const auto i = static_cast<std::size_t>(cell);
-    u[i] = {amp * std::sin(kx * X) * std::cos(ky * Y),
-            -amp * (kx / ky) * std::cos(kx * X) * std::sin(ky * Y), 0.0};
-    const double p = -0.25 * cfg.initial.density * amp * amp *
-                     (std::cos(2 * kx * X) + (kx * kx) / (ky * ky) * std::cos(2 * ky * Y));
-    rho[i] = cfg.initial.density + 3.0 * p;  // p' = cs^2 rho'
-  });
+  const double pi2 = 2.0 * std::numbers::pi, amp = cfg.initial.velocity[0];
+  switch (cfg.initial.kind) {
+    case InitialCondition::Kind::Uniform:
+      return;
+    case InitialCondition::Kind::TaylorGreen: {
+      // Taylor-Green vortex in the x-y plane, one period over the box, cell centres at i + 1/2:
+      // u = U sin(kx x) cos(ky y), v = -U (kx/ky) cos(kx x) sin(ky y), p = rho cs^2 + pressure
+      // wave.
+      const double kx = pi2 / cfg.global_n(0), ky = pi2 / cfg.global_n(1);
+      grid.for_each([&](const Coord& c, Index cell) {
+        const double X = c.x + grid.origin[0] + 0.5, Y = c.y + grid.origin[1] + 0.5;
+        const auto i = static_cast<std::size_t>(cell);
+        u[i] = {amp * std::sin(kx * X) * std::cos(ky * Y),
+                -amp * (kx / ky) * std::cos(kx * X) * std::sin(ky * Y), 0.0};
+        const double p = -0.25 * cfg.initial.density * amp * amp *
+                         (std::cos(2 * kx * X) + (kx * kx) / (ky * ky) * std::cos(2 * ky * Y));
+        rho[i] = cfg.initial.density + 3.0 * p;  // p' = cs^2 rho'
+      });
+      return;
+    }
+    case InitialCondition::Kind::TaylorGreen3D: {
+      // The 3D Taylor-Green vortex of Brachet et al. (1983) in a cubic periodic box of side L
+      // (k = 2 pi / L): u = U sin(kx) cos(ky) cos(kz), v = -U cos(kx) sin(ky) cos(kz), w = 0,
+      // p = rho U^2 / 16 (cos 2kx + cos 2ky) (cos 2kz + 2).
+      const double k = pi2 / cfg.global_n(0);
+      grid.for_each([&](const Coord& c, Index cell) {
+        const double X = k * (c.x + grid.origin[0] + 0.5), Y = k * (c.y + grid.origin[1] + 0.5),
+                     Z = k * (c.z + grid.origin[2] + 0.5);
+        const auto i = static_cast<std::size_t>(cell);
+        u[i] = {amp * std::sin(X) * std::cos(Y) * std::cos(Z),
+                -amp * std::cos(X) * std::sin(Y) * std::cos(Z), 0.0};
+        const double p = cfg.initial.density * amp * amp / 16.0 *
+                         (std::cos(2 * X) + std::cos(2 * Y)) * (std::cos(2 * Z) + 2.0);
+        rho[i] = cfg.initial.density + 3.0 * p;
+      });
+      return;
+    }
+    case InitialCondition::Kind::File: {
+      // The whole domain's fields (the deck checked the extents); each rank takes its box.
+      const MacroFields f = read_fields_hdf5(cfg.initial.file);
+      if (f.nx != cfg.global_n(0) || f.ny != cfg.global_n(1) || f.nz != cfg.global_n(2))
+        throw std::invalid_argument(cfg.initial.file + ": fields of " + std::to_string(f.nx) +
+                                    " x " + std::to_string(f.ny) + " x " + std::to_string(f.nz) +
+                                    " cells, the domain has other extents");
+      auto wrap = [](int v, int size) { return (v % size + size) % size; };  // ghost layers
+      grid.for_each([&](const Coord& c, Index cell) {
+        const std::size_t from =
+            f.index(wrap(c.x + grid.origin[0], f.nx), wrap(c.y + grid.origin[1], f.ny),
+                    wrap(c.z + grid.origin[2], f.nz));
+        rho[static_cast<std::size_t>(cell)] = f.rho[from];
+        u[static_cast<std::size_t>(cell)] = f.u[from];
+      });
+      return;
+    }
+  }
 }
 
 std::string solver_signature(const SolverConfig& c) {

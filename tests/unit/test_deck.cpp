@@ -351,4 +351,120 @@ max = [22.0, 12.0]
   msg = error_of(base + "obstacle_loads_every = -1\n");
   EXPECT_NE(msg.find("run.obstacle_loads_every"), std::string::npos) << msg;
 }
+
+// Issue 22: array-of-table keys can be overridden (name[i].key), and a new table appended.
+TEST(Deck, SetReachesArraysOfTables) {
+  const std::string deck = base + "[[probe]]\nname = \"a\"\nposition = [3, 4]\n";
+  Case c = parse_deck(deck, "case.toml",
+                      {"probe[0].position=[5,6]", "probe[1].name=b", "probe[1].at=[10.25,8.5]"});
+  ASSERT_EQ(c.probes.size(), 2u);
+  EXPECT_EQ(c.probes[0].position[0], 5);
+  EXPECT_EQ(c.probes[0].position[1], 6);
+  EXPECT_EQ(c.probes[1].name, "b");
+  EXPECT_TRUE(c.probes[1].interpolated);
+  EXPECT_DOUBLE_EQ(c.probes[1].at[0], 10.25);
+  c = parse_deck(base, "case.toml", {"probe[0].position=[1,2]"});  // the first of none
+  ASSERT_EQ(c.probes.size(), 1u);
+  std::string msg = error_of(deck, {"probe[3].name=x"});
+  EXPECT_NE(msg.find("--set 'probe[3].name=x': the deck has 1 [[probe]] tables: index 3"),
+            std::string::npos)
+      << msg;
+  msg = error_of(deck, {"run[0].steps=3"});
+  EXPECT_NE(msg.find("'run' is not an array of tables"), std::string::npos) << msg;
+  msg = error_of(deck, {"probe[x].name=x"});
+  EXPECT_NE(msg.find("expected name[index]"), std::string::npos) << msg;
+  msg = error_of(deck, {"probe.name=x"});
+  EXPECT_NE(msg.find("an array of tables takes an index"), std::string::npos) << msg;
+  msg = error_of(deck, {"probe[1].at=[40.5,3]"});  // blamed on the --set argument
+  EXPECT_NE(msg.find("--set 'probe[1].at=[40.5,3]': key 'probe[1].at': point 40.5"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(Deck, ProbesAtPointsAndTheirCadence) {
+  std::string msg = error_of(base + "[[probe]]\nat = [32.5, 3]\n");
+  EXPECT_NE(msg.find("point 32.5 on axis x is outside the domain [0, 32]"), std::string::npos)
+      << msg;
+  msg = error_of(base + "[[probe]]\nat = [3, 3]\nposition = [3, 3]\n");
+  EXPECT_NE(msg.find("give one of position"), std::string::npos) << msg;
+  msg = error_of(base + "[[probe]]\nat_m = [0.1, 0.1]\n");
+  EXPECT_NE(msg.find("positions in metres need a [units] section"), std::string::npos) << msg;
+  msg = error_of(base + "[[probe]]\ntype = \"line\"\nat = [3, 3]\n");
+  EXPECT_NE(msg.find("line probes run along cells"), std::string::npos) << msg;
+  // Line probes take their own cadence (they were tied to the field output before).
+  const Case c = parse_deck(
+      base + "[[probe]]\ntype = \"line\"\nstart = [3, 0]\naxis = \"y\"\nevery = 5\n", "case.toml");
+  EXPECT_EQ(c.probes[0].every, 5);
+}
+
+// [units]: SI length, velocity, viscosity and density give dx, dt and tau.
+TEST(Deck, SiUnitsDeriveTheLatticeValues) {
+  std::string deck = base;
+  deck.replace(deck.find("reynolds = 100.0"), 16, "velocity = 0.1\nlength = 16");
+  deck +=
+      "[units]\nlength = 0.5\nvelocity = 2.0\nviscosity = 1e-2\ndensity = 1000\n"
+      "[[probe]]\nat_m = [0.25, 0.125]\n";
+  const Case c = parse_deck(deck, "case.toml");
+  ASSERT_TRUE(c.units.given);
+  EXPECT_DOUBLE_EQ(c.units.dx, 0.5 / 16);
+  EXPECT_DOUBLE_EQ(c.units.dt, 0.1 * (0.5 / 16) / 2.0);
+  // Re = U L / nu = 100 in SI and in lattice units alike
+  EXPECT_NEAR(c.reynolds, 100.0, 1e-9);
+  EXPECT_NEAR(c.units.velocity(0.1), 2.0, 1e-15);
+  EXPECT_NEAR(c.units.pressure(1.0), 1000 * 20.0 * 20.0, 1e-6);  // rho (dx/dt)^2, dx/dt = 2 / 0.1
+  EXPECT_DOUBLE_EQ(c.probes[0].at[0], 8.0);
+  EXPECT_DOUBLE_EQ(c.probes[0].at[1], 4.0);
+  std::string msg =
+      error_of(base + "[units]\nlength = 1\nvelocity = 1\nviscosity = 1\ndensity = 1\n");
+  EXPECT_NE(msg.find("physics.reynolds': the deck has [units]"), std::string::npos) << msg;
+  msg = error_of(deck, {"units.viscosity=-1"});
+  EXPECT_NE(msg.find("units.viscosity"), std::string::npos) << msg;
+  msg = error_of(deck, {"units.density=\"x\""});
+  EXPECT_NE(msg.find("units.density"), std::string::npos) << msg;
+}
+
+TEST(Deck, TaylorGreen3DAndFileStarts) {
+  const std::string cube = R"(
+[model]
+lattice = "D3Q19"
+[domain]
+nx = 16
+ny = 16
+nz = 16
+[physics]
+tau = 0.6
+[initial]
+type = "taylor_green_3d"
+amplitude = 0.02
+)";
+  const Case c = parse_deck(cube, "tg.toml");
+  EXPECT_EQ(c.solver.initial.kind, InitialCondition::Kind::TaylorGreen3D);
+  std::string msg = error_of(cube, {"domain.nz=8"});
+  EXPECT_NE(msg.find("taylor_green_3d needs a cubic box"), std::string::npos) << msg;
+  msg = error_of(cube, {"boundary.z_min=wall", "boundary.z_max=wall"});
+  EXPECT_NE(msg.find("needs periodic faces"), std::string::npos) << msg;
+  msg = error_of(cube, {"initial.type=file"});
+  EXPECT_NE(msg.find("initial.amplitude"), std::string::npos) << msg;
+  std::string file_deck = cube;
+  const std::string vortex = "type = \"taylor_green_3d\"\namplitude = 0.02";
+  file_deck.replace(file_deck.find(vortex), vortex.size(),
+                    "type = \"file\"\nfile = \"no_such_fields.h5\"");
+  msg = error_of(file_deck);
+  EXPECT_NE(msg.find("key 'initial.file': no_such_fields.h5: no such file"), std::string::npos)
+      << msg;
+}
+
+TEST(Deck, WarnsAboutCadencesLongerThanTheRun) {
+  const Case c = parse_deck(
+      base + "output_every = 20\nstatistics_every = 11\n[[probe]]\nposition = [3, 3]\nevery = 30\n",
+      "case.toml");
+  std::string all;
+  for (const auto& w : deck_warnings(c)) all += w + "\n";
+  EXPECT_NE(all.find("run.output_every = 20 is longer than the run (run.steps = 10)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("run.statistics_every = 11"), std::string::npos) << all;
+  EXPECT_NE(all.find("probe 'probe0' every = 30"), std::string::npos) << all;
+  EXPECT_EQ(deck_warnings(parse_deck(base, "case.toml")).size(), 0u);
+}
 }  // namespace

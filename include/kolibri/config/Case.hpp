@@ -196,9 +196,12 @@ struct NameTable<ImmersedSettings::Spreading> {
 
 /// \brief Initial condition.
 struct InitialCondition {
-  enum class Kind { Uniform, TaylorGreen } kind = Kind::Uniform;
+  /// Uniform; the Taylor-Green vortex in the x-y plane; the 3D Taylor-Green vortex (cubic
+  /// periodic box); density and velocity read from an HDF5 field file (`file`).
+  enum class Kind { Uniform, TaylorGreen, TaylorGreen3D, File } kind = Kind::Uniform;
   double density = 1.0;
   std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or TGV amplitude in [0]
+  std::string file;  ///< Kind::File: /density (nz, ny, nx) and /velocity (nz, ny, nx, 3)
 };
 
 /// \brief Where a solver's box sits in the whole domain (multi-rank runs). The box of nx x ny x
@@ -259,13 +262,30 @@ struct SolverConfig {
   }
 };
 
-/// \brief A point probe (time series) or an axis-aligned line probe (profiles at output times).
+/// \brief A point probe (time series) or an axis-aligned line probe (profiles).
 struct Probe {
   std::string name;
   enum class Kind { Point, Line } kind = Kind::Point;
-  std::array<int, 3> position{0, 0, 0};  ///< point, or the line's start cell
-  int axis = 0;                          ///< line direction
-  int every = 0;                         ///< 0: the run's log cadence
+  std::array<int, 3> position{0, 0, 0};  ///< point cell, or the line's start cell
+  /// A point between cells (deck `at`, or `at_m` in metres): interpolated from the cell centres
+  /// around it (cell i's centre at i + 1/2; the domain spans [0, n] on each axis).
+  bool interpolated = false;
+  std::array<double, 3> at{0.0, 0.0, 0.0};
+  int axis = 0;   ///< line direction
+  int every = 0;  ///< points: 0 the run's sampling cadence (steps / 200); lines: 0 at field output
+};
+
+/// \brief SI units of a deck ([units]): the cell width and time step that map the characteristic
+/// length and velocity onto their lattice values, and the reference density.
+struct Units {
+  bool given = false;
+  double dx = 1.0;       ///< metres per cell
+  double dt = 1.0;       ///< seconds per time step
+  double density = 1.0;  ///< kg/m^3 at lattice density 1
+  double velocity(double lattice) const { return lattice * dx / dt; }
+  /// Pressure in Pa relative to the reference of a lattice pressure (rho - 1)/3.
+  double pressure(double lattice) const { return lattice * density * (dx / dt) * (dx / dt); }
+  double viscosity(double lattice) const { return lattice * dx * dx / dt; }
 };
 
 /// \brief Run control and output.
@@ -276,8 +296,9 @@ struct RunConfig {
   std::int64_t output_every = 0;          ///< fields every N steps (0: only at the end)
   std::int64_t log_every = 0;             ///< progress lines every N steps (0: automatic, by time)
   std::int64_t obstacle_loads_every = 0;  ///< obstacles.csv rows every N steps (0: steps / 200)
-  double log_seconds = 10.0;              ///< batch progress cadence when log_every is 0
-  std::string progress = "auto";          ///< auto | bar | lines | none
+  std::int64_t statistics_every = 0;  ///< statistics.csv rows (kinetic energy, enstrophy); 0: none
+  double log_seconds = 10.0;          ///< batch progress cadence when log_every is 0
+  std::string progress = "auto";      ///< auto | bar | lines | none
   bool write_fields = true;
   std::int64_t checkpoint_every = 0;    ///< checkpoint every N steps (0: only when stopped early)
   int checkpoint_keep = 2;              ///< complete checkpoints kept (the newest ones)
@@ -308,6 +329,7 @@ struct Case {
   RunConfig run;
   TuneConfig tune;
   std::vector<Probe> probes;
+  Units units;
   double reynolds = 0.0;  ///< derived or given; 0 when not defined
   double u_char = 0.0;    ///< characteristic lattice velocity
   double u_max = 0.0;     ///< fastest wall, inlet, initial or characteristic velocity

@@ -7,6 +7,7 @@
 
 #include <kolibri/solver/Solver.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -68,15 +69,23 @@ class CsvFile {
 /// \brief Write `content` to `path` through `path.tmp` + rename.
 void write_file_atomic(const std::string& path, const std::string& content);
 
-/// \brief Fields of one output time in HDF5: /density (nz,ny,nx), /velocity (nz,ny,nx,3), /solid.
-void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step);
+/// \brief Fields of one output time in HDF5: /density (nz,ny,nx), /velocity (nz,ny,nx,3), /solid,
+/// /pressure (c_s^2 (rho - 1), lattice units); with SI units also /velocity_si (m/s),
+/// /pressure_si (Pa, relative to the reference density's) and /units_dx_dt_density.
+void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step,
+                       const Units& units = {});
 
-/// \brief Read back /density and /velocity (for tests and tools).
+/// \brief nx, ny, nz of a field file's /density, checked against its /velocity (nz, ny, nx, 3);
+/// throws OutputError naming the file and the defect.
+std::array<int, 3> fields_hdf5_extent(const std::string& path);
+
+/// \brief Read back /density and /velocity (initial fields, tests and tools); checked as by
+/// fields_hdf5_extent.
 MacroFields read_fields_hdf5(const std::string& path);
 
 /// \brief The XDMF time series over the written HDF5 files (file name relative to the XDMF).
 std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,
-                        int ny, int nz);
+                        int ny, int nz, const Units& units = {});
 
 /// \brief Minimal JSON writer for flat summaries: keys in insertion order.
 class JsonObject {

@@ -91,6 +91,16 @@ struct BenchResult {
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.
 double measure_copy_bandwidth(std::size_t bytes);
 
+/// \brief A deck's update rate measured on the present device (`kolibri check`): its model,
+/// operator, precision, scheme and faces on a box of at most `max_cells` cells with the deck's
+/// proportions, without obstacles and bodies, stepped for about `seconds`.
+struct RateEstimate {
+  std::array<int, 3> box{0, 0, 0};
+  std::int64_t steps = 0;
+  double mlups = 0.0;
+};
+RateEstimate estimate_rate(const SolverConfig& deck, std::int64_t max_cells, double seconds);
+
 /// \brief Run the benchmark; returns the exit code.
 int run_bench(const BenchOptions& o, std::ostream& out);
 

@@ -106,8 +106,8 @@ std::unique_ptr<Solver> make_solver(const SolverConfig& cfg, const Distribution&
 /// streaming, box, tau, force, faces, obstacles) as "key=value;..." text: a restart must match.
 std::string solver_signature(const SolverConfig& cfg);
 
-/// \brief The initial fields of cfg.initial (uniform, or a Taylor-Green vortex in the x-y plane)
-/// over cfg's box, placed in the whole domain by cfg.part.
+/// \brief The initial fields of cfg.initial (uniform, the 2D or 3D Taylor-Green vortex, or read
+/// from an HDF5 field file) over cfg's box, placed in the whole domain by cfg.part.
 void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
                     std::vector<std::array<double, 3>>& u);
 
