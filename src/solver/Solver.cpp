@@ -76,6 +76,14 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
   }
 }
 
+FlowStatistics Solver::flow_statistics() const {
+  const MacroFields f = macroscopic();  // collective: the whole domain on rank 0
+  if (f.rho.empty()) return {};
+  const auto types = m_cfg.domain_faces();
+  return kolibri::flow_statistics(
+      f, {!bounded_axis(types, 0), !bounded_axis(types, 1), !bounded_axis(types, 2)});
+}
+
 std::string solver_signature(const SolverConfig& c) {
   char buf[128];
   std::string s;

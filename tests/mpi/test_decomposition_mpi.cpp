@@ -85,6 +85,12 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
       EXPECT_EQ(c.u, b.u) << "NCCL transport";
     }
   }
+  // Flow statistics: gathered on several ranks, reduced on the device on one (rank 0's values).
+  const FlowStatistics fa = ref->flow_statistics(), fb = par->flow_statistics();
+  if (comm().root()) {
+    EXPECT_NEAR(fb.kinetic_energy, fa.kinetic_energy, 1e-12 * fa.kinetic_energy);
+    EXPECT_NEAR(fb.enstrophy, fa.enstrophy, 1e-12 * fa.enstrophy + 1e-300);
+  }
   const Diagnostics db = par->diagnostics();
   EXPECT_NEAR(db.mass, da.mass, 1e-9 * da.mass);  // summation order differs
   EXPECT_EQ(db.max_speed, da.max_speed);

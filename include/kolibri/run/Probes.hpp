@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief What the run loop samples besides fields: points between cells (interpolated from the
-/// cell centres around them) and whole-field flow statistics (kinetic energy, enstrophy), the
-/// standard diagnostics of decaying and transitional flows such as the 3D Taylor-Green vortex.
+/// \brief Point probes between cells: the cells around a point and their interpolation weights
+/// (whole-field statistics: solver/FlowStatistics.hpp).
 #pragma once
 
 #include <kolibri/solver/Solver.hpp>
@@ -35,16 +34,5 @@ struct PointValue {
 };
 PointValue interpolate(const PointStencil& stencil, const MacroFields& sampled,
                        std::size_t first = 0);
-
-/// \brief Averages over the fluid cells of the whole domain, per unit volume and reference
-/// density 1 (lattice units): kinetic energy <rho |u|^2 / 2> and enstrophy <|omega|^2 / 2>,
-/// the vorticity from second-order central differences (wrapping across periodic faces, one-sided
-/// at bounded faces; a solid neighbour counts as at rest). For a periodic incompressible flow the
-/// viscous dissipation rate is 2 nu times the enstrophy.
-struct FlowStatistics {
-  double kinetic_energy = 0.0;
-  double enstrophy = 0.0;
-};
-FlowStatistics flow_statistics(const MacroFields& f, const std::array<bool, 3>& periodic);
 
 }  // namespace kolibri

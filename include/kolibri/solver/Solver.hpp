@@ -7,6 +7,7 @@
 #include <kolibri/config/Case.hpp>
 #include <kolibri/ib/Loads.hpp>
 #include <kolibri/parallel/Distribution.hpp>
+#include <kolibri/solver/FlowStatistics.hpp>
 #include <kolibri/solver/State.hpp>
 
 #include <array>
@@ -51,6 +52,9 @@ class Solver {
   /// Mass, max speed and the first non-finite cell (global index), reduced on the device and
   /// over ranks (collective).
   virtual Diagnostics diagnostics() const = 0;
+  /// Kinetic energy and enstrophy of the whole domain (collective; valid on rank 0): reduced on
+  /// the device where this rank holds the whole domain, else from macroscopic() on rank 0.
+  virtual FlowStatistics flow_statistics() const;
   /// Density and velocity at a few cells (global linear indices), on every rank (collective).
   virtual MacroFields sample(const std::vector<std::int64_t>& cells) const = 0;
   /// Populations of this rank's box (ghosts included) copied to the host, q-major: for tests.

@@ -310,6 +310,84 @@ class SolverImpl final : public Solver {
     return d;
   }
 
+  FlowStatistics flow_statistics() const override {
+    const DenseGrid& g = m_level.grid;
+    for (int side : g.ghost)
+      if (side != 0) return Solver::flow_statistics();  // a piece of the domain: gathered
+    settle();
+    const Index n = g.cells();
+    Kokkos::View<double*, MemSpace> rho("kolibri::statistics_rho", n);
+    Kokkos::View<double* [3], MemSpace> u("kolibri::statistics_u", n);
+    const R* force = m_level.force;
+    Macroscopic<L, S> m{m_scheme->values(),
+                        m_level.flags,
+                        Kokkos::View<const Index*, MemSpace>(),
+                        rho,
+                        u,
+                        m_scheme->slots(),
+                        {force[0], force[1], force[2]},
+                        m_cfg.initial.density,
+                        m_scheme->layout(),
+                        {m_level.ib.force()}};
+    Kokkos::parallel_for("kolibri::statistics_fields", m_level.range(0, n), m);
+    CellStatistics cell{rho, u, m_level.flags, g, {}};
+    const auto types = m_cfg.domain_faces();
+    for (int f = 0; f < 6; ++f) cell.type[f] = static_cast<int>(types[std::size_t(f)]);
+    FlowStatistics s;
+    Kokkos::parallel_reduce(
+        "kolibri::statistics_energy", m_level.range(0, n),
+        KOKKOS_LAMBDA(const Index i, double& e) { e += cell.energy(i); }, s.kinetic_energy);
+    Kokkos::parallel_reduce(
+        "kolibri::statistics_enstrophy", m_level.range(0, n),
+        KOKKOS_LAMBDA(const Index i, double& e) { e += cell.enstrophy(i); }, s.enstrophy);
+    if (m_fluid_cells == 0) return {};
+    s.kinetic_energy /= double(m_fluid_cells);
+    s.enstrophy /= double(m_fluid_cells);
+    return s;
+  }
+
+  /// One cell's share of the flow statistics (as the host flow_statistics: central differences,
+  /// wrapped across periodic faces, one-sided at the others, solid neighbours at rest).
+  struct CellStatistics {
+    Kokkos::View<const double*, MemSpace> rho;
+    Kokkos::View<const double* [3], MemSpace> u;
+    Kokkos::View<const Flag*, MemSpace> flags;
+    GridCells grid;
+    int type[6];
+    KOKKOS_INLINE_FUNCTION double energy(Index i) const {
+      if (flags(i) == kSolid) return 0.0;
+      return 0.5 * rho(i) * (u(i, 0) * u(i, 0) + u(i, 1) * u(i, 1) + u(i, 2) * u(i, 2));
+    }
+    KOKKOS_INLINE_FUNCTION double enstrophy(Index i) const {
+      if (flags(i) == kSolid) return 0.0;
+      const Coord p = grid.coords(i);
+      double grad[3][3] = {};  // grad[d][e] = d u_e / d x_d
+      for (int d = 0; d < 3; ++d) {
+        if (grid.n[d] == 1) continue;
+        const int at[3] = {p.x, p.y, p.z};
+        Index side[2] = {i, i};
+        int span = 0;
+        for (int k = 0; k < 2; ++k) {
+          const int v = grid.wrap(at[d] + (k == 0 ? 1 : -1), d, type);
+          if (v < 0) continue;  // one-sided at a bounded face
+          int q[3] = {at[0], at[1], at[2]};
+          q[d] = v;
+          side[k] = grid.cell(q[0], q[1], q[2]);
+          ++span;
+        }
+        if (span == 0) continue;
+        for (int e = 0; e < 3; ++e) {
+          const double a = flags(side[0]) == kSolid ? 0.0 : u(side[0], e);
+          const double b = flags(side[1]) == kSolid ? 0.0 : u(side[1], e);
+          grad[d][e] = (a - b) / span;
+        }
+      }
+      const double wx = grad[1][2] - grad[2][1], wy = grad[2][0] - grad[0][2],
+                   wz = grad[0][1] - grad[1][0];
+      return 0.5 * (wx * wx + wy * wy + wz * wz);
+    }
+  };
+
   std::vector<double> populations() const override { return m_scheme->populations(m_level); }
 
   double bytes_per_update() const override {
