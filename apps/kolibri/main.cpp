@@ -196,7 +196,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   if (!sc.bodies.empty())
     std::cout << ", " << sc.bodies.size() << " bodies, " << samples << " IB samples";
   std::cout << ")\n";
-  const double nu = (sc.tau - 0.5) / 3.0;
+  const double nu = sc.viscosity();
   char line[400];
   std::snprintf(line, sizeof line,
                 "  viscosity %.6g, Re %.6g (velocity %.6g x length %.6g / viscosity), Mach %.4g "
@@ -224,6 +224,11 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
       double(sc.cells()) * gib * per_cell, per_cell,
       c.run.write_fields ? double(sc.cells()) * gib * kolibri::kFieldOutputBytesPerCell : 0.0);
   std::cout << line;
+  if (c.run.statistics_every > 0 && ranks == 1) {  // the fields a field output also holds
+    std::snprintf(line, sizeof line, "  %.3g GiB more while statistics rows are reduced\n",
+                  double(sc.cells()) * gib * kolibri::kFieldOutputBytesPerCell);
+    std::cout << line;
+  }
   if (ranks > 1) {
     std::snprintf(line, sizeof line,
                   "  on %d ranks: at most %lld cells and about %.3g GiB a rank (ghost layers "

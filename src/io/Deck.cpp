@@ -258,9 +258,9 @@ void apply_override(toml::table& root, const std::string& text, const std::strin
     }
     toml::node* n = t->get(part);
     if (!n) {
-      if (index && *index == 0)
-        t->insert(part, toml::array{});
-      else if (!index)
+      if (index)
+        t->insert(part, toml::array{});  // the size check below names the index
+      else
         t->insert(part, toml::table{});
       n = t->get(part);
     }
@@ -282,6 +282,9 @@ void apply_override(toml::table& root, const std::string& text, const std::strin
     t = n->as_table();
   }
   const std::string leaf = key.substr(start);
+  if (leaf.find('[') != std::string::npos)
+    throw DeckError(file + ": --set " + quoted(text) + ": '" + leaf +
+                    "': a whole table cannot be set; set its keys (e.g. --set probe[0].at=[1,2])");
   try {
     auto parsed = toml::parse("v = " + raw, std::string(kSetSource) + text);
     t->insert_or_assign(leaf, std::move(*parsed.get("v")));
@@ -499,12 +502,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   // [initial]
   Section initial(file, "initial", subtable(top, "initial"));
   using Start = InitialCondition::Kind;
-  const std::string start =
-      initial.choice("type", "uniform", {"uniform", "taylor_green", "taylor_green_3d", "file"});
-  sc.initial.kind = start == "taylor_green"      ? Start::TaylorGreen
-                    : start == "taylor_green_3d" ? Start::TaylorGreen3D
-                    : start == "file"            ? Start::File
-                                                 : Start::Uniform;
+  sc.initial.kind = initial.choice_of<Start>("type", Start::Uniform);
+  const std::string start = name_of(sc.initial.kind);
   sc.initial.density = initial.number("density", 1.0);
   if (sc.initial.density <= 0) initial.fail("density", "expected a positive density");
   const bool vortex =
@@ -609,17 +608,17 @@ Case parse_deck(const std::string& text, const std::string& file,
         units.fail(key, "expected a positive " + std::string(what) + ", got " + num(*v));
       return *v;
     };
-    const double L = positive("length", "length = the characteristic length in metres");
-    const double U = positive("velocity", "velocity = the characteristic speed in m/s");
+    const double length_m = positive("length", "length = the characteristic length in metres");
+    const double speed_m_s = positive("velocity", "velocity = the characteristic speed in m/s");
     const double nu_si = positive("viscosity", "viscosity = the kinematic viscosity in m^2/s");
     c.units.density = positive("density", "density = the fluid's density in kg/m^3");
-    if (!(c.u_char > 0))
+    if (!physics.has("velocity"))
       physics.fail("velocity",
-                   "[units] needs a lattice velocity scale: set physics.velocity (the "
-                   "lattice value of units.velocity, e.g. 0.05)");
+                   "missing: [units] maps units.velocity onto physics.velocity, the "
+                   "lattice velocity scale (e.g. 0.05; it sets the Mach number)");
     c.units.given = true;
-    c.units.dx = L / c.l_char;
-    c.units.dt = c.u_char * c.units.dx / U;
+    c.units.dx = length_m / c.l_char;
+    c.units.dt = c.u_char * c.units.dx / speed_m_s;
     sc.tau = 3.0 * nu_si * c.units.dt / (c.units.dx * c.units.dx) + 0.5;
     units.finish({"length", "velocity", "viscosity", "density"});
   } else if (tau) {
@@ -959,19 +958,24 @@ std::vector<std::string> deck_warnings(const Case& c) {
                   "): it pushes mass through the wall; use velocity_inlet for flow through a face");
   }
   // Cadences longer than the run: their output never comes (or only at the end).
-  auto longer = [&](std::int64_t every, const std::string& key, const char* what) {
+  auto warn_if_longer_than_run = [&](std::int64_t every, const std::string& key, const char* what) {
     if (every > c.run.steps && c.run.steps > 0)
       w.push_back(key + " = " + std::to_string(every) + " is longer than the run (run.steps = " +
                   std::to_string(c.run.steps) + "): " + what);
   };
-  if (!s.bodies.empty()) longer(s.ib.loads_every, "ib.loads_every", "bodies.csv gets no row");
+  if (!s.bodies.empty())
+    warn_if_longer_than_run(s.ib.loads_every, "ib.loads_every", "bodies.csv gets no row");
   if (!s.obstacles.empty())
-    longer(c.run.obstacle_loads_every, "run.obstacle_loads_every", "obstacles.csv gets no row");
-  longer(c.run.output_every, "run.output_every", "fields are written only at the end");
-  longer(c.run.checkpoint_every, "run.checkpoint_every", "the only checkpoint is the final one");
-  longer(c.run.statistics_every, "run.statistics_every", "statistics.csv gets only step 0");
+    warn_if_longer_than_run(c.run.obstacle_loads_every, "run.obstacle_loads_every",
+                            "obstacles.csv gets no row");
+  warn_if_longer_than_run(c.run.output_every, "run.output_every",
+                          "fields are written only at the end");
+  warn_if_longer_than_run(c.run.checkpoint_every, "run.checkpoint_every",
+                          "the only checkpoint is the final one");
+  warn_if_longer_than_run(c.run.statistics_every, "run.statistics_every",
+                          "statistics.csv gets only step 0");
   for (const Probe& p : c.probes)
-    longer(
+    warn_if_longer_than_run(
         p.every, "probe '" + p.name + "' every",
         p.kind == Probe::Kind::Line ? "it is written only at the end" : "it samples only step 0");
   // Obstacles that cover no cell centre (too small, or outside the box) have no effect.

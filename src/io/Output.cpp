@@ -158,8 +158,8 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
     write_dataset(file.id, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
     write_dataset(file.id, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(), path);
     write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
-    std::vector<double> p(f.rho.size());  // c_s^2 (rho - 1): the pressure relative to rho = 1
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = (f.rho[i] - 1.0) / 3.0;
+    std::vector<double> p(f.rho.size());
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = lattice_pressure(f.rho[i]);
     write_dataset(file.id, "pressure", H5T_NATIVE_DOUBLE, dims, p.data(), path);
     if (units.given) {
       for (double& v : p) v = units.pressure(v);

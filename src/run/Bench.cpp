@@ -100,12 +100,12 @@ RateEstimate estimate_rate(const SolverConfig& deck, std::int64_t max_cells, dou
   c.part = {};
   c.initial = {};
   c.initial.velocity = {0.02, 0.01, c.nz > 1 ? 0.01 : 0.0};  // never time zeros
-  const int dims = c.nz > 1 ? 3 : 2;
+  const int long_axes = int(c.nx > 1) + int(c.ny > 1) + int(c.nz > 1);
   const double cells = double(c.cells());
-  if (cells > double(max_cells)) {  // the deck's proportions, fewer cells
-    const double shrink = std::pow(double(max_cells) / cells, 1.0 / dims);
+  if (cells > double(max_cells) && long_axes > 0) {  // the deck's proportions, fewer cells
+    const double shrink = std::pow(double(max_cells) / cells, 1.0 / long_axes);
     for (int* n : {&c.nx, &c.ny, &c.nz})
-      if (*n > 1) *n = std::max(4, int(std::lround(*n * shrink)));
+      if (*n > 1) *n = std::max(std::min(*n, 4), int(std::lround(*n * shrink)));
   }
   auto s = make_solver(c);
   s->step(2);  // warm-up

@@ -43,6 +43,8 @@ PointStencil point_stencil(const std::array<double, 3>& at, const std::array<int
 }
 
 PointValue interpolate(const PointStencil& stencil, const MacroFields& sampled, std::size_t first) {
+  if (stencil.cells.size() == 1)  // a cell probe: its values, solid or not
+    return {sampled.rho[first], sampled.u[first]};
   PointValue v;
   double total = 0.0;
   for (std::size_t k = 0; k < stencil.cells.size(); ++k) {

@@ -371,9 +371,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   std::vector<CsvFile> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
-  const std::array<bool, 3> periodic = {!bounded_axis(sc.domain_faces(), 0),
-                                        !bounded_axis(sc.domain_faces(), 1),
-                                        !bounded_axis(sc.domain_faces(), 2)};
+  const std::array<bool, 3> periodic = sc.periodic_axes();
   for (const auto& p : c.probes) {
     if (p.kind != Probe::Kind::Point) continue;
     if (p.interpolated)
@@ -445,13 +443,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   };
   auto sample_points = [&](std::int64_t step, bool force) {
     std::vector<std::int64_t> cells;
-    std::vector<std::size_t> which, first;
+    std::vector<std::size_t> which, offsets;  // the probes due, where their cells start
     std::size_t k = 0;
     for (const auto& p : c.probes) {
       if (p.kind != Probe::Kind::Point) continue;
       const std::int64_t every = p.every > 0 ? p.every : default_every;
       if (force || step % every == 0) {
-        which.push_back(k), first.push_back(cells.size());
+        which.push_back(k), offsets.push_back(cells.size());
         cells.insert(cells.end(), point_stencils[k].cells.begin(), point_stencils[k].cells.end());
       }
       ++k;
@@ -460,7 +458,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     const MacroFields m = solver->sample(cells);
     on_root(comm, [&] {
       for (std::size_t i = 0; i < which.size(); ++i) {
-        const PointValue v = interpolate(point_stencils[which[i]], m, first[i]);
+        const PointValue v = interpolate(point_stencils[which[i]], m, offsets[i]);
         point_files[which[i]].append(csv_row(step, v.rho, v.u));
       }
     });
@@ -482,7 +480,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       char buf[300];
       std::snprintf(buf, sizeof buf, "%d,%d,%d,%.8g,%.12g,%.12g,%.12g,%.12g,%.12g\n", cell[0],
                     cell[1], cell[2], (double(i) + 0.5) / double(cells.size()), f.rho[k], f.u[k][0],
-                    f.u[k][1], f.u[k][2], (f.rho[k] - 1.0) / 3.0);
+                    f.u[k][1], f.u[k][2], lattice_pressure(f.rho[k]));
       csv += buf;
     }
     return csv;
@@ -493,18 +491,19 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   };
   auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
     for (const auto& p : c.probes)
-      if (p.kind == Probe::Kind::Line && (p.every == 0 || final))
+      if (p.kind == Probe::Kind::Line && p.every == 0)
         write_line(p, line_csv(p, f, false), step, final);
   };
-  auto sample_lines = [&](std::int64_t step) {  // the lines with their own cadence
+  // The lines with their own cadence: their cells only, every `every` steps and at the end.
+  auto sample_lines = [&](std::int64_t step, bool final) {
     for (const auto& p : c.probes) {
-      if (p.kind != Probe::Kind::Line || p.every == 0 || step % p.every != 0 || step >= rc.steps)
-        continue;
+      if (p.kind != Probe::Kind::Line || p.every == 0) continue;
+      if (!final && (step % p.every != 0 || step >= rc.steps)) continue;
       std::vector<std::int64_t> cells;
       for (const auto& cell : line_cells(p))
         cells.push_back(domain.global_index(cell[0], cell[1], cell[2]));
       const MacroFields m = solver->sample(cells);  // collective
-      on_root(comm, [&] { write_line(p, line_csv(p, m, true), step, false); });
+      on_root(comm, [&] { write_line(p, line_csv(p, m, true), step, final); });
     }
   };
   // Flow statistics (statistics.csv): kinetic energy and enstrophy (reduced on the device on one
@@ -553,10 +552,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   if (!restart_path.empty() && rc.output_every > 0)  // the series so far, for the XDMF
     for (std::int64_t s = 0; s <= first_step; s += rc.output_every)
       if (fs::exists(dir + "/" + field_file(s) + ".h5")) outputs.emplace_back(s, field_file(s) + ".h5");
-  bool line_probes = false;
-  for (const auto& p : c.probes) line_probes = line_probes || p.kind == Probe::Kind::Line;
+  bool gathered_lines = false;  // line probes written from the gathered fields
+  for (const auto& p : c.probes)
+    gathered_lines = gathered_lines || (p.kind == Probe::Kind::Line && p.every == 0);
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
-    if (!rc.write_fields && !line_probes) return;
+    if (!rc.write_fields && !gathered_lines) return;
     const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
     on_root(comm, [&] {
       if (rc.write_fields) {
@@ -644,6 +644,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
 
   Progress progress(rc, log);
   sample_points(first_step, restart_path.empty());  // a restart samples only the probes due now
+  if (restart_path.empty()) sample_lines(first_step, false);
   write_statistics(first_step);
   if (rc.output_every > 0 && restart_path.empty()) write_output(0, false);
 
@@ -689,7 +690,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     }
     res.max_speed = d.max_speed;
     sample_points(step, false);
-    sample_lines(step);
+    sample_lines(step, false);
     write_statistics(step);
     write_loads(step);
     if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps) write_output(step, false);
@@ -733,6 +734,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << "kolibri: " << res.message << std::endl;
   } else if (res.exit_code == kExitOk) {
     write_output(step, true);
+    sample_lines(step, true);
     if (rc.checkpoint_every > 0) write_ckpt(step);  // a finished run can be continued to more steps
   }
 

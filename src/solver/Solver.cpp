@@ -62,7 +62,9 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
       if (f.nx != cfg.global_n(0) || f.ny != cfg.global_n(1) || f.nz != cfg.global_n(2))
         throw std::invalid_argument(cfg.initial.file + ": fields of " + std::to_string(f.nx) +
                                     " x " + std::to_string(f.ny) + " x " + std::to_string(f.nz) +
-                                    " cells, the domain has other extents");
+                                    " cells; the domain is " + std::to_string(cfg.global_n(0)) +
+                                    " x " + std::to_string(cfg.global_n(1)) + " x " +
+                                    std::to_string(cfg.global_n(2)));
       auto wrap = [](int v, int size) { return (v % size + size) % size; };  // ghost layers
       grid.for_each([&](const Coord& c, Index cell) {
         const std::size_t from =
@@ -79,9 +81,7 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
 FlowStatistics Solver::flow_statistics() const {
   const MacroFields f = macroscopic();  // collective: the whole domain on rank 0
   if (f.rho.empty()) return {};
-  const auto types = m_cfg.domain_faces();
-  return kolibri::flow_statistics(
-      f, {!bounded_axis(types, 0), !bounded_axis(types, 1), !bounded_axis(types, 2)});
+  return kolibri::flow_statistics(f, m_cfg.periodic_axes());
 }
 
 std::string solver_signature(const SolverConfig& c) {

@@ -373,6 +373,10 @@ TEST(Deck, SetReachesArraysOfTables) {
   EXPECT_NE(msg.find("'run' is not an array of tables"), std::string::npos) << msg;
   msg = error_of(deck, {"probe[x].name=x"});
   EXPECT_NE(msg.find("expected name[index]"), std::string::npos) << msg;
+  msg = error_of(base, {"probe[2].name=x"});  // no [[probe]] at all
+  EXPECT_NE(msg.find("the deck has 0 [[probe]] tables: index 2"), std::string::npos) << msg;
+  msg = error_of(deck, {"probe[0]={name=\"y\"}"});
+  EXPECT_NE(msg.find("a whole table cannot be set"), std::string::npos) << msg;
   msg = error_of(deck, {"probe.name=x"});
   EXPECT_NE(msg.find("an array of tables takes an index"), std::string::npos) << msg;
   msg = error_of(deck, {"probe[1].at=[40.5,3]"});  // blamed on the --set argument
@@ -417,6 +421,11 @@ TEST(Deck, SiUnitsDeriveTheLatticeValues) {
   std::string msg =
       error_of(base + "[units]\nlength = 1\nvelocity = 1\nviscosity = 1\ndensity = 1\n");
   EXPECT_NE(msg.find("physics.reynolds': the deck has [units]"), std::string::npos) << msg;
+  std::string no_scale = deck;
+  no_scale.replace(no_scale.find("velocity = 0.1\n"), 15, "");
+  msg = error_of(no_scale);
+  EXPECT_NE(msg.find("physics.velocity': missing: [units] maps units.velocity"), std::string::npos)
+      << msg;
   msg = error_of(deck, {"units.viscosity=-1"});
   EXPECT_NE(msg.find("units.viscosity"), std::string::npos) << msg;
   msg = error_of(deck, {"units.density=\"x\""});

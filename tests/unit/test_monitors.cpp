@@ -176,6 +176,10 @@ name = "across"
 type = "line"
 start = [0, 6, 6]
 every = 25
+[[probe]]
+name = "twin"
+type = "line"
+start = [0, 6, 6]
 )";
   const Case c = parse_deck(deck, "tg3d.toml", {"run.output_dir=\"" + dir + "\""});
   // dx = 0.24 m / 24 = 0.01 m, dt = 0.01 dx / 0.5 m/s = 2e-4 s: nu = 0.05 dt / dx^2 = 0.1
@@ -203,11 +207,16 @@ every = 25
   auto u0 = [&](double x) { return U * std::sin(k * x) * std::cos(k * 12.5) * std::cos(k * 12.5); };
   EXPECT_NEAR(numbers_of(probe[1])[2], 0.5 * (u0(5.5) + u0(6.5)), 1e-9);
 
-  for (const char* f : {"line_across_25.csv", "line_across_50.csv", "line_across.csv"})
+  for (const char* f :
+       {"line_across_0.csv", "line_across_25.csv", "line_across_50.csv", "line_across.csv"})
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   const auto line = lines_of(dir + "/line_across_25.csv");
   ASSERT_EQ(line.size(), 25u);
   EXPECT_EQ(line[0], "x,y,z,s,rho,ux,uy,uz,p");
+  // Sampled alone or from the gathered fields (its twin, written at the field output): the same.
+  EXPECT_EQ(lines_of(dir + "/line_across_50.csv"), lines_of(dir + "/line_twin_50.csv"));
+  EXPECT_EQ(lines_of(dir + "/line_across.csv"), lines_of(dir + "/line_twin.csv"));
+  EXPECT_EQ(lines_of(dir + "/line_across_0.csv"), lines_of(dir + "/line_twin_0.csv"));
 
   std::ifstream summary(dir + "/summary.json");
   std::stringstream js;
@@ -219,5 +228,18 @@ every = 25
   xs << xdmf.rdbuf();
   for (const char* name : {":/pressure<", ":/pressure_si<", ":/velocity_si<"})
     EXPECT_NE(xs.str().find(name), std::string::npos) << name;
+
+  // A restart from step 30 continues statistics.csv and the probe as the run did, row for row.
+  const auto probe_before = lines_of(dir + "/probe_between.csv");
+  const Case twice =
+      parse_deck(deck, "tg3d.toml", {"run.output_dir=\"" + dir + "\"", "run.checkpoint_every=30"});
+  fs::remove_all(dir);
+  ASSERT_EQ(run_case(twice, log).exit_code, 0);
+  RunOptions again;
+  again.restart = dir + "/tg3d_ckpt_00000030";
+  const RunResult rr = run_case(twice, log, again);
+  ASSERT_EQ(rr.exit_code, 0) << rr.message;
+  EXPECT_EQ(lines_of(dir + "/statistics.csv"), stats);
+  EXPECT_EQ(lines_of(dir + "/probe_between.csv"), probe_before);
 }
 }  // namespace

@@ -203,6 +203,13 @@ struct InitialCondition {
   std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or TGV amplitude in [0]
   std::string file;  ///< Kind::File: /density (nz, ny, nx) and /velocity (nz, ny, nx, 3)
 };
+template <>
+struct NameTable<InitialCondition::Kind> {
+  using K = InitialCondition::Kind;
+  static constexpr std::array entries{
+      Named<K>{K::Uniform, "uniform"}, Named<K>{K::TaylorGreen, "taylor_green"},
+      Named<K>{K::TaylorGreen3D, "taylor_green_3d"}, Named<K>{K::File, "file"}};
+};
 
 /// \brief Where a solver's box sits in the whole domain (multi-rank runs). The box of nx x ny x
 /// nz cells includes the ghost layers; local cell (0, 0, 0) is global cell `origin`. A side with
@@ -246,6 +253,11 @@ struct SolverConfig {
   ImmersedSettings ib;
   InitialCondition initial;
   Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
+  /// Per axis: true where its faces are periodic (of the whole domain).
+  std::array<bool, 3> periodic_axes() const {
+    const auto types = domain_faces();
+    return {!bounded_axis(types, 0), !bounded_axis(types, 1), !bounded_axis(types, 2)};
+  }
   /// The face types of the whole domain (of `faces` on one rank, of `part` on several).
   std::array<FaceType, 6> domain_faces() const {
     if (!part.whole()) return part.faces;
@@ -287,6 +299,8 @@ struct Units {
   double pressure(double lattice) const { return lattice * density * (dx / dt) * (dx / dt); }
   double viscosity(double lattice) const { return lattice * dx * dx / dt; }
 };
+/// The lattice pressure c_s^2 (rho - 1): relative to the reference density's.
+inline double lattice_pressure(double rho) { return (rho - 1.0) / 3.0; }
 
 /// \brief Run control and output.
 struct RunConfig {

@@ -21,13 +21,14 @@ struct PointStencil {
 };
 
 /// The stencil of the point `at` (cell widths, the domain spans [0, n] on each axis) in a domain
-/// of n cells whose axes are periodic where `periodic` says so.
+/// of n cells whose axes are periodic where `periodic` says so. Where the point lies on a centre
+/// (or next to a bounded face) along every axis, one cell.
 PointStencil point_stencil(const std::array<double, 3>& at, const std::array<int, 3>& n,
                            const std::array<bool, 3>& periodic);
 
 /// \brief Interpolated density and velocity at a point from the sampled stencil cells (in
-/// stencil order; `solid` cells are left out and the weights of the rest renormalised). All
-/// solid: NaN.
+/// stencil order, from `first`; `solid` cells are left out and the weights of the rest
+/// renormalised; all solid: NaN). A stencil of one cell gives that cell's values, solid or not.
 struct PointValue {
   double rho = 0.0;
   std::array<double, 3> u{0.0, 0.0, 0.0};
