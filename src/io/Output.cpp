@@ -223,7 +223,31 @@ std::array<int, 3> fields_hdf5_extent(const std::string& path) {
 }
 
 MacroFields read_fields_hdf5(const std::string& path) {
-  const std::array<int, 3> n = fields_hdf5_extent(path);
+  return read_fields_hdf5(path, {0, 0, 0}, fields_hdf5_extent(path));
+}
+
+namespace {
+/// Where a box's cells lie along one axis of a periodic domain of `size` cells: runs of
+/// consecutive global cells (at most three: the box may reach one layer past each side).
+struct AxisRun {
+  int local = 0, global = 0, count = 0;
+};
+std::vector<AxisRun> axis_runs(int origin, int n, int size) {
+  std::vector<AxisRun> runs;
+  for (int i = 0; i < n; ++i) {
+    const int g = ((origin + i) % size + size) % size;
+    if (!runs.empty() && runs.back().global + runs.back().count == g)
+      ++runs.back().count;
+    else
+      runs.push_back({i, g, 1});
+  }
+  return runs;
+}
+}  // namespace
+
+MacroFields read_fields_hdf5(const std::string& path, const std::array<int, 3>& origin,
+                             const std::array<int, 3>& n) {
+  const std::array<int, 3> domain = fields_hdf5_extent(path);
   const H5Quiet quiet;
   H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   H5Handle rho{-1, H5Dclose}, vel{-1, H5Dclose};
@@ -234,10 +258,34 @@ MacroFields read_fields_hdf5(const std::string& path) {
   f.nx = n[0], f.ny = n[1], f.nz = n[2];
   const std::size_t cells = std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
   f.rho.resize(cells), f.u.resize(cells), f.solid.assign(cells, 0);
-  if (H5Dread(rho.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.rho.data()) < 0)
-    throw OutputError(path + ": cannot read dataset 'density'" + h5_detail());
-  if (H5Dread(vel.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.u.data()) < 0)
-    throw OutputError(path + ": cannot read dataset 'velocity'" + h5_detail());
+  H5Handle rho_space{H5Dget_space(rho.id), H5Sclose}, vel_space{H5Dget_space(vel.id), H5Sclose};
+  std::vector<double> r, v;
+  // Each block of runs is one hyperslab (z, y, x; velocity with its 3 components).
+  for (const AxisRun& z : axis_runs(origin[2], n[2], domain[2]))
+    for (const AxisRun& y : axis_runs(origin[1], n[1], domain[1]))
+      for (const AxisRun& x : axis_runs(origin[0], n[0], domain[0])) {
+        const hsize_t start[4] = {hsize_t(z.global), hsize_t(y.global), hsize_t(x.global), 0};
+        const hsize_t count[4] = {hsize_t(z.count), hsize_t(y.count), hsize_t(x.count), 3};
+        const std::size_t block =
+            std::size_t(z.count) * std::size_t(y.count) * std::size_t(x.count);
+        r.resize(block), v.resize(3 * block);
+        H5Handle rho_mem{H5Screate_simple(3, count, nullptr), H5Sclose};
+        H5Handle vel_mem{H5Screate_simple(4, count, nullptr), H5Sclose};
+        if (H5Sselect_hyperslab(rho_space.id, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+            H5Dread(rho.id, H5T_NATIVE_DOUBLE, rho_mem.id, rho_space.id, H5P_DEFAULT, r.data()) < 0)
+          throw OutputError(path + ": cannot read dataset 'density'" + h5_detail());
+        if (H5Sselect_hyperslab(vel_space.id, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+            H5Dread(vel.id, H5T_NATIVE_DOUBLE, vel_mem.id, vel_space.id, H5P_DEFAULT, v.data()) < 0)
+          throw OutputError(path + ": cannot read dataset 'velocity'" + h5_detail());
+        std::size_t k = 0;
+        for (int c = 0; c < z.count; ++c)
+          for (int b = 0; b < y.count; ++b)
+            for (int a = 0; a < x.count; ++a, ++k) {
+              const std::size_t to = f.index(x.local + a, y.local + b, z.local + c);
+              f.rho[to] = r[k];
+              f.u[to] = {v[3 * k], v[3 * k + 1], v[3 * k + 2]};
+            }
+      }
   return f;
 }
 

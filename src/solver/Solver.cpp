@@ -57,22 +57,19 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
       return;
     }
     case InitialCondition::Kind::File: {
-      // The whole domain's fields (the deck checked the extents); each rank takes its box.
-      const MacroFields f = read_fields_hdf5(cfg.initial.file);
-      if (f.nx != cfg.global_n(0) || f.ny != cfg.global_n(1) || f.nz != cfg.global_n(2))
-        throw std::invalid_argument(cfg.initial.file + ": fields of " + std::to_string(f.nx) +
-                                    " x " + std::to_string(f.ny) + " x " + std::to_string(f.nz) +
-                                    " cells; the domain is " + std::to_string(cfg.global_n(0)) +
-                                    " x " + std::to_string(cfg.global_n(1)) + " x " +
-                                    std::to_string(cfg.global_n(2)));
-      auto wrap = [](int v, int size) { return (v % size + size) % size; };  // ghost layers
-      grid.for_each([&](const Coord& c, Index cell) {
-        const std::size_t from =
-            f.index(wrap(c.x + grid.origin[0], f.nx), wrap(c.y + grid.origin[1], f.ny),
-                    wrap(c.z + grid.origin[2], f.nz));
-        rho[static_cast<std::size_t>(cell)] = f.rho[from];
-        u[static_cast<std::size_t>(cell)] = f.u[from];
-      });
+      // This rank's box only, ghost layers wrapped.
+      const std::array<int, 3> extent = fields_hdf5_extent(cfg.initial.file);
+      if (extent != std::array<int, 3>{cfg.global_n(0), cfg.global_n(1), cfg.global_n(2)})
+        throw std::invalid_argument(
+            cfg.initial.file + ": fields of " + std::to_string(extent[0]) + " x " +
+            std::to_string(extent[1]) + " x " + std::to_string(extent[2]) +
+            " cells; the domain is " + std::to_string(cfg.global_n(0)) + " x " +
+            std::to_string(cfg.global_n(1)) + " x " + std::to_string(cfg.global_n(2)));
+      const MacroFields f =
+          read_fields_hdf5(cfg.initial.file, {grid.origin[0], grid.origin[1], grid.origin[2]},
+                           {grid.n[0], grid.n[1], grid.n[2]});
+      rho = f.rho;
+      u = f.u;
       return;
     }
   }

@@ -83,6 +83,11 @@ std::array<int, 3> fields_hdf5_extent(const std::string& path);
 /// fields_hdf5_extent.
 MacroFields read_fields_hdf5(const std::string& path);
 
+/// \brief The fields of a box of n cells from global cell `origin` on: a rank's box, its ghost
+/// layers reaching one cell past the domain's faces read from across them (periodic).
+MacroFields read_fields_hdf5(const std::string& path, const std::array<int, 3>& origin,
+                             const std::array<int, 3>& n);
+
 /// \brief The XDMF time series over the written HDF5 files (file name relative to the XDMF).
 std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,
                         int ny, int nz, const Units& units = {});
