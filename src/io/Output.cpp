@@ -206,20 +206,30 @@ std::vector<hsize_t> field_dims(hid_t file, const char* name, int rank, const st
 }
 }  // namespace
 
+namespace {
+/// A field file opened and checked once: /density (nz, ny, nx) and /velocity (nz, ny, nx, 3).
+struct FieldFile {
+  H5Handle file{-1, H5Fclose}, rho{-1, H5Dclose}, vel{-1, H5Dclose};
+  std::array<int, 3> extent{};  ///< nx, ny, nz
+  explicit FieldFile(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw OutputError(path + ": no such file (or not a regular file)");
+    file.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file (not HDF5, or damaged)");
+    const auto d = field_dims(file.id, "density", 3, path, rho);
+    const auto v = field_dims(file.id, "velocity", 4, path, vel);
+    if (v[0] != d[0] || v[1] != d[1] || v[2] != d[2] || v[3] != 3)
+      throw OutputError(path +
+                        ": dataset 'velocity' is not (nz, ny, nx, 3) of 'density''s nz, ny, nx");
+    extent = {int(d[2]), int(d[1]), int(d[0])};
+  }
+};
+}  // namespace
+
 std::array<int, 3> fields_hdf5_extent(const std::string& path) {
   const H5Quiet quiet;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw OutputError(path + ": no such file (or not a regular file)");
-  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file (not HDF5, or damaged)");
-  H5Handle rho{-1, H5Dclose}, vel{-1, H5Dclose};
-  const auto d = field_dims(file.id, "density", 3, path, rho);
-  const auto v = field_dims(file.id, "velocity", 4, path, vel);
-  if (v[0] != d[0] || v[1] != d[1] || v[2] != d[2] || v[3] != 3)
-    throw OutputError(path +
-                      ": dataset 'velocity' is not (nz, ny, nx, 3) of 'density''s nz, ny, nx");
-  return {int(d[2]), int(d[1]), int(d[0])};
+  return FieldFile(path).extent;
 }
 
 MacroFields read_fields_hdf5(const std::string& path) {
@@ -247,13 +257,11 @@ std::vector<AxisRun> axis_runs(int origin, int n, int size) {
 
 MacroFields read_fields_hdf5(const std::string& path, const std::array<int, 3>& origin,
                              const std::array<int, 3>& n) {
-  const std::array<int, 3> domain = fields_hdf5_extent(path);
   const H5Quiet quiet;
-  H5Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  H5Handle rho{-1, H5Dclose}, vel{-1, H5Dclose};
-  if (file.id < 0) throw OutputError(path + ": HDF5 cannot open the file");
-  (void)field_dims(file.id, "density", 3, path, rho);
-  (void)field_dims(file.id, "velocity", 4, path, vel);
+  const FieldFile in(path);
+  const std::array<int, 3>& domain = in.extent;
+  const H5Handle& rho = in.rho;
+  const H5Handle& vel = in.vel;
   MacroFields f;
   f.nx = n[0], f.ny = n[1], f.nz = n[2];
   const std::size_t cells = std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
