@@ -415,7 +415,9 @@ int main(int argc, char** argv) {
           "--case", ba.cases,
           "Domains (default periodic): periodic, closed (walls, the top moving), channel (velocity "
           "inlet, "
-          "pressure outlet, walls), sphere (the channel with a bounce-back sphere of diameter n/4)")
+          "pressure outlet, walls), sphere (the channel with a bounce-back sphere of diameter "
+          "n/4), "
+          "sphere_interpolated (the sphere with interpolated walls; two arrays only)")
       ->delimiter(',')
       ->check(CLI::IsMember(kolibri::names_of<kolibri::BenchCase>()));
   bench->add_flag("--walls", ba.walls, "The closed box only (as --case closed)");

@@ -55,6 +55,24 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   if (!c.bodies.empty() && c.streaming != Streaming::TwoArray)
     return RuleBreach{"model", "streaming",
                       "immersed bodies need streaming = \"two_array\", got " + streaming};
+  for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
+    const Obstacle& o = c.obstacles[i];
+    const std::string section = "obstacle[" + std::to_string(i) + "]";
+    if (o.link_rules() && c.streaming != Streaming::TwoArray)
+      return RuleBreach{"model", "streaming",
+                        "interpolated or rotating obstacle walls (" + section +
+                            ") need streaming = \"two_array\" for now, got " + streaming};
+    if (!o.rotating()) continue;
+    if (o.shape == Obstacle::Shape::Box)
+      return RuleBreach{section, "angular_velocity",
+                        "a box cannot rotate in place: only spheres and cylinders rotate"};
+    if (o.shape == Obstacle::Shape::Cylinder)
+      for (int d = 0; d < 3; ++d)
+        if (d != o.axis && o.angular_velocity[std::size_t(d)] != 0)
+          return RuleBreach{section, "angular_velocity",
+                            "a cylinder rotates about its own axis only (axis " +
+                                std::string(1, char('x' + o.axis)) + ")"};
+  }
   if (c.collision == CollisionKind::AdaptiveCentralMoment && !(c.acm_velocity > 0))
     return RuleBreach{"model", "acm_velocity",
                       "collision = \"acm\" needs a reference speed > 0: no wall, inlet, initial or "

@@ -716,7 +716,26 @@ Case parse_deck(const std::string& text, const std::string& file,
       if (dims == 2 && o.shape == Obstacle::Shape::Cylinder && o.axis != 2)
         s.fail("axis", "a 2D cylinder is a disc: its axis is z");
     }
-    s.finish({"name", "type", "min", "max", "center", "radius", "axis"});
+    o.wall = s.choice_of("wall", Obstacle::Wall::BounceBack);
+    o.solid_outside = s.choice("solid", "inside", {"inside", "outside"}) == "outside";
+    if (s.has("angular_velocity")) {
+      if (o.shape == Obstacle::Shape::Cylinder) {  // about its axis
+        const auto w = s.number("angular_velocity");
+        if (!w) s.fail("angular_velocity", "expected a number: radians per step about the axis");
+        o.angular_velocity[std::size_t(o.axis)] = *w;
+      } else {
+        const auto w = s.vec3<double>("angular_velocity", 3);
+        if (!w) s.fail("angular_velocity", "expected [wx, wy, wz]: radians per step");
+        o.angular_velocity = *w;
+      }
+      for (double w : o.angular_velocity)
+        if (!std::isfinite(w) || std::fabs(w) * std::max(o.radius, 1.0) > 0.3)
+          s.fail("angular_velocity",
+                 "expected a finite rate whose wall speed (rate x radius) stays below 0.3 "
+                 "(lattice units)");
+    }
+    s.finish({"name", "type", "min", "max", "center", "radius", "axis", "wall", "solid",
+              "angular_velocity"});
     sc.obstacles.push_back(o);
   });
 
@@ -981,6 +1000,7 @@ std::vector<std::string> deck_warnings(const Case& c) {
   // Obstacles that cover no cell centre (too small, or outside the box) have no effect.
   for (std::size_t i = 0; i < s.obstacles.size(); ++i) {
     const auto& o = s.obstacles[i];
+    if (o.solid_outside) continue;  // its solid reaches the box's edges
     int lo[3], hi[3];
     const int n[3] = {s.nx, s.ny, s.nz};
     for (int d = 0; d < 3; ++d) {

@@ -55,18 +55,20 @@ void set_bench_case(SolverConfig& c, BenchCase domain, int n) {
       return;
     case BenchCase::Channel:
     case BenchCase::Sphere:
+    case BenchCase::SphereInterpolated:
       for (int f = 2; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
       c.faces[0].type = FaceType::VelocityInlet;
       c.faces[0].velocity = {0.05, 0.0, 0.0};
       c.faces[1].type = FaceType::PressureOutlet;
       c.initial.velocity = {0.05, 0.0, 0.0};
-      if (domain == BenchCase::Sphere) {
+      if (domain != BenchCase::Channel) {
         Obstacle o;
         o.name = "sphere";
         o.shape = two_d ? Obstacle::Shape::Cylinder : Obstacle::Shape::Sphere;
         const double mid_y = 0.5 * c.ny, mid_z = two_d ? 0.5 : 0.5 * c.nz;
         o.center = {0.25 * c.nx, mid_y, mid_z};
         o.radius = std::max(1.0, n / 8.0);
+        if (domain == BenchCase::SphereInterpolated) o.wall = Obstacle::Wall::Interpolated;
         c.obstacles.push_back(o);
       }
       return;
@@ -173,6 +175,9 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                       if (str == Streaming::Moments && !supports_moments(col, prec.storage))
                         continue;
                       if (!supports(lat, col)) continue;
+                      if (domain == BenchCase::SphereInterpolated && str != Streaming::TwoArray)
+                        continue;  // link rules: two arrays only
+
                       if (str != Streaming::Moments && arrays != o.moment_arrays.front())
                         continue;  // once
                       specs.push_back({domain, lat, prec, col, str, size, alpha, split, per_face,

@@ -111,8 +111,12 @@ std::string solver_signature(const SolverConfig& c) {
   }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const auto& o = c.obstacles[i];
-    add("obstacle" + std::to_string(i), std::to_string(int(o.shape)) + "/" + vec(o.min) + "/" + vec(o.max) + "/" +
-                                            vec(o.center) + "/" + num(o.radius) + "/" + std::to_string(o.axis));
+    std::string v = std::to_string(int(o.shape)) + "/" + vec(o.min) + "/" + vec(o.max) + "/" +
+                    vec(o.center) + "/" + num(o.radius) + "/" + std::to_string(o.axis);
+    if (o.link_rules() || o.solid_outside)  // (older checkpoints: none of these)
+      v += std::string("/") + to_string(o.wall) + "/" + (o.solid_outside ? "outside" : "inside") +
+           "/" + vec(o.angular_velocity);
+    add("obstacle" + std::to_string(i), v);
   }
   if (c.collision == CollisionKind::Mrt || c.collision == CollisionKind::CentralMoment ||
       c.collision == CollisionKind::AdaptiveCentralMoment)

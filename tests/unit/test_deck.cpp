@@ -352,6 +352,55 @@ max = [22.0, 12.0]
   EXPECT_NE(msg.find("run.obstacle_loads_every"), std::string::npos) << msg;
 }
 
+// Curved walls: an obstacle's wall rule, its solid side and its rotation; rotations a shape
+// cannot make in place, a fast wall and the schemes without link rules are refused.
+TEST(Deck, ObstacleWallsSidesAndRotation) {
+  const std::string annulus = base + R"([[obstacle]]
+type = "cylinder"
+center = [16.0, 8.0]
+radius = 3.0
+wall = "interpolated"
+angular_velocity = 0.01
+[[obstacle]]
+type = "cylinder"
+center = [16.0, 8.0]
+radius = 7.5
+solid = "outside"
+wall = "interpolated"
+)";
+  const Case c = parse_deck(annulus, "case.toml");
+  ASSERT_EQ(c.solver.obstacles.size(), 2u);
+  const Obstacle& in = c.solver.obstacles[0];
+  EXPECT_EQ(in.wall, Obstacle::Wall::Interpolated);
+  EXPECT_EQ(in.angular_velocity, (std::array<double, 3>{0, 0, 0.01}));
+  EXPECT_FALSE(in.solid_outside);
+  EXPECT_TRUE(c.solver.obstacles[1].solid_outside);
+  EXPECT_TRUE(covers(c.solver.obstacles[1], 0, 0, 0));  // a corner: outside the outer cylinder
+  EXPECT_FALSE(covers(c.solver.obstacles[1], 16, 8, 0));
+  EXPECT_TRUE(deck_warnings(c).empty());
+
+  std::string msg = error_of(annulus, {"obstacle[0].wall=\"curved\""});
+  EXPECT_NE(msg.find("obstacle[0].wall"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("bounce_back"), std::string::npos) << msg;
+  msg = error_of(annulus, {"obstacle[1].solid=\"both\""});
+  EXPECT_NE(msg.find("obstacle[1].solid"), std::string::npos) << msg;
+  msg = error_of(annulus, {"obstacle[0].angular_velocity=0.2"});  // wall speed 0.6
+  EXPECT_NE(msg.find("below 0.3"), std::string::npos) << msg;
+  msg = error_of(annulus, {"model.streaming=\"in_place\""});
+  EXPECT_NE(msg.find("model.streaming"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("interpolated or rotating obstacle walls (obstacle[0])"), std::string::npos)
+      << msg;
+  const std::string box = base + R"([[obstacle]]
+type = "box"
+min = [10.0, 4.0]
+max = [12.0, 6.0]
+angular_velocity = [0.0, 0.0, 0.01]
+)";
+  msg = error_of(box);
+  EXPECT_NE(msg.find("obstacle[0].angular_velocity"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("a box cannot rotate"), std::string::npos) << msg;
+}
+
 // Issue 22: array-of-table keys can be overridden (name[i].key), and a new table appended.
 TEST(Deck, SetReachesArraysOfTables) {
   const std::string deck = base + "[[probe]]\nname = \"a\"\nposition = [3, 4]\n";

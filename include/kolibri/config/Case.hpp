@@ -143,6 +143,26 @@ struct Obstacle {
   std::array<double, 3> center{0, 0, 0};             ///< sphere / cylinder centre
   double radius = 0.0;                               ///< sphere / cylinder radius (cells)
   int axis = 2;                                      ///< cylinder axis: 0 x, 1 y, 2 z
+  /// How its links reflect: halfway bounce-back (the wall midway along every link: a
+  /// staircase), or interpolated bounce-back (Bouzidi, Firdaouss & Lallemand 2001, linear: the
+  /// wall where the shape crosses the link, second order; docs/theory.md).
+  enum class Wall { BounceBack, Interpolated } wall = Wall::BounceBack;
+  bool solid_outside = false;  ///< the solid is outside the shape (a pipe, an outer cylinder)
+  /// Rotation about `center` (radians per step; a cylinder about its axis, a sphere about any):
+  /// the wall moves, the shape stays. Zero: at rest.
+  std::array<double, 3> angular_velocity{0, 0, 0};
+
+  bool rotating() const {
+    return angular_velocity[0] != 0 || angular_velocity[1] != 0 || angular_velocity[2] != 0;
+  }
+  /// Its links need a rule of their own (LinkRules): interpolated, or a wall that moves.
+  bool link_rules() const { return wall == Wall::Interpolated || rotating(); }
+};
+template <>
+struct NameTable<Obstacle::Wall> {
+  using W = Obstacle::Wall;
+  static constexpr std::array entries{Named<W>{W::BounceBack, "bounce_back"},
+                                      Named<W>{W::Interpolated, "interpolated"}};
 };
 
 /// \brief Obstacle k's name (0-based k): its own, else "obstacle<k + 1>".
@@ -155,6 +175,14 @@ inline std::string obstacle_name(const std::vector<Obstacle>& all, std::size_t k
 
 /// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
 bool covers(const Obstacle& o, int x, int y, int z);
+/// \brief Where the segment from `a` (not covered) to `b` (covered) first enters the obstacle's
+/// solid side, as the fraction t of the way (0 < t <= 1; deck coordinates, cells); 1 where no
+/// crossing is found in floating point (b on the surface).
+double wall_crossing(const Obstacle& o, const std::array<double, 3>& a,
+                     const std::array<double, 3>& b);
+/// \brief The velocity of the obstacle's wall at point x (lattice units): angular_velocity x
+/// (x - center).
+std::array<double, 3> wall_velocity(const Obstacle& o, const std::array<double, 3>& x);
 
 /// \brief A rigid solid immersed in the fluid (immersed boundary): a surface from a primitive or a
 /// triangle mesh, sampled with Poisson-disk samples, placed in cell coordinates, optionally moving
@@ -394,6 +422,7 @@ inline const char* to_string(Streaming e) { return name_of(e); }
 inline const char* to_string(StorageKind e) { return name_of(e); }
 inline const char* to_string(FaceType e) { return name_of(e); }
 inline const char* to_string(InletProfile e) { return name_of(e); }
+inline const char* to_string(Obstacle::Wall e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
 
 }  // namespace kolibri

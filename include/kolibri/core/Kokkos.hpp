@@ -28,6 +28,15 @@
 #define KOLIBRI_UNROLL
 #endif
 
+/// A function kept out of line in the AMD device pass only: LLVM 15's AMDGPU back end (SI Fold
+/// Operands) ran for hours on kernels where such a function's arithmetic was inlined among
+/// branches (docs/portability.md); elsewhere it inlines as usual.
+#if defined(__HIP_DEVICE_COMPILE__)
+#define KOLIBRI_OUT_OF_LINE_ON_AMD __attribute__((noinline))
+#else
+#define KOLIBRI_OUT_OF_LINE_ON_AMD
+#endif
+
 namespace kolibri {
 
 /// \brief Math functions that moved from Kokkos::Experimental (3.x) to Kokkos (4.x).

@@ -9,6 +9,7 @@
 #include <kolibri/config/Case.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
+#include <kolibri/grid/LinkRules.hpp>
 
 #include <algorithm>
 #include <array>
@@ -126,10 +127,16 @@ struct CellLists {
 /// \brief The lists of `grid` with `flags` (build_flags) and the faces' types; `face_kernels`
 /// puts the cells that one face alone completes into per-face lists (single_face);
 /// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
-/// inlets are one face, to the interior kernel (two arrays); the others get kListedCell.
+/// inlets are one face, to the interior kernel (two arrays); the others get kListedCell, so do
+/// the cells with a link into one of `obstacles` that needs its own rule (has_link_rules).
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
-                           const FaceSet& faces, bool face_kernels, bool interior_walls) {
+                           const FaceSet& faces, bool face_kernels, bool interior_walls,
+                           const std::vector<Obstacle>& obstacles = {}) {
+  bool rules = false;
+  for (const Obstacle& o : obstacles) rules = rules || o.link_rules();
+  int type[6];
+  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
   CellLists out;
   if (std::find(flags.begin(), flags.end(), kBoundaryFluid) != flags.end())
     out.links = wall_links<L>(grid, flags, faces);
@@ -145,7 +152,8 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
     else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1; face >= 0)
       out.faces[face].push_back(std::uint32_t(c));
     else if (!interior_walls || (mask & kOutletLink) ||
-             ((mask & kMovingLink) && moving_face(mask) < 0))
+             ((mask & kMovingLink) && moving_face(mask) < 0) ||
+             (rules && has_link_rules<L>(grid, type, flags, obstacles, p)))
       inner.push_back(std::uint32_t(c));
     else
       return;  // resolved by the interior kernel

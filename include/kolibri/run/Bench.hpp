@@ -36,15 +36,18 @@ struct NameTable<PrecisionChoice> {
 ///   closed benchmark box: ../shared/design/TOOLCHAIN.md);
 /// - channel: a velocity inlet at x_min (u = 0.05), a pressure outlet at x_max, walls elsewhere;
 /// - sphere: the channel with a bounce-back sphere (a disc in 2D) of diameter n/4 at x = n/4 on
-///   the axis.
+///   the axis;
+/// - sphere_interpolated: the same sphere with interpolated walls (Obstacle::Wall::Interpolated).
 /// MLUPS count every cell of the box, solid ones included (as FluidX3D counts).
-enum class BenchCase { Periodic, Closed, Channel, Sphere };
+enum class BenchCase { Periodic, Closed, Channel, Sphere, SphereInterpolated };
 template <>
 struct NameTable<BenchCase> {
-  static constexpr std::array entries{Named<BenchCase>{BenchCase::Periodic, "periodic"},
-                                      Named<BenchCase>{BenchCase::Closed, "closed"},
-                                      Named<BenchCase>{BenchCase::Channel, "channel"},
-                                      Named<BenchCase>{BenchCase::Sphere, "sphere"}};
+  static constexpr std::array entries{
+      Named<BenchCase>{BenchCase::Periodic, "periodic"},
+      Named<BenchCase>{BenchCase::Closed, "closed"},
+      Named<BenchCase>{BenchCase::Channel, "channel"},
+      Named<BenchCase>{BenchCase::Sphere, "sphere"},
+      Named<BenchCase>{BenchCase::SphereInterpolated, "sphere_interpolated"}};
 };
 
 /// \brief The configuration of `domain` for lattice `lat` and edge n (faces, obstacle, initial

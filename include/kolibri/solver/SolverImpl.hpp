@@ -226,6 +226,8 @@ class SolverImpl final : public Solver {
                               {m_level.force[0], m_level.force[1], m_level.force[2]},
                               m_link_cell,
                               m_link_dir,
+                              m_link_distance,
+                              m_link_wall_u,
                               g,
                               {g.origin[0] + 0.5, g.origin[1] + 0.5, g.origin[2] + 0.5},
                               {0.0, 0.0, 0.0}};
@@ -410,6 +412,8 @@ class SolverImpl final : public Solver {
           obstacle_links<L>(m_level.grid, cfg.faces, host_flags, cfg.obstacles);
       m_link_cell = to_device(links.cell, "kolibri::obstacle_link_cells");
       m_link_dir = to_device(links.dir, "kolibri::obstacle_link_directions");
+      m_link_distance = to_device(links.distance, "kolibri::obstacle_link_distances");
+      m_link_wall_u = to_device(links.wall_velocity, "kolibri::obstacle_link_wall_velocities");
       m_link_start = links.start;
     }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
@@ -491,6 +495,8 @@ class SolverImpl final : public Solver {
   /// Obstacle links (obstacle_links): fluid cell, direction, obstacle k's from m_link_start[k].
   Kokkos::View<std::uint32_t*, MemSpace> m_link_cell;
   Kokkos::View<std::uint8_t*, MemSpace> m_link_dir;
+  Kokkos::View<double*, MemSpace> m_link_distance;  ///< ObstacleLinks::distance
+  Kokkos::View<double*, MemSpace> m_link_wall_u;    ///< ObstacleLinks::wall_velocity
   std::vector<std::int64_t> m_link_start;
 };
 

@@ -32,8 +32,13 @@ struct Level {
       : grid(DenseGrid::of(cfg)) {  // refuses 2^32 cells or more
     if (distribution) dist = *distribution;
     flags = to_device(host_flags, "kolibri::flags");
-    const CellLists lists = build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
-                                                cfg.streaming == Streaming::TwoArray);
+    const CellLists lists =
+        build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
+                            cfg.streaming == Streaming::TwoArray, cfg.obstacles);
+    const LinkRules rules_of_links =
+        link_rules<L>(grid, cfg.faces, host_flags, cfg.obstacles, lists.boundary);
+    link_distance = to_device(rules_of_links.distance, "kolibri::link_distance");
+    link_term = to_device(rules_of_links.term, "kolibri::link_term");
     fluid_cells = dist.comm ? dist.comm->sum(std::int64_t(lists.updated)) : lists.updated;
     std::vector<std::uint32_t>
         all;  // per-face cells: face f from face_start[f] to face_start[f + 1]
@@ -57,7 +62,9 @@ struct Level {
              DeviceFaces<R>::from(faces),
              {force[0], force[1], force[2]},
              links.data(),
-             shape.empty() ? nullptr : inlet_shape.data()};
+             shape.empty() ? nullptr : inlet_shape.data(),
+             link_distance.extent(0) ? link_distance.data() : nullptr,
+             link_term.extent(0) ? link_term.data() : nullptr};
     if (!cfg.bodies.empty()) {
       if (dist.comm)
         throw std::invalid_argument(
@@ -79,7 +86,9 @@ struct Level {
   /// wall-link mask.
   double bytes_per_cell() const {
     return double(sizeof(Flag)) +
-           double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells());
+           double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells()) +
+           double(link_distance.extent(0) + link_term.extent(0)) * sizeof(float) /
+               double(grid.cells());
   }
 
   /// The face rules of time step `step`: the moving walls' and inlets' velocities times their
@@ -105,6 +114,8 @@ struct Level {
   Kokkos::View<Flag*, MemSpace> flags;
   Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid (CellLists)
   Kokkos::View<std::uint32_t*, MemSpace> links;     ///< CellLists::links (empty: no boundary)
+  Kokkos::View<float*, MemSpace> link_distance;     ///< LinkRules::distance (empty: none)
+  Kokkos::View<float*, MemSpace> link_term;         ///< LinkRules::term (empty: no wall moves)
   Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
   Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
   Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only

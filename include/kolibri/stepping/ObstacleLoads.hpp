@@ -12,6 +12,7 @@
 #include <kolibri/config/Case.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
+#include <kolibri/grid/LinkRules.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/stepping/MomentStream.hpp>
 #include <kolibri/stepping/Moments.hpp>
@@ -25,10 +26,13 @@ namespace kolibri {
 
 /// \brief The links of each obstacle on this rank: fluid cells it updates whose neighbour along
 /// c_q is a solid cell of the obstacle (a solid cell covered by several obstacles belongs to the
-/// first in the deck). Obstacle k's links are start[k] .. start[k + 1].
+/// first in the deck), with the wall's distance along the link and its velocity (ObstacleLink).
+/// Obstacle k's links are start[k] .. start[k + 1].
 struct ObstacleLinks {
   std::vector<std::uint32_t> cell;
   std::vector<std::uint8_t> dir;
+  std::vector<double> distance;       ///< 1/2 for halfway bounce-back
+  std::vector<double> wall_velocity;  ///< three a link
   std::vector<std::int64_t> start{0};
 };
 
@@ -36,9 +40,7 @@ template <class L>
 ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
                              const std::vector<Flag>& flags,
                              const std::vector<Obstacle>& obstacles) {
-  const std::size_t k = obstacles.size();
-  std::vector<std::vector<std::uint32_t>> cells(k);
-  std::vector<std::vector<std::uint8_t>> dirs(k);
+  std::vector<ObstacleLinks> per(obstacles.size());
   int type[6];
   for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
   grid.for_each([&](const Coord& p, Index c) {
@@ -47,19 +49,23 @@ ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
       int face;
       const Index m = grid.neighbour<L>(type, p, q, +1, face);
       if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
-      const Coord g = grid.global_coords(grid.coords(m));
-      for (std::size_t o = 0; o < k; ++o)
-        if (covers(obstacles[o], g.x, g.y, g.z)) {
-          cells[o].push_back(std::uint32_t(c));
-          dirs[o].push_back(std::uint8_t(q));
-          break;
-        }
+      const ObstacleLink link = obstacle_link<L>(grid, type, flags, obstacles, p, m, q);
+      if (link.obstacle < 0) continue;
+      ObstacleLinks& o = per[std::size_t(link.obstacle)];
+      o.cell.push_back(std::uint32_t(c));
+      o.dir.push_back(std::uint8_t(q));
+      o.distance.push_back(link.distance);
+      o.wall_velocity.insert(o.wall_velocity.end(), link.wall_velocity.begin(),
+                             link.wall_velocity.end());
     }
   });
   ObstacleLinks out;
-  for (std::size_t o = 0; o < k; ++o) {
-    out.cell.insert(out.cell.end(), cells[o].begin(), cells[o].end());
-    out.dir.insert(out.dir.end(), dirs[o].begin(), dirs[o].end());
+  for (const ObstacleLinks& o : per) {
+    out.cell.insert(out.cell.end(), o.cell.begin(), o.cell.end());
+    out.dir.insert(out.dir.end(), o.dir.begin(), o.dir.end());
+    out.distance.insert(out.distance.end(), o.distance.begin(), o.distance.end());
+    out.wall_velocity.insert(out.wall_velocity.end(), o.wall_velocity.begin(),
+                             o.wall_velocity.end());
     out.start.push_back(std::int64_t(out.cell.size()));
   }
   return out;
@@ -71,14 +77,17 @@ inline std::array<double, 3> obstacle_centre(const Obstacle& o) {
   return {0.5 * (o.min[0] + o.max[0]), 0.5 * (o.min[1] + o.max[1]), 0.5 * (o.min[2] + o.max[2])};
 }
 
-/// \brief Sum over links of the momentum 2 c_q f*_q (force) and (x + c_q / 2 - centre) x force
-/// (torque; x the fluid cell's centre in the deck's coordinates, not wrapped: an obstacle across a
-/// periodic face takes the torque of its links on the far side about a centre a box length away):
-/// six sums. f*_q is the
-/// post-collision population of the last step, read where the scheme keeps it (StateLayout):
+/// \brief Sum over links of the momentum the wall takes, in the Galilean-invariant form of Wen et
+/// al. (2014): (c_k - u_w) f*_k + (c_k + u_w) f_q with k the link's direction into the wall, q
+/// = opposite(k), f*_k the population leaving the fluid cell and f_q the one the wall sends
+/// back (interpolated_bounce_back; halfway bounce-back at rest: 2 c_k f*_k), and the torque
+/// (x + d c_k - centre) x force about the centre (x the fluid cell's centre in the deck's
+/// coordinates, d the wall's distance, not wrapped: an obstacle across a periodic face takes the
+/// torque of its links on the far side about a centre a box length away): six sums. f* are the
+/// post-collision populations of the last step, read where the scheme keeps them (StateLayout):
 /// slot q with two arrays; slot opposite(q) in place (after a local step it holds f*_q, after a
-/// streaming step the arriving population that bounced back, the same value); rebuilt from the
-/// stored moments in the moment representation.
+/// streaming step the arriving population that bounced back, the same value at a halfway wall,
+/// the only kind in place); rebuilt from the stored moments in the moment representation.
 template <class L, class S, class C>
 struct LinkMomentum {
   using R = typename S::real;
@@ -92,6 +101,8 @@ struct LinkMomentum {
   R force[3];
   Kokkos::View<const std::uint32_t*, MemSpace> cell;
   Kokkos::View<const std::uint8_t*, MemSpace> dir;
+  Kokkos::View<const double*, MemSpace> distance;
+  Kokkos::View<const double*, MemSpace> wall_u;  ///< three a link
   GridCells grid;
   double origin[3];  ///< the deck coordinates of local cell (0, 0, 0)'s centre
   double centre[3];
@@ -112,15 +123,21 @@ struct LinkMomentum {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, Load6& sum) const {
     const Index n = Index(cell(i));
-    const int q = dir(i);
-    const double p = 2.0 * double(departing(n, q));
+    const int k = dir(i), q = L::opposite(k);
+    const double d = distance(i), u[3] = {wall_u(3 * i), wall_u(3 * i + 1), wall_u(3 * i + 2)};
+    const double c[3] = {double(L::c(k, 0)), double(L::c(k, 1)), double(L::c(k, 2))};
+    const double term = -6.0 * L::w(q) * (c[0] * u[0] + c[1] * u[1] + c[2] * u[2]);  // c_q = -c_k
+    const double leaving = double(departing(n, k));
+    const double back = interpolated_bounce_back(
+        d, leaving, double(departing(n, q)),
+        [&] { return double(departing(grid.rows(n).upwind<L>(k), k)); }, term);
     const Coord x = grid.coords(n);
-    const double c[3] = {double(L::c(q, 0)), double(L::c(q, 1)), double(L::c(q, 2))};
-    const double r[3] = {origin[0] + x.x + 0.5 * c[0] - centre[0],
-                         origin[1] + x.y + 0.5 * c[1] - centre[1],
-                         origin[2] + x.z + 0.5 * c[2] - centre[2]};
-    const double F[3] = {p * c[0], p * c[1], p * c[2]};
-    for (int d = 0; d < 3; ++d) sum.v[d] += F[d];
+    const double r[3] = {origin[0] + x.x + d * c[0] - centre[0],
+                         origin[1] + x.y + d * c[1] - centre[1],
+                         origin[2] + x.z + d * c[2] - centre[2]};
+    double F[3];
+    for (int a = 0; a < 3; ++a) F[a] = c[a] * (leaving + back) - u[a] * (leaving - back);
+    for (int a = 0; a < 3; ++a) sum.v[a] += F[a];
     sum.v[3] += r[1] * F[2] - r[2] * F[1];
     sum.v[4] += r[2] * F[0] - r[0] * F[2];
     sum.v[5] += r[0] * F[1] - r[1] * F[0];

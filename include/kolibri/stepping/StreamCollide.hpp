@@ -10,6 +10,7 @@
 #include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
+#include <kolibri/grid/LinkRules.hpp>
 #include <kolibri/storage/Storage.hpp>
 
 #include <stdexcept>
@@ -104,6 +105,11 @@ struct Boundary {
   /// The inlets' profile factors (InletProfile) on the six faces' planes of cells, face by face
   /// (inlet_shape_plane); null where no inlet has a profile.
   const R* inlet_shape = nullptr;
+  /// The obstacles' link rules (LinkRules) per boundary-list position and direction: the wall
+  /// distances (0: the mask's rule) and, where an obstacle rotates, the moving-wall terms; null
+  /// where no obstacle needs them.
+  const float* link_distance = nullptr;
+  const float* link_term = nullptr;
 
   /// The cell reached from p by sign * c_q, with periodic wrap; -1 when the move leaves the box
   /// through a non-periodic face, with `face` set (face_priority at edges and corners).
@@ -149,10 +155,12 @@ struct Boundary {
   /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
   /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
   /// outlet velocity (kOutletLink) is the cell's own post-collision one, u = (sum c f* - F/2) /
-  /// rho: from `dep` or, when given, from `u_known`.
+  /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's boundary-list position,
+  /// selects its obstacle link rules (two arrays; -1: the mask's rules only).
   template <class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
-                                   const Departing& dep, const R* u_known = nullptr) const {
+                                   const Departing& dep, const R* u_known = nullptr,
+                                   const Index slot = -1) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
     R u[3] = {R(0), R(0), R(0)};
@@ -169,13 +177,27 @@ struct Boundary {
       if (q > 0 && ((mask >> L::opposite(q)) & 1u)) {
         int face;
         neighbour(p, q, -1, face);  // the face crossed, -1 for a solid neighbour
-        f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
+        const R d =
+            face < 0 && link_distance && slot >= 0 ? R(link_distance[slot * L::Q + q]) : R(0);
+        if (d > R(0)) {
+          const int k = L::opposite(q);
+          const R term = link_term ? R(link_term[slot * L::Q + q]) : R(0);
+          f[q] = interpolated_bounce_back(
+              d, dep(n, k), dep(n, q), [&] { return dep(rows.upwind<L>(k), k); }, term);
+        } else {
+          f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
+        }
       } else {
         f[q] = dep(rows.upwind<L>(q), q);
       }
     }
   }
 
+  /// velocity(), out of line in the AMD device pass (KOLIBRI_OUT_OF_LINE_ON_AMD; push).
+  KOLIBRI_OUT_OF_LINE_ON_AMD KOKKOS_FUNCTION void velocity_out_of_line(const R (&fs)[L::Q],
+                                                                       R (&u)[3]) const {
+    velocity(fs, u);
+  }
   /// Velocity from post-collision populations, u = (sum c f* - F/2) / rho: the one formula both
   /// streaming schemes use for outlets, so they agree bit for bit.
   KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
@@ -211,11 +233,12 @@ struct Boundary {
                                    const R (&fr)[L::Q], const Arriving& arrive) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
-    // The outlet velocity, used by outlet links only, for every cell: computed under a branch on
-    // kOutletLink it made the AMDGPU back end of LLVM 15 (SI Fold Operands) run for hours on
-    // the D2Q9 FP16 TRT in-place list kernel (docs/portability.md).
+    // The outlet velocity, used by outlet links only, for every cell and out of line on AMD:
+    // computed under a branch on kOutletLink (D2Q9), or inlined (D3Q19), it made the AMDGPU
+    // back end of LLVM 15 (SI Fold Operands) run for hours on the FP16 TRT in-place list kernel
+    // (docs/portability.md).
     R u[3];
-    velocity(fr, u);
+    velocity_out_of_line(fr, u);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       if (q > 0 && ((mask >> q) & 1u)) {
@@ -405,7 +428,7 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx});
+    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr, i);
     collide_store(n, f);
   }
 

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The links between fluid cells and obstacles that need a rule of their own
+/// (Obstacle::link_rules): interpolated walls (the wall where the shape crosses the link) and
+/// rotating walls (the wall's velocity where it crosses). Found once on the host from the
+/// obstacles' shapes; the kernels read one distance (and with moving walls one term) per link.
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+#include <kolibri/core/Kokkos.hpp>
+#include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/grid/Flags.hpp>
+#include <kolibri/lattice/Lattice.hpp>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief One link from fluid cell p along c_k into a solid cell of obstacle `obstacle`.
+struct ObstacleLink {
+  int obstacle = -1;  ///< the first obstacle in the deck covering the solid cell; -1: none
+  /// Where the wall crosses the link, as a fraction of it (0 < distance <= 1). Halfway
+  /// bounce-back: 1/2. 1/2 also where the wall is nearer than half a link and the cell behind
+  /// p (p - c_k) is no fluid cell, so the interpolation lacks its second point.
+  double distance = 0.5;
+  std::array<double, 3> wall_velocity{0, 0, 0};  ///< at the crossing (rotating obstacles)
+};
+
+/// \brief The link from local cell p along c_k, whose neighbour m there is solid: its obstacle,
+/// the wall's distance and velocity. `type` are the faces' types (the grid's neighbour rule).
+template <class L>
+ObstacleLink obstacle_link(const DenseGrid& grid, const int (&type)[6],
+                           const std::vector<Flag>& flags, const std::vector<Obstacle>& obstacles,
+                           const Coord& p, Index m, int k) {
+  ObstacleLink out;
+  const Coord gs = grid.global_coords(grid.coords(m));
+  for (std::size_t o = 0; o < obstacles.size() && out.obstacle < 0; ++o)
+    if (covers(obstacles[o], gs.x, gs.y, gs.z)) out.obstacle = int(o);
+  if (out.obstacle < 0) return out;
+  const Obstacle& ob = obstacles[std::size_t(out.obstacle)];
+  // The solid cell's centre and the fluid cell's, one link apart (across a periodic face the
+  // fluid cell is taken on the solid's side).
+  const std::array<double, 3> b{gs.x + 0.5, gs.y + 0.5, gs.z + 0.5};
+  const std::array<double, 3> a{b[0] - L::c(k, 0), b[1] - L::c(k, 1), b[2] - L::c(k, 2)};
+  if (ob.wall == Obstacle::Wall::Interpolated) out.distance = wall_crossing(ob, a, b);
+  if (out.distance < 0.5) {
+    int face;
+    const Index behind = grid.neighbour<L>(type, p, k, -1, face);
+    if (behind < 0 || flags[std::size_t(behind)] == kSolid) out.distance = 0.5;
+  }
+  if (ob.rotating()) {
+    const double t = wall_crossing(ob, a, b);  // the wall itself, also for halfway bounce-back
+    out.wall_velocity =
+        wall_velocity(ob, {a[0] + t * L::c(k, 0), a[1] + t * L::c(k, 1), a[2] + t * L::c(k, 2)});
+  }
+  return out;
+}
+
+/// \brief True for a kBoundaryFluid cell with a link into an obstacle that needs a rule of its
+/// own: such cells are resolved by the boundary list.
+template <class L>
+bool has_link_rules(const DenseGrid& grid, const int (&type)[6], const std::vector<Flag>& flags,
+                    const std::vector<Obstacle>& obstacles, const Coord& p) {
+  for (int k = 1; k < L::Q; ++k) {
+    int face;
+    const Index m = grid.neighbour<L>(type, p, k, +1, face);
+    if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
+    const Coord g = grid.global_coords(grid.coords(m));
+    for (const Obstacle& o : obstacles)
+      if (covers(o, g.x, g.y, g.z)) {
+        if (o.link_rules()) return true;
+        break;
+      }
+  }
+  return false;
+}
+
+/// \brief The link rules of the boundary list (CellLists::boundary), per list position i and
+/// arriving direction q at i * Q + q (q's wall link is opposite(q)): the wall distance (0 where
+/// the cell's mask rule applies) and, where an obstacle rotates, the moving-wall term
+/// 6 w_q rho_0 (c_q . u_w) with rho_0 = 1. Both empty where no obstacle needs them.
+struct LinkRules {
+  std::vector<float> distance;
+  std::vector<float> term;
+};
+
+template <class L>
+LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vector<Flag>& flags,
+                     const std::vector<Obstacle>& obstacles,
+                     const std::vector<std::uint32_t>& boundary) {
+  LinkRules out;
+  bool any = false, moving = false;
+  for (const Obstacle& o : obstacles) any = any || o.link_rules(), moving = moving || o.rotating();
+  if (!any) return out;
+  int type[6];
+  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  out.distance.assign(boundary.size() * std::size_t(L::Q), 0.0f);
+  if (moving) out.term.assign(out.distance.size(), 0.0f);
+  for (std::size_t i = 0; i < boundary.size(); ++i) {
+    const Coord p = grid.coords(Index(boundary[i]));
+    for (int k = 1; k < L::Q; ++k) {
+      int face;
+      const Index m = grid.neighbour<L>(type, p, k, +1, face);
+      if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
+      const ObstacleLink link = obstacle_link<L>(grid, type, flags, obstacles, p, m, k);
+      if (link.obstacle < 0 || !obstacles[std::size_t(link.obstacle)].link_rules()) continue;
+      const int q = L::opposite(k);
+      const std::size_t at = i * std::size_t(L::Q) + std::size_t(q);
+      out.distance[at] = float(link.distance);
+      if (moving) {
+        const auto& u = link.wall_velocity;
+        const double cu = L::c(q, 0) * u[0] + L::c(q, 1) * u[1] + L::c(q, 2) * u[2];
+        out.term[at] = float(6.0 * L::w(q) * cu);
+      }
+    }
+  }
+  return out;
+}
+
+/// \brief Interpolated bounce-back (Bouzidi, Firdaouss & Lallemand 2001, linear), the one
+/// formula of the kernels and the momentum exchange: the population arriving at a fluid cell in
+/// direction q across a wall at `distance` d along the link opposite(q) = k, from the cell's
+/// post-collision populations k (`back`) and q (`same`), the post-collision population k of the
+/// cell behind it (`behind`, at x - c_k: read only where d < 1/2), and the moving-wall term.
+/// d = 1/2 is halfway bounce-back.
+template <class R, class Behind>
+KOKKOS_INLINE_FUNCTION R interpolated_bounce_back(R d, R back, R same, const Behind& behind,
+                                                  R term) {
+  if (d < R(0.5)) return R(2) * d * back + (R(1) - R(2) * d) * behind() + term;
+  const R inv = R(1) / (R(2) * d);
+  return inv * (back + term) + (R(1) - inv) * same;
+}
+
+}  // namespace kolibri

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The DFG cylinder benchmarks 2D-1 (steady, Re 20) and 2D-2 (periodic, Re 100) of Schaefer &
+Turek (1996) with kolibri, at a cylinder diameter of D cells, and their analysis against the
+published bands (docs/validation.md).
+
+  python3 scripts/dfg.py run 2d1 40 OUT [--kolibri build/bin/kolibri] [--velocity U] [--set k=v ...]
+  python3 scripts/dfg.py analyse 2d1 40 OUT      (prints one JSON object)
+
+`run` takes inputs/dfg_2d1.toml or inputs/dfg_2d2.toml (written for D = 20) and scales the
+channel, the cylinder, the probes, the steps and the sampling to D; the lattice velocity stays,
+so tau grows with D (acoustic scaling), unless --velocity sets another mean inflow. `analyse` reads the run's obstacles.csv and probes:
+C_D = 2 F_x / (U^2 D), C_L = 2 F_y / (U^2 D) (U the mean inflow, 2/3 of the parabola's peak),
+the pressure difference between the cylinder's front and back points in the benchmark's units
+(rho = 1 kg/m^3, U = 0.2 m/s in 2D-1 and 1 m/s in 2D-2), each point's pressure extrapolated
+linearly from the two probes half a cell and one and a half cells off the surface; 2D-1 also the
+recirculation length L_a (m; where u_x on the axis behind the cylinder turns positive), 2D-2 the
+Strouhal number St = f D / U from the lift's period and the extremes over the last periods.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The published bands (lower, upper), Schaefer & Turek 1996, Table 4 and Table 5.
+BANDS = {
+    "2d1": {"cd": (5.57, 5.59), "cl": (0.0104, 0.0110), "la": (0.0842, 0.0852),
+            "dp": (0.1172, 0.1176)},
+    "2d2": {"cd_max": (3.22, 3.24), "cl_max": (0.99, 1.01), "st": (0.295, 0.305),
+            "dp": (2.46, 2.50)},
+}
+U_SI = {"2d1": 0.2, "2d2": 1.0}  # the benchmarks' mean inflow (m/s), rho = 1 kg/m^3
+U_LATTICE = {"2d1": 0.04, "2d2": 0.05}  # the decks' mean inflow (lattice units)
+STEPS_PER_D = 5500  # 2D-1: about ten flow-throughs; 2D-2: about 80 shedding periods
+
+
+def overrides(case, d, u=None):
+    """--set arguments that scale the D = 20 deck to diameter d (cells) and, where given, to the
+    mean inflow u (lattice units; the steps and the sampling scale with 1/u)."""
+    c = 2 * d  # the centre, 0.2 m from the inlet and the lower wall
+    slow = 1.0 if u is None else U_LATTICE[case] / u
+    every = max(1, round((50 * d if case == "2d1" else d // 4) * slow))
+    sets = [f"domain.nx={22 * d}", f"domain.ny={round(4.1 * d)}", f"physics.length={d}",
+            f"obstacle[0].center=[{c},{c}]", f"obstacle[0].radius={d / 2}",
+            f"run.steps={round(STEPS_PER_D * d * slow)}", f"run.obstacle_loads_every={every}"]
+    if u is not None:
+        sets += [f"physics.velocity={u}", f"boundary.x_min.velocity=[{1.5 * u},0.0]"]
+    front, back = c - d / 2, c + d / 2
+    for i, x in enumerate([front - 0.5, front - 1.5, back + 0.5, back + 1.5]):
+        sets += [f"probe[{i}].at=[{x},{c}]", f"probe[{i}].every={every}"]
+    if case == "2d1":
+        sets += [f"probe[4].start=[0,{c - 1}]", f"probe[5].start=[0,{c}]"]
+    return sets
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def pressure(rho):
+    return (float(rho) - 1.0) / 3.0
+
+
+def surface_pressures(out):
+    """Front and back surface pressures (lattice units) per probe row: (step, p_front, p_back)."""
+    p = {k: rows(os.path.join(out, f"probe_{k}.csv")) for k in ("front1", "front2", "back1", "back2")}
+    result = []
+    for a, b, c, e in zip(p["front1"], p["front2"], p["back1"], p["back2"]):
+        front = 1.5 * pressure(a["rho"]) - 0.5 * pressure(b["rho"])
+        back = 1.5 * pressure(c["rho"]) - 0.5 * pressure(e["rho"])
+        result.append((int(a["step"]), front, back))
+    return result
+
+
+def analyse(case, d, out):
+    with open(os.path.join(out, "summary.json")) as f:
+        status = json.load(f).get("status")
+    if status != "completed":
+        sys.exit(f"dfg.py: the run in {out} did not complete (status {status}): nothing to analyse")
+    with open(os.path.join(out, "summary.json")) as f:
+        u = json.load(f)["velocity_scale"]  # the mean inflow (physics.velocity)
+    scale = 2.0 / (u * u * d)
+    loads = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale)
+             for r in rows(os.path.join(out, "obstacles.csv"))]
+    dp_unit = (U_SI[case] / u) ** 2
+    res = {"case": case, "D": d, "steps": loads[-1][0]}
+    if case == "2d1":
+        res["cd"], res["cl"] = loads[-1][1], loads[-1][2]
+        res["cd_change_last_tenth"] = loads[-1][1] - loads[-len(loads) // 10 - 1][1]
+        _, front, back = surface_pressures(out)[-1]
+        res["dp"] = (front - back) * dp_unit
+        below = rows(os.path.join(out, "line_wake_below.csv"))
+        above = rows(os.path.join(out, "line_wake_above.csv"))
+        ux = [(float(a["x"]) + 0.5, 0.5 * (float(a["ux"]) + float(b["ux"]))) for a, b in zip(below, above)]
+        back_x = 2 * d + d / 2
+        behind = [(x, v) for x, v in ux if x > back_x]
+        la = None
+        for (x0, v0), (x1, v1) in zip(behind, behind[1:]):
+            if v0 <= 0.0 < v1:
+                la = x0 + (x1 - x0) * (-v0) / (v1 - v0) - back_x
+                break
+        res["la"] = None if la is None else la * 0.1 / d  # D = 0.1 m
+    else:
+        steps = [s for s, _, _ in loads]
+        lift = [cl for _, _, cl in loads]
+        ups = []  # upward zero crossings of the lift, interpolated
+        for i in range(1, len(lift)):
+            if lift[i - 1] < 0.0 <= lift[i]:
+                t = lift[i - 1] / (lift[i - 1] - lift[i])
+                ups.append(steps[i - 1] + t * (steps[i] - steps[i - 1]))
+        last = ups[-11:]  # the last ten periods
+        period = (last[-1] - last[0]) / (len(last) - 1)
+        res["st"] = d / (period * u)
+        window = [(s, cd, cl) for s, cd, cl in loads if s >= last[0]]
+        res["cd_max"] = max(cd for _, cd, _ in window)
+        res["cl_max"] = max(cl for _, _, cl in window)
+        res["periods_used"] = len(last) - 1
+        # dp at t0 + T/2, t0 the last lift maximum with half a period of data after it
+        lastp = [(s, cl) for s, _, cl in loads if last[-2] <= s < last[-1]]
+        t0 = max(lastp, key=lambda r: r[1])[0]
+        pr = surface_pressures(out)
+        target = t0 + period / 2
+        s_, f_, b_ = min(pr, key=lambda r: abs(r[0] - target))
+        res["dp"] = (f_ - b_) * dp_unit
+    res["inside"] = {k: (res[k] is not None and lo <= res[k] <= hi) for k, (lo, hi) in BANDS[case].items()}
+    res["bands"] = BANDS[case]
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("action", choices=["run", "analyse"])
+    ap.add_argument("case", choices=["2d1", "2d2"])
+    ap.add_argument("D", type=int, help="cylinder diameter in cells (even)")
+    ap.add_argument("out", help="output directory")
+    ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
+    ap.add_argument("--velocity", type=float, help="mean inflow in lattice units (default: the deck's)")
+    ap.add_argument("--set", action="append", default=[], help="more deck overrides")
+    a = ap.parse_args()
+    if a.D < 4 or a.D % 2:
+        sys.exit("dfg.py: D must be an even number of cells >= 4")
+    if a.action == "run":
+        deck = os.path.join(ROOT, "inputs", f"dfg_{a.case}.toml")
+        cmd = [a.kolibri, "run", deck, "--output-dir", a.out, "--progress", "lines"]
+        for s in overrides(a.case, a.D, a.velocity) + a.set:
+            cmd += ["--set", s]
+        sys.exit(subprocess.call(cmd))
+    print(json.dumps(analyse(a.case, a.D, a.out), indent=1))
+
+
+if __name__ == "__main__":
+    main()
