@@ -325,7 +325,9 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
     }
     if (auto r = s.number("density")) {
       if (bc.type == FaceType::Wall || bc.type == FaceType::Periodic)
-        s.fail("density", "only moving_wall, velocity_inlet and pressure_outlet faces take a density");
+        s.fail("density",
+               "only moving_wall, velocity_inlet, pressure_outlet and pressure_inlet faces take a "
+               "density");
       if (*r <= 0) s.fail("density", "expected a positive density");
       bc.density = *r;
     }

@@ -45,7 +45,7 @@ TEST(Names, EveryTableNamesEachValueOnceAndParsesBack) {
   // Every enumerator is in its table (the enums are dense from 0).
   EXPECT_EQ(NameTable<CollisionKind>::entries.size(),
             std::size_t(CollisionKind::AdaptiveCentralMoment) + 1);
-  EXPECT_EQ(NameTable<FaceType>::entries.size(), std::size_t(FaceType::PressureOutlet) + 1);
+  EXPECT_EQ(NameTable<FaceType>::entries.size(), std::size_t(FaceType::PressureInlet) + 1);
   EXPECT_EQ(NameTable<Streaming>::entries.size(), std::size_t(Streaming::Moments) + 1);
 }
 

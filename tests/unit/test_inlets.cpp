@@ -190,3 +190,48 @@ TEST(InletProfiles, ProfileAndTimeAreInTheSignature) {
 }
 
 }  // namespace
+
+namespace {
+// A pressure inlet: plates driven by a density difference between a pressure inlet and a
+// pressure outlet, in every streaming scheme. Mid-channel the profile is the Poiseuille parabola
+// of the local pressure gradient G: u_max = G H^2 / (8 rho nu), to 1% (measured 0.1%). A pressure
+// inlet is a pressure outlet's rule under another
+// name: swapping the names gives the same fields bit for bit.
+TEST(PressureInlet, DrivesPoiseuilleFlowAndIsAPressureFace) {
+  for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace, Streaming::Moments}) {
+    SCOPED_TRACE(to_string(streaming));
+    const int nx = 32, H = 16;
+    SolverConfig c = test::periodic_box(LatticeKind::D2Q9, nx, H, 1, 0.8);
+    c.streaming = streaming;
+    c.collision = streaming == Streaming::Moments ? CollisionKind::Regularized : CollisionKind::Trt;
+    c.faces[0].type = FaceType::PressureInlet;
+    c.faces[0].density = 1.0003;
+    c.faces[1].type = FaceType::PressureOutlet;
+    c.faces[2].type = c.faces[3].type = FaceType::Wall;
+    auto s = make_solver(c);
+    s->step(8000);
+    const MacroFields m = s->macroscopic();
+    // the pressure gradient mid-channel, from the centre line's densities two cells apart
+    const double G =
+        (m.rho[m.index(nx / 2 - 1, H / 2, 0)] - m.rho[m.index(nx / 2 + 1, H / 2, 0)]) / 6.0;
+    const double umax = G * H * H / (8.0 * c.viscosity());
+    double peak = 0;
+    for (int y = 0; y < H; ++y) peak = std::max(peak, m.u[m.index(nx / 2, y, 0)][0]);
+    EXPECT_NEAR(peak, umax * (1 - 1.0 / (H * H)),
+                0.01 * umax);  // the parabola at y + 1/2 = H/2 ± 1/2
+    // the flow goes from the inlet to the outlet; the gradient mid-channel is the imposed mean
+    // one within 6% (measured 5.4% steeper: the ends, a channel height each, take less)
+    const double mean = (c.faces[0].density - 1.0) / 3.0 / nx;
+    EXPECT_GT(G, mean);
+    EXPECT_LT(G, 1.06 * mean);
+
+    SolverConfig swapped = c;
+    swapped.faces[0].type = FaceType::PressureOutlet;
+    auto t = make_solver(swapped);
+    t->step(200);
+    s = make_solver(c);
+    s->step(200);
+    EXPECT_EQ(s->macroscopic().u, t->macroscopic().u);
+  }
+}
+}  // namespace

@@ -70,16 +70,24 @@ struct NameTable<StorageKind> {
                                       Named<StorageKind>{StorageKind::FP16, "fp16"}};
 };
 
-/// Boundary condition of one face of the box.
-enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet };
+/// Boundary condition of one face of the box. A pressure inlet and a pressure outlet follow the
+/// same rule (anti-bounce-back at the face's density, is_pressure); the name says which way the
+/// flow is meant to go.
+enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet, PressureInlet };
 template <>
 struct NameTable<FaceType> {
   using F = FaceType;
-  static constexpr std::array entries{Named<F>{F::Periodic, "periodic"}, Named<F>{F::Wall, "wall"},
+  static constexpr std::array entries{Named<F>{F::Periodic, "periodic"},
+                                      Named<F>{F::Wall, "wall"},
                                       Named<F>{F::MovingWall, "moving_wall"},
                                       Named<F>{F::VelocityInlet, "velocity_inlet"},
-                                      Named<F>{F::PressureOutlet, "pressure_outlet"}};
+                                      Named<F>{F::PressureOutlet, "pressure_outlet"},
+                                      Named<F>{F::PressureInlet, "pressure_inlet"}};
 };
+/// A face held at its density (anti-bounce-back): a pressure outlet or inlet.
+constexpr bool is_pressure(FaceType t) {
+  return t == FaceType::PressureOutlet || t == FaceType::PressureInlet;
+}
 
 /// Shape of a velocity inlet's velocity across its face (the face's `velocity` is the peak).
 enum class InletProfile {

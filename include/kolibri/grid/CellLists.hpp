@@ -64,7 +64,7 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
         const int f = s[d] < 0 ? 2 * d : s[d] >= grid.n[d] ? 2 * d + 1 : -1;
         if (f >= 0 && !is(f, FaceType::Periodic)) crossed |= 1u << f;
       }
-      if (is(face, FaceType::PressureOutlet)) mask |= kOutletLink;
+      if (is_pressure(FaceType(type[face]))) mask |= kOutletLink;
       if (is(face, FaceType::MovingWall) || is(face, FaceType::VelocityInlet))
         mask |= kMovingLink, moving = face;
     }

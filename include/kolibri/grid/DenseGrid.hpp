@@ -56,6 +56,7 @@ KOKKOS_INLINE_FUNCTION int face_priority(int type) {
     case FaceType::MovingWall:
       return 2;
     case FaceType::PressureOutlet:
+    case FaceType::PressureInlet:
       return 3;
     default:
       return 4;

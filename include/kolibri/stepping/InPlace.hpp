@@ -21,7 +21,7 @@ class InPlace final : public Scheme<L, S> {
       : m_op(CollisionFactory<C>::make(cfg)) {
     this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
-    for (const auto& f : cfg.faces) m_outlets = m_outlets || f.type == FaceType::PressureOutlet;
+    for (const auto& f : cfg.faces) m_outlets = m_outlets || is_pressure(f.type);
     if (m_outlets)
       m_outlet_u =
           Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", level.boundary.extent(0));

@@ -132,7 +132,8 @@ struct Boundary {
         const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
         return back + R(6) * w * faces.density[face] * (cu * shape);
       }
-      case FaceType::PressureOutlet: {
+      case FaceType::PressureOutlet:
+      case FaceType::PressureInlet: {
         const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
         const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
         return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
@@ -147,7 +148,7 @@ struct Boundary {
     return inlet_shape[inlet_plane_offset(grid.n, face) + c[t1] + Index(grid.n[t1]) * c[t2]];
   }
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
-    return face >= 0 && faces.type[face] == static_cast<int>(FaceType::PressureOutlet);
+    return face >= 0 && is_pressure(static_cast<FaceType>(faces.type[face]));
   }
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
