@@ -417,7 +417,7 @@ int main(int argc, char** argv) {
           "inlet, "
           "pressure outlet, walls), sphere (the channel with a bounce-back sphere of diameter "
           "n/4), "
-          "sphere_interpolated (the sphere with interpolated walls; two arrays only)")
+          "sphere_interpolated (the sphere with interpolated walls; not with moments)")
       ->delimiter(',')
       ->check(CLI::IsMember(kolibri::names_of<kolibri::BenchCase>()));
   bench->add_flag("--walls", ba.walls, "The closed box only (as --case closed)");

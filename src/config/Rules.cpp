@@ -58,10 +58,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";
-    if (o.link_rules() && c.streaming != Streaming::TwoArray)
+    if (o.link_rules() && c.streaming == Streaming::Moments)
       return RuleBreach{"model", "streaming",
                         "interpolated or rotating obstacle walls (" + section +
-                            ") need streaming = \"two_array\" for now, got " + streaming};
+                            ") need populations: streaming = \"two_array\" or \"in_place\", got " +
+                            streaming};
     if (!o.rotating()) continue;
     if (o.shape == Obstacle::Shape::Box)
       return RuleBreach{section, "angular_velocity",

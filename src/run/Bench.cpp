@@ -175,8 +175,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                       if (str == Streaming::Moments && !supports_moments(col, prec.storage))
                         continue;
                       if (!supports(lat, col)) continue;
-                      if (domain == BenchCase::SphereInterpolated && str != Streaming::TwoArray)
-                        continue;  // link rules: two arrays only
+                      if (domain == BenchCase::SphereInterpolated && str == Streaming::Moments)
+                        continue;  // link rules: populations only
 
                       if (str != Streaming::Moments && arrays != o.moment_arrays.front())
                         continue;  // once

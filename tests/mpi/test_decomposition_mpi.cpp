@@ -196,22 +196,27 @@ TEST(Decomposition, IdenticalToOneRankTwoArrays) {
 
 // Curved walls: the closed box's sphere with interpolated walls, rotating, and an interpolated
 // cylinder whose solid is outside it (link rules across rank borders, the second fluid cell of
-// a link in a ghost layer).
+// a link in a ghost layer), in both population schemes (in place: the near-wall links completed
+// after the reverse exchange).
 TEST(Decomposition, IdenticalToOneRankWithCurvedWalls) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
-    for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
-      SolverConfig c = closed_box(lat);
-      c.obstacles[0].wall = Obstacle::Wall::Interpolated;
-      c.obstacles[0].angular_velocity = {0, 0, 0.02};
-      Obstacle outer;
-      outer.shape = Obstacle::Shape::Cylinder;
-      outer.center = {7.1, 5.9, 0.5};
-      outer.radius = 5.7;
-      outer.solid_outside = true;
-      outer.wall = Obstacle::Wall::Interpolated;
-      c.obstacles.push_back(outer);
-      expect_identical(c, g, 12, std::string(to_string(lat)) + " curved walls " + name(g));
-    }
+    for (const auto& g : grids(lat == LatticeKind::D2Q9))
+      for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
+        SolverConfig c = closed_box(lat);
+        c.streaming = streaming;
+        c.obstacles[0].wall = Obstacle::Wall::Interpolated;
+        c.obstacles[0].angular_velocity = {0, 0, 0.02};
+        Obstacle outer;
+        outer.shape = Obstacle::Shape::Cylinder;
+        outer.center = {7.1, 5.9, 0.5};
+        outer.radius = 5.7;
+        outer.solid_outside = true;
+        outer.wall = Obstacle::Wall::Interpolated;
+        c.obstacles.push_back(outer);
+        expect_identical(
+            c, g, 12,
+            std::string(to_string(lat)) + " curved walls " + to_string(streaming) + " " + name(g));
+      }
 }
 
 // The 3D Taylor-Green start and a start from a field file (each rank takes its box, ghost layers

@@ -113,20 +113,22 @@ for streaming in ["two_array", "in_place"]:
             same_fields(final(ref, 400), final(a, 400),
                         f"{streaming}: checkpoint of {write_ranks} ranks continued on {read_ranks}")
 
-# Curved walls (the sphere interpolated and rotating, two arrays): a restart continues
-# bit-identically, also on another rank count.
-cw = ["--set", 'obstacle[0].wall="interpolated"', "--set", "obstacle[0].angular_velocity=[0.0,0.0,0.01]"]
-ref = W("ref_curved")
-run(ref, *cw)
-odd = W("odd_curved")
-run(odd, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-run(odd, *cw, "--restart", "latest")
-same_fields(final(ref, 400), final(odd, 400), "curved walls: restart from step 137")
-if MPIEXEC:
-    a = W("mpi_curved")
-    run(a, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
-    run(a, *cw, "--restart", "latest", ranks=3)
-    same_fields(final(ref, 400), final(a, 400), "curved walls: checkpoint of 2 ranks continued on 3")
+# Curved walls (the sphere interpolated and rotating): a restart continues bit-identically, also
+# on another rank count, in both population schemes.
+for streaming in ["two_array", "in_place"]:
+    cw = ["--set", 'obstacle[0].wall="interpolated"', "--set", "obstacle[0].angular_velocity=[0.0,0.0,0.01]",
+          "--set", f"model.streaming=\"{streaming}\""]
+    ref = W(f"ref_curved_{streaming}")
+    run(ref, *cw)
+    odd = W(f"odd_curved_{streaming}")
+    run(odd, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+    run(odd, *cw, "--restart", "latest")
+    same_fields(final(ref, 400), final(odd, 400), f"curved walls, {streaming}: restart from step 137")
+    if MPIEXEC:
+        a = W(f"mpi_curved_{streaming}")
+        run(a, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
+        run(a, *cw, "--restart", "latest", ranks=3)
+        same_fields(final(ref, 400), final(a, 400), f"curved walls, {streaming}: checkpoint of 2 ranks continued on 3")
 
 # Signals: stop a long run, check exit 6 + checkpoint, continue to a fixed end and compare.
 for sig in [signal.SIGTERM, signal.SIGUSR1]:

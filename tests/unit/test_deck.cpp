@@ -386,7 +386,8 @@ wall = "interpolated"
   EXPECT_NE(msg.find("obstacle[1].solid"), std::string::npos) << msg;
   msg = error_of(annulus, {"obstacle[0].angular_velocity=0.2"});  // wall speed 0.6
   EXPECT_NE(msg.find("below 0.3"), std::string::npos) << msg;
-  msg = error_of(annulus, {"model.streaming=\"in_place\""});
+  EXPECT_NO_THROW(parse_deck(annulus, "case.toml", {"model.streaming=\"in_place\""}));
+  msg = error_of(annulus, {"model.streaming=\"moments\"", "model.collision=\"regularized\""});
   EXPECT_NE(msg.find("model.streaming"), std::string::npos) << msg;
   EXPECT_NE(msg.find("interpolated or rotating obstacle walls (obstacle[0])"), std::string::npos)
       << msg;

@@ -58,6 +58,14 @@ ObstacleLink obstacle_link(const DenseGrid& grid, const int (&type)[6],
   return out;
 }
 
+/// \brief The moving-wall term 6 w_q rho_0 (c_q . u_w) (rho_0 = 1) of the population arriving in
+/// direction q across a wall moving at u_w, in the float the kernels read (LinkRules::term).
+template <class L>
+float moving_wall_term(int q, const std::array<double, 3>& u) {
+  const double cu = L::c(q, 0) * u[0] + L::c(q, 1) * u[1] + L::c(q, 2) * u[2];
+  return float(6.0 * L::w(q) * cu);
+}
+
 /// \brief True for a kBoundaryFluid cell with a link into an obstacle that needs a rule of its
 /// own: such cells are resolved by the boundary list.
 template <class L>
@@ -109,11 +117,7 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
       const int q = L::opposite(k);
       const std::size_t at = i * std::size_t(L::Q) + std::size_t(q);
       out.distance[at] = float(link.distance);
-      if (moving) {
-        const auto& u = link.wall_velocity;
-        const double cu = L::c(q, 0) * u[0] + L::c(q, 1) * u[1] + L::c(q, 2) * u[2];
-        out.term[at] = float(6.0 * L::w(q) * cu);
-      }
+      if (moving) out.term[at] = moving_wall_term<L>(q, link.wall_velocity);
     }
   }
   return out;

@@ -18,7 +18,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace kolibri {
 
@@ -218,6 +220,9 @@ class SolverImpl final : public Solver {
     const auto& obstacles = m_cfg.obstacles;
     if (obstacles.empty()) return {};
     settle();
+    bool rules = false;  // the same on every rank: fill_ghosts is collective
+    for (const Obstacle& o : obstacles) rules = rules || o.link_rules();
+    if (m_level.dist.comm && rules) m_scheme->fill_ghosts();
     const DenseGrid& g = m_level.grid;
     LinkMomentum<L, S, C> sum{m_scheme->values(),
                               m_scheme->slots(),
@@ -227,7 +232,10 @@ class SolverImpl final : public Solver {
                               m_link_cell,
                               m_link_dir,
                               m_link_distance,
+                              m_link_term,
                               m_link_wall_u,
+                              m_link_slot,
+                              m_scheme->link_leaving(),
                               g,
                               {g.origin[0] + 0.5, g.origin[1] + 0.5, g.origin[2] + 0.5},
                               {0.0, 0.0, 0.0}};
@@ -413,7 +421,20 @@ class SolverImpl final : public Solver {
       m_link_cell = to_device(links.cell, "kolibri::obstacle_link_cells");
       m_link_dir = to_device(links.dir, "kolibri::obstacle_link_directions");
       m_link_distance = to_device(links.distance, "kolibri::obstacle_link_distances");
+      m_link_term = to_device(links.term, "kolibri::obstacle_link_terms");
       m_link_wall_u = to_device(links.wall_velocity, "kolibri::obstacle_link_wall_velocities");
+      if (m_level.link_distance.extent(0) > 0) {  // rule links: their boundary-list positions
+        const auto list =
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_level.boundary);
+        std::unordered_map<std::uint32_t, std::int32_t> position;
+        for (std::size_t i = 0; i < list.extent(0); ++i) position[list(i)] = std::int32_t(i);
+        std::vector<std::int32_t> slot(links.cell.size(), -1);
+        for (std::size_t o = 0; o < cfg.obstacles.size(); ++o)
+          if (cfg.obstacles[o].link_rules())
+            for (auto j = links.start[o]; j < links.start[o + 1]; ++j)
+              slot[std::size_t(j)] = position.at(links.cell[std::size_t(j)]);
+        m_link_slot = to_device(slot, "kolibri::obstacle_link_slots");
+      }
       m_link_start = links.start;
     }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
@@ -496,7 +517,11 @@ class SolverImpl final : public Solver {
   Kokkos::View<std::uint32_t*, MemSpace> m_link_cell;
   Kokkos::View<std::uint8_t*, MemSpace> m_link_dir;
   Kokkos::View<double*, MemSpace> m_link_distance;  ///< ObstacleLinks::distance
+  Kokkos::View<double*, MemSpace> m_link_term;      ///< ObstacleLinks::term
   Kokkos::View<double*, MemSpace> m_link_wall_u;    ///< ObstacleLinks::wall_velocity
+  /// Each link's boundary-list position where its obstacle has link rules (-1 elsewhere; empty
+  /// without link rules): where the in-place scheme keeps its f*_k (Scheme::link_leaving).
+  Kokkos::View<std::int32_t*, MemSpace> m_link_slot;
   std::vector<std::int64_t> m_link_start;
 };
 

@@ -25,6 +25,11 @@ class InPlace final : public Scheme<L, S> {
     if (m_outlets)
       m_outlet_u =
           Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", level.boundary.extent(0));
+    if (level.link_distance.extent(0) > 0) {  // obstacle link rules
+      m_link_same = Kokkos::View<R*, MemSpace>("kolibri::link_same", level.link_distance.extent(0));
+      m_link_leaving =
+          Kokkos::View<R*, MemSpace>("kolibri::link_leaving", level.link_distance.extent(0));
+    }
     if (level.dist.comm) {
       const auto slots = [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); };
       m_fwd = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAForward, slots);
@@ -50,6 +55,11 @@ class InPlace final : public Scheme<L, S> {
   }
 
   Kokkos::View<V*, MemSpace> values() const override { return m_f; }
+  Kokkos::View<const R*, MemSpace> link_leaving() const override { return m_link_leaving; }
+  void fill_ghosts() override {
+    if (!m_arriving) refresh_ghosts();  // (the next streaming step sends the same values)
+    Kokkos::fence();
+  }
   /// After a local step population q sits in slot opposite(q), post-collision; after a
   /// streaming step in slot q, arriving.
   StateLayout layout() const override {
@@ -62,8 +72,10 @@ class InPlace final : public Scheme<L, S> {
   }
   /// A forward and a reverse exchange every two steps.
   double exchange_time_per_step(int repeats) override { return m_fwd.time_alone(m_f, repeats); }
-  double state_bytes_per_cell(const Level<L, S>&) const override {
-    return 1.0 * this->m_idx.count * sizeof(V);
+  double state_bytes_per_cell(const Level<L, S>& level) const override {
+    return 1.0 * this->m_idx.count * sizeof(V) +
+           double(m_link_same.extent(0) + m_link_leaving.extent(0)) * sizeof(R) /
+               double(level.grid.cells());
   }
 
  private:
@@ -84,6 +96,9 @@ class InPlace final : public Scheme<L, S> {
     const Index nborder = Index(level.border.extent(0));
     k.outlet_u = m_outlet_u;
     k.border_cells = level.border;
+    k.link_same = m_link_same;
+    k.link_leaving = m_link_leaving;
+    const bool rules = m_link_same.extent(0) > 0;
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.bc.faces = level.faces_at(first + s);
@@ -94,6 +109,8 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+        if (rules)  // so do the far-wall links
+          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nb), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         m_fwd.pack(m_f);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
@@ -113,16 +130,24 @@ class InPlace final : public Scheme<L, S> {
         m_rev.post();
         m_rev.finish(m_f);            // what this step wrote into ghost cells, back to their owners
         m_join.join(ex, level.exec);  // the next local step reads them
+        if (rules)  // the near-wall links, once every cell behind has sent its population
+          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nb),
+                               k);
       } else {
         if (m_outlets)
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+        if (rules)
+          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nb), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
+        if (rules)
+          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nb),
+                               k);
       }
       m_arriving = !m_arriving;
     }
@@ -133,8 +158,9 @@ class InPlace final : public Scheme<L, S> {
   bool m_arriving = false;  ///< the array holds arriving (pre-collision) populations
   bool m_outlets = false;   ///< a pressure outlet among the faces
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< with outlets: the boundary cells' velocities
-  HaloExchange<V> m_fwd, m_rev;               ///< multi-rank: before / after each streaming step
-  StreamJoin m_join;                          ///< the order of the three instances' work
+  Kokkos::View<R*, MemSpace> m_link_same, m_link_leaving;  ///< obstacle link rules (InPlaceStep)
+  HaloExchange<V> m_fwd, m_rev;  ///< multi-rank: before / after each streaming step
+  StreamJoin m_join;             ///< the order of the three instances' work
 };
 
 }  // namespace kolibri

@@ -26,12 +26,15 @@ namespace kolibri {
 
 /// \brief The links of each obstacle on this rank: fluid cells it updates whose neighbour along
 /// c_q is a solid cell of the obstacle (a solid cell covered by several obstacles belongs to the
-/// first in the deck), with the wall's distance along the link and its velocity (ObstacleLink).
-/// Obstacle k's links are start[k] .. start[k + 1].
+/// first in the deck), with the wall's distance along the link, its velocity (ObstacleLink) and
+/// the moving-wall term of the population it sends back, the last two as the kernels round them
+/// (floats), so the sums are those of what the kernels did. Obstacle k's links are start[k] ..
+/// start[k + 1].
 struct ObstacleLinks {
   std::vector<std::uint32_t> cell;
   std::vector<std::uint8_t> dir;
   std::vector<double> distance;       ///< 1/2 for halfway bounce-back
+  std::vector<double> term;           ///< moving_wall_term of the reflected direction
   std::vector<double> wall_velocity;  ///< three a link
   std::vector<std::int64_t> start{0};
 };
@@ -54,7 +57,8 @@ ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
       ObstacleLinks& o = per[std::size_t(link.obstacle)];
       o.cell.push_back(std::uint32_t(c));
       o.dir.push_back(std::uint8_t(q));
-      o.distance.push_back(link.distance);
+      o.distance.push_back(double(float(link.distance)));
+      o.term.push_back(double(moving_wall_term<L>(L::opposite(q), link.wall_velocity)));
       o.wall_velocity.insert(o.wall_velocity.end(), link.wall_velocity.begin(),
                              link.wall_velocity.end());
     }
@@ -64,6 +68,7 @@ ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
     out.cell.insert(out.cell.end(), o.cell.begin(), o.cell.end());
     out.dir.insert(out.dir.end(), o.dir.begin(), o.dir.end());
     out.distance.insert(out.distance.end(), o.distance.begin(), o.distance.end());
+    out.term.insert(out.term.end(), o.term.begin(), o.term.end());
     out.wall_velocity.insert(out.wall_velocity.end(), o.wall_velocity.begin(),
                              o.wall_velocity.end());
     out.start.push_back(std::int64_t(out.cell.size()));
@@ -86,8 +91,9 @@ inline std::array<double, 3> obstacle_centre(const Obstacle& o) {
 /// torque of its links on the far side about a centre a box length away): six sums. f* are the
 /// post-collision populations of the last step, read where the scheme keeps them (StateLayout):
 /// slot q with two arrays; slot opposite(q) in place (after a local step it holds f*_q, after a
-/// streaming step the arriving population that bounced back, the same value at a halfway wall,
-/// the only kind in place); rebuilt from the stored moments in the moment representation.
+/// streaming step the arriving population that bounced back, the same value at a halfway wall at
+/// rest; a rule link's f*_k then comes from the scheme's link_leaving()); rebuilt from the stored
+/// moments in the moment representation.
 template <class L, class S, class C>
 struct LinkMomentum {
   using R = typename S::real;
@@ -102,7 +108,12 @@ struct LinkMomentum {
   Kokkos::View<const std::uint32_t*, MemSpace> cell;
   Kokkos::View<const std::uint8_t*, MemSpace> dir;
   Kokkos::View<const double*, MemSpace> distance;
+  Kokkos::View<const double*, MemSpace> term;    ///< ObstacleLinks::term
   Kokkos::View<const double*, MemSpace> wall_u;  ///< three a link
+  /// In place after a streaming step, a rule link's f*_k is only in the scheme's link_leaving()
+  /// (at its boundary-list position `slot`, -1: none) and its reflected value in the arriving slot.
+  Kokkos::View<const std::int32_t*, MemSpace> slot;
+  Kokkos::View<const R*, MemSpace> saved_leaving;
   GridCells grid;
   double origin[3];  ///< the deck coordinates of local cell (0, 0, 0)'s centre
   double centre[3];
@@ -126,11 +137,17 @@ struct LinkMomentum {
     const int k = dir(i), q = L::opposite(k);
     const double d = distance(i), u[3] = {wall_u(3 * i), wall_u(3 * i + 1), wall_u(3 * i + 2)};
     const double c[3] = {double(L::c(k, 0)), double(L::c(k, 1)), double(L::c(k, 2))};
-    const double term = -6.0 * L::w(q) * (c[0] * u[0] + c[1] * u[1] + c[2] * u[2]);  // c_q = -c_k
-    const double leaving = double(departing(n, k));
-    const double back = interpolated_bounce_back(
-        d, leaving, double(departing(n, q)),
-        [&] { return double(departing(grid.rows(n).upwind<L>(k), k)); }, term);
+    const Index at = slot.extent(0) > 0 ? Index(slot(i)) : Index(-1);
+    double leaving, back;
+    if (at >= 0 && saved_leaving.extent(0) > 0 && layout.arriving()) {
+      leaving = double(saved_leaving(at * L::Q + q));
+      back = double(departing(n, k));  // the arriving slot q
+    } else {
+      leaving = double(departing(n, k));
+      back = interpolated_bounce_back(
+          d, leaving, double(departing(n, q)),
+          [&] { return double(departing(grid.rows(n).upwind<L>(k), k)); }, term(i));
+    }
     const Coord x = grid.coords(n);
     const double r[3] = {origin[0] + x.x + d * c[0] - centre[0],
                          origin[1] + x.y + d * c[1] - centre[1],

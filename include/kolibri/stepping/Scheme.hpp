@@ -53,6 +53,14 @@ class Scheme {
   /// values() now holds a saved state of `phase` (of this scheme): the scheme's own bookkeeping
   /// and the ghost layers follow (collective).
   virtual void loaded(int phase) = 0;
+  /// In place with obstacle link rules: each listed cell's f*_k of the last streaming step for its
+  /// rule links, per boundary-list position and direction opposite(k) (the momentum exchange
+  /// needs them after a streaming step, which leaves only the reflected values); empty otherwise.
+  virtual Kokkos::View<const R*, MemSpace> link_leaving() const { return {}; }
+  /// The ghost layers hold the neighbour ranks' current values (in place after a local step
+  /// they lag until the next streaming step exchanges them; the momentum exchange of
+  /// interpolated walls reads the cell behind a link, which may be a ghost). Collective.
+  virtual void fill_ghosts() {}
   /// Brings the state into values() where a step left part of it elsewhere (moments).
   virtual void settle() const {}
   /// Seconds of halo exchange per time step, measured alone (collective).

@@ -157,11 +157,13 @@ struct Boundary {
   /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
   /// outlet velocity (kOutletLink) is the cell's own post-collision one, u = (sum c f* - F/2) /
   /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's boundary-list position,
-  /// selects its obstacle link rules (two arrays; -1: the mask's rules only).
+  /// selects its obstacle link rules (-1: the mask's rules only); their far-wall rule reads the
+  /// cell's own f*_q from `dep` or, when given, from `same` (its Q values saved before an in-place
+  /// streaming step: LinkSaveTag).
   template <class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
                                    const Departing& dep, const R* u_known = nullptr,
-                                   const Index slot = -1) const {
+                                   const Index slot = -1, const R* same = nullptr) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
     R u[3] = {R(0), R(0), R(0)};
@@ -184,7 +186,8 @@ struct Boundary {
           const int k = L::opposite(q);
           const R term = link_term ? R(link_term[slot * L::Q + q]) : R(0);
           f[q] = interpolated_bounce_back(
-              d, dep(n, k), dep(n, q), [&] { return dep(rows.upwind<L>(k), k); }, term);
+              d, dep(n, k), same ? same[q] : dep(n, q), [&] { return dep(rows.upwind<L>(k), k); },
+              term);
         } else {
           f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
         }
@@ -228,10 +231,15 @@ struct Boundary {
   /// q, `arrive(m, q, value)`, or where that link is a wall (bit q) is reflected back into this
   /// cell as arriving population opposite(q). Reflections and the outlet velocity use `fr`, the
   /// post-collision values as the storage holds them (= fs unless the storage rounds, e.g. FP16),
-  /// which is what the two-array scheme reflects one step later.
+  /// which is what the two-array scheme reflects one step later. An obstacle link with its own
+  /// rule (`slot` >= 0, LinkRules) takes interpolated_bounce_back where the wall is at least half
+  /// a link away; nearer, the rule needs the cell behind's population of this step, so it gets
+  /// the cell's own f*_k here and LinkCompleteTag finishes it after the step. Either way f*_k goes
+  /// to `leaving` (Q values of the cell) for the momentum exchange.
   template <class Arriving>
   KOKKOS_INLINE_FUNCTION void push(const Index n, const std::uint32_t mask, const R (&fs)[L::Q],
-                                   const R (&fr)[L::Q], const Arriving& arrive) const {
+                                   const R (&fr)[L::Q], const Arriving& arrive,
+                                   const Index slot = -1, R* leaving = nullptr) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
     // The outlet velocity, used by outlet links only, for every cell and out of line on AMD:
@@ -245,7 +253,19 @@ struct Boundary {
       if (q > 0 && ((mask >> q) & 1u)) {
         int face;
         neighbour(p, q, +1, face);
-        arrive(n, L::opposite(q), reflect(L::opposite(q), face, fr[q], u, shape_at(face, p)));
+        const int a = L::opposite(q);  // arriving back
+        const R d =
+            face < 0 && link_distance && slot >= 0 ? R(link_distance[slot * L::Q + a]) : R(0);
+        if (d > R(0)) {
+          const R term = link_term ? R(link_term[slot * L::Q + a]) : R(0);
+          if (leaving) leaving[a] = fr[q];
+          arrive(n, a,
+                 d < R(0.5) ? fr[q]
+                            : interpolated_bounce_back(
+                                  d, fr[q], fr[a], [] { return R(0); }, term));
+        } else {
+          arrive(n, a, reflect(a, face, fr[q], u, shape_at(face, p)));
+        }
       } else {
         arrive(rows.upwind<L>(L::opposite(q)), q, fs[q]);  // downwind of q: upwind of opposite(q)
       }
@@ -342,6 +362,18 @@ struct LocalTag {
 /// In-place scheme, before a streaming step with pressure outlets: the boundary cells' velocity.
 struct OutletVelocityTag {
   static constexpr const char* label = "kolibri::in_place_outlet_velocity";
+};
+/// In-place scheme, before a streaming step with obstacle link rules: the listed cells' own
+/// departing f*_q for their links whose wall is at least half a link away (the cell behind
+/// overwrites that slot in the streaming step).
+struct LinkSaveTag {
+  static constexpr const char* label = "kolibri::in_place_link_save";
+};
+/// In-place scheme, after a streaming step with obstacle link rules: the links whose wall is
+/// nearer than half a link get their interpolated value, now that the cell behind's population
+/// of the step has arrived.
+struct LinkCompleteTag {
+  static constexpr const char* label = "kolibri::in_place_link_complete";
 };
 
 /// \brief Two-array pull step: gather the upwind neighbours' post-collision populations from
@@ -481,6 +513,11 @@ struct InPlaceStep {
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
+  /// With obstacle link rules, Q values per boundary-list position: the saved f*_q (LinkSaveTag)
+  /// and the last streaming step's f*_k of the links (push; the momentum exchange reads them).
+  /// Empty without link rules.
+  Kokkos::View<R*, MemSpace> link_same{};
+  Kokkos::View<R*, MemSpace> link_leaving{};
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
@@ -539,18 +576,45 @@ struct InPlaceStep {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     const std::uint32_t mask = bc.links[n];
+    const bool rules = link_same.extent(0) > 0;
+    const Index slot = rules ? i : Index(-1);
+    const R* same = rules ? &link_same(i * L::Q) : nullptr;
     R f[L::Q];
     if (mask & kOutletLink) {
       const R u[3] = {outlet_u(i, 0), outlet_u(i, 1), outlet_u(i, 2)};
-      bc.pull(n, mask, f, Departing{a, idx}, u);
+      bc.pull(n, mask, f, Departing{a, idx}, u, slot, same);
     } else {
-      bc.pull(n, mask, f, Departing{a, idx});
+      bc.pull(n, mask, f, Departing{a, idx}, nullptr, slot, same);
     }
     collide(f, bc.force);
     R fr[L::Q];  // as stored: a no-op for native storage
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
-    bc.push(n, mask, f, fr, Arriving{a, idx});
+    bc.push(n, mask, f, fr, Arriving{a, idx}, slot, rules ? &link_leaving(i * L::Q) : nullptr);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index i) const {
+    const Index n = Index(boundary_cells(i));
+    const Departing dep{a, idx};
+    for (int q = 1; q < L::Q; ++q)
+      if (bc.link_distance[i * L::Q + q] >= 0.5f) link_same(i * L::Q + q) = dep(n, q);
+  }
+
+  /// Slot q of the cell holds its own f*_k (k = opposite(q), pushed back by push), slot k the
+  /// population k that the cell behind sent this step.
+  KOKKOS_INLINE_FUNCTION void operator()(LinkCompleteTag, const Index i) const {
+    const Index n = Index(boundary_cells(i));
+    for (int q = 1; q < L::Q; ++q) {
+      const float d = bc.link_distance[i * L::Q + q];
+      if (!(d > 0.0f && d < 0.5f)) continue;
+      const int k = L::opposite(q);
+      const R back = S::template load<L>(a(idx(n, q)), q);
+      const R behind = S::template load<L>(a(idx(n, k)), k);
+      const R term = bc.link_term ? R(bc.link_term[i * L::Q + q]) : R(0);
+      a(idx(n, q)) = S::template store<L>(interpolated_bounce_back(
+                                              R(d), back, R(0), [&] { return behind; }, term),
+                                          q);
+    }
   }
 };
 
