@@ -92,6 +92,7 @@ bool has_link_rules(const DenseGrid& grid, const int (&type)[6], const std::vect
 struct LinkRules {
   std::vector<float> distance;
   std::vector<float> term;
+  std::vector<std::uint32_t> cells;  ///< the list positions with at least one rule link
 };
 
 template <class L>
@@ -118,6 +119,8 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
       const std::size_t at = i * std::size_t(L::Q) + std::size_t(q);
       out.distance[at] = float(link.distance);
       if (moving) out.term[at] = moving_wall_term<L>(q, link.wall_velocity);
+      if (out.cells.empty() || out.cells.back() != std::uint32_t(i))
+        out.cells.push_back(std::uint32_t(i));
     }
   }
   return out;

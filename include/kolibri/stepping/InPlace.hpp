@@ -98,7 +98,9 @@ class InPlace final : public Scheme<L, S> {
     k.border_cells = level.border;
     k.link_same = m_link_same;
     k.link_leaving = m_link_leaving;
+    k.link_cells = level.link_cells;
     const bool rules = m_link_same.extent(0) > 0;
+    const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.bc.faces = level.faces_at(first + s);
@@ -110,7 +112,7 @@ class InPlace final : public Scheme<L, S> {
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
         if (rules)  // so do the far-wall links
-          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nb), k);
+          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         m_fwd.pack(m_f);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
@@ -131,7 +133,7 @@ class InPlace final : public Scheme<L, S> {
         m_rev.finish(m_f);            // what this step wrote into ghost cells, back to their owners
         m_join.join(ex, level.exec);  // the next local step reads them
         if (rules)  // the near-wall links, once every cell behind has sent its population
-          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nb),
+          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
       } else {
         if (m_outlets)
@@ -139,14 +141,14 @@ class InPlace final : public Scheme<L, S> {
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
         if (rules)
-          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nb), k);
+          Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
         if (rules)
-          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nb),
+          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
       }
       m_arriving = !m_arriving;

@@ -39,6 +39,7 @@ struct Level {
         link_rules<L>(grid, cfg.faces, host_flags, cfg.obstacles, lists.boundary);
     link_distance = to_device(rules_of_links.distance, "kolibri::link_distance");
     link_term = to_device(rules_of_links.term, "kolibri::link_term");
+    link_cells = to_device(rules_of_links.cells, "kolibri::link_cells");
     fluid_cells = dist.comm ? dist.comm->sum(std::int64_t(lists.updated)) : lists.updated;
     std::vector<std::uint32_t>
         all;  // per-face cells: face f from face_start[f] to face_start[f + 1]
@@ -87,8 +88,8 @@ struct Level {
   double bytes_per_cell() const {
     return double(sizeof(Flag)) +
            double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells()) +
-           double(link_distance.extent(0) + link_term.extent(0)) * sizeof(float) /
-               double(grid.cells());
+           double(link_distance.extent(0) + link_term.extent(0) + link_cells.extent(0)) *
+               sizeof(float) / double(grid.cells());
   }
 
   /// The face rules of time step `step`: the moving walls' and inlets' velocities times their
@@ -112,10 +113,11 @@ struct Level {
 
   DenseGrid grid;  ///< this rank's box of cells, ghost layers included
   Kokkos::View<Flag*, MemSpace> flags;
-  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid (CellLists)
-  Kokkos::View<std::uint32_t*, MemSpace> links;     ///< CellLists::links (empty: no boundary)
-  Kokkos::View<float*, MemSpace> link_distance;     ///< LinkRules::distance (empty: none)
-  Kokkos::View<float*, MemSpace> link_term;         ///< LinkRules::term (empty: no wall moves)
+  Kokkos::View<std::uint32_t*, MemSpace> boundary;    ///< cells with kBoundaryFluid (CellLists)
+  Kokkos::View<std::uint32_t*, MemSpace> links;       ///< CellLists::links (empty: no boundary)
+  Kokkos::View<float*, MemSpace> link_distance;       ///< LinkRules::distance (empty: none)
+  Kokkos::View<float*, MemSpace> link_term;           ///< LinkRules::term (empty: no wall moves)
+  Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells
   Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
   Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
   Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only

@@ -148,7 +148,10 @@ struct Boundary {
     return inlet_shape[inlet_plane_offset(grid.n, face) + c[t1] + Index(grid.n[t1]) * c[t2]];
   }
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
-    return face >= 0 && is_pressure(static_cast<FaceType>(faces.type[face]));
+    if (face < 0) return false;  // (is_pressure, spelled out: it is host-only)
+    const int t = faces.type[face];
+    return t == static_cast<int>(FaceType::PressureOutlet) ||
+           t == static_cast<int>(FaceType::PressureInlet);
   }
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
@@ -518,6 +521,8 @@ struct InPlaceStep {
   /// Empty without link rules.
   Kokkos::View<R*, MemSpace> link_same{};
   Kokkos::View<R*, MemSpace> link_leaving{};
+  /// LinkSaveTag, LinkCompleteTag: the boundary-list positions with rule links (Level::link_cells).
+  Kokkos::View<const std::uint32_t*, MemSpace> link_cells{};
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
     Kokkos::View<V*, MemSpace> a;
@@ -593,8 +598,8 @@ struct InPlaceStep {
     bc.push(n, mask, f, fr, Arriving{a, idx}, slot, rules ? &link_leaving(i * L::Q) : nullptr);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index i) const {
-    const Index n = Index(boundary_cells(i));
+  KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index j) const {
+    const Index i = Index(link_cells(j)), n = Index(boundary_cells(i));
     const Departing dep{a, idx};
     for (int q = 1; q < L::Q; ++q)
       if (bc.link_distance[i * L::Q + q] >= 0.5f) link_same(i * L::Q + q) = dep(n, q);
@@ -602,8 +607,8 @@ struct InPlaceStep {
 
   /// Slot q of the cell holds its own f*_k (k = opposite(q), pushed back by push), slot k the
   /// population k that the cell behind sent this step.
-  KOKKOS_INLINE_FUNCTION void operator()(LinkCompleteTag, const Index i) const {
-    const Index n = Index(boundary_cells(i));
+  KOKKOS_INLINE_FUNCTION void operator()(LinkCompleteTag, const Index j) const {
+    const Index i = Index(link_cells(j)), n = Index(boundary_cells(i));
     for (int q = 1; q < L::Q; ++q) {
       const float d = bc.link_distance[i * L::Q + q];
       if (!(d > 0.0f && d < 0.5f)) continue;
