@@ -85,14 +85,17 @@ bool has_link_rules(const DenseGrid& grid, const int (&type)[6], const std::vect
   return false;
 }
 
-/// \brief The link rules of the boundary list (CellLists::boundary), per list position i and
-/// arriving direction q at i * Q + q (q's wall link is opposite(q)): the wall distance (0 where
-/// the cell's mask rule applies) and, where an obstacle rotates, the moving-wall term
-/// 6 w_q rho_0 (c_q . u_w) with rho_0 = 1. Both empty where no obstacle needs them.
+/// \brief The link rules of the boundary list (CellLists::boundary): one row of Q values for each
+/// listed cell with a rule link (`cells`: its list position; `row`: each list position's row, -1
+/// for none), per arriving direction q (q's wall link is opposite(q)): the wall distance (0 where
+/// the cell's mask rule applies) and, where an obstacle rotates, the moving-wall term 6 w_q rho_0
+/// (c_q . u_w) with rho_0 = 1. All empty where no obstacle needs them. A listed cell reads one
+/// index, and only a rule cell its Q distances.
 struct LinkRules {
   std::vector<float> distance;
   std::vector<float> term;
-  std::vector<std::uint32_t> cells;  ///< the list positions with at least one rule link
+  std::vector<std::uint32_t> cells;
+  std::vector<std::int32_t> row;
 };
 
 template <class L>
@@ -105,8 +108,7 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
   if (!any) return out;
   int type[6];
   for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
-  out.distance.assign(boundary.size() * std::size_t(L::Q), 0.0f);
-  if (moving) out.term.assign(out.distance.size(), 0.0f);
+  out.row.assign(boundary.size(), -1);
   for (std::size_t i = 0; i < boundary.size(); ++i) {
     const Coord p = grid.coords(Index(boundary[i]));
     for (int k = 1; k < L::Q; ++k) {
@@ -115,12 +117,16 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
       if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
       const ObstacleLink link = obstacle_link<L>(grid, type, flags, obstacles, p, m, k);
       if (link.obstacle < 0 || !obstacles[std::size_t(link.obstacle)].link_rules()) continue;
+      if (out.row[i] < 0) {  // the cell's row
+        out.row[i] = std::int32_t(out.cells.size());
+        out.cells.push_back(std::uint32_t(i));
+        out.distance.resize(out.distance.size() + std::size_t(L::Q), 0.0f);
+        if (moving) out.term.resize(out.distance.size(), 0.0f);
+      }
       const int q = L::opposite(k);
-      const std::size_t at = i * std::size_t(L::Q) + std::size_t(q);
+      const std::size_t at = std::size_t(out.row[i]) * std::size_t(L::Q) + std::size_t(q);
       out.distance[at] = float(link.distance);
       if (moving) out.term[at] = moving_wall_term<L>(q, link.wall_velocity);
-      if (out.cells.empty() || out.cells.back() != std::uint32_t(i))
-        out.cells.push_back(std::uint32_t(i));
     }
   }
   return out;

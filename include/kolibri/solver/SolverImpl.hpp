@@ -423,17 +423,19 @@ class SolverImpl final : public Solver {
       m_link_distance = to_device(links.distance, "kolibri::obstacle_link_distances");
       m_link_term = to_device(links.term, "kolibri::obstacle_link_terms");
       m_link_wall_u = to_device(links.wall_velocity, "kolibri::obstacle_link_wall_velocities");
-      if (m_level.link_distance.extent(0) > 0) {  // rule links: their boundary-list positions
+      if (m_level.link_cells.extent(0) > 0) {  // rule links: their cells' rows of link rules
+        const auto rows =
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_level.link_cells);
         const auto list =
             Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_level.boundary);
-        std::unordered_map<std::uint32_t, std::int32_t> position;
-        for (std::size_t i = 0; i < list.extent(0); ++i) position[list(i)] = std::int32_t(i);
+        std::unordered_map<std::uint32_t, std::int32_t> row_of;  // cell -> row
+        for (std::size_t r = 0; r < rows.extent(0); ++r) row_of[list(rows(r))] = std::int32_t(r);
         std::vector<std::int32_t> slot(links.cell.size(), -1);
         for (std::size_t o = 0; o < cfg.obstacles.size(); ++o)
           if (cfg.obstacles[o].link_rules())
-            for (auto j = links.start[o]; j < links.start[o + 1]; ++j)
-              slot[std::size_t(j)] = position.at(links.cell[std::size_t(j)]);
-        m_link_slot = to_device(slot, "kolibri::obstacle_link_slots");
+            for (auto k = links.start[o]; k < links.start[o + 1]; ++k)
+              slot[std::size_t(k)] = row_of.at(links.cell[std::size_t(k)]);
+        m_link_slot = to_device(slot, "kolibri::obstacle_link_rows");
       }
       m_link_start = links.start;
     }
@@ -519,7 +521,7 @@ class SolverImpl final : public Solver {
   Kokkos::View<double*, MemSpace> m_link_distance;  ///< ObstacleLinks::distance
   Kokkos::View<double*, MemSpace> m_link_term;      ///< ObstacleLinks::term
   Kokkos::View<double*, MemSpace> m_link_wall_u;    ///< ObstacleLinks::wall_velocity
-  /// Each link's boundary-list position where its obstacle has link rules (-1 elsewhere; empty
+  /// Each link's row of link rules (LinkRules) where its obstacle has them (-1 elsewhere; empty
   /// without link rules): where the in-place scheme keeps its f*_k (Scheme::link_leaving).
   Kokkos::View<std::int32_t*, MemSpace> m_link_slot;
   std::vector<std::int64_t> m_link_start;

@@ -40,6 +40,7 @@ struct Level {
     link_distance = to_device(rules_of_links.distance, "kolibri::link_distance");
     link_term = to_device(rules_of_links.term, "kolibri::link_term");
     link_cells = to_device(rules_of_links.cells, "kolibri::link_cells");
+    link_row = to_device(rules_of_links.row, "kolibri::link_row");
     fluid_cells = dist.comm ? dist.comm->sum(std::int64_t(lists.updated)) : lists.updated;
     std::vector<std::uint32_t>
         all;  // per-face cells: face f from face_start[f] to face_start[f + 1]
@@ -64,6 +65,7 @@ struct Level {
              {force[0], force[1], force[2]},
              links.data(),
              shape.empty() ? nullptr : inlet_shape.data(),
+             link_row.extent(0) ? link_row.data() : nullptr,
              link_distance.extent(0) ? link_distance.data() : nullptr,
              link_term.extent(0) ? link_term.data() : nullptr};
     if (!cfg.bodies.empty()) {
@@ -88,7 +90,8 @@ struct Level {
   double bytes_per_cell() const {
     return double(sizeof(Flag)) +
            double(links.extent(0)) * sizeof(std::uint32_t) / double(grid.cells()) +
-           double(link_distance.extent(0) + link_term.extent(0) + link_cells.extent(0)) *
+           double(link_distance.extent(0) + link_term.extent(0) + link_cells.extent(0) +
+                  link_row.extent(0)) *
                sizeof(float) / double(grid.cells());
   }
 
@@ -118,6 +121,7 @@ struct Level {
   Kokkos::View<float*, MemSpace> link_distance;       ///< LinkRules::distance (empty: none)
   Kokkos::View<float*, MemSpace> link_term;           ///< LinkRules::term (empty: no wall moves)
   Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells
+  Kokkos::View<std::int32_t*, MemSpace> link_row;     ///< LinkRules::row
   Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
   Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
   Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only

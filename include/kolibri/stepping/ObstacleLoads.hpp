@@ -111,7 +111,7 @@ struct LinkMomentum {
   Kokkos::View<const double*, MemSpace> term;    ///< ObstacleLinks::term
   Kokkos::View<const double*, MemSpace> wall_u;  ///< three a link
   /// In place after a streaming step, a rule link's f*_k is only in the scheme's link_leaving()
-  /// (at its boundary-list position `slot`, -1: none) and its reflected value in the arriving slot.
+  /// (at its row of link rules `slot`, -1: none) and its reflected value in the arriving slot.
   Kokkos::View<const std::int32_t*, MemSpace> slot;
   Kokkos::View<const R*, MemSpace> saved_leaving;
   GridCells grid;

@@ -54,7 +54,7 @@ class Scheme {
   /// and the ghost layers follow (collective).
   virtual void loaded(int phase) = 0;
   /// In place with obstacle link rules: each listed cell's f*_k of the last streaming step for its
-  /// rule links, per boundary-list position and direction opposite(k) (the momentum exchange
+  /// rule links, per row of link rules and direction opposite(k) (the momentum exchange
   /// needs them after a streaming step, which leaves only the reflected values); empty otherwise.
   virtual Kokkos::View<const R*, MemSpace> link_leaving() const { return {}; }
   /// The ghost layers hold the neighbour ranks' current values (in place after a local step

@@ -105,9 +105,10 @@ struct Boundary {
   /// The inlets' profile factors (InletProfile) on the six faces' planes of cells, face by face
   /// (inlet_shape_plane); null where no inlet has a profile.
   const R* inlet_shape = nullptr;
-  /// The obstacles' link rules (LinkRules) per boundary-list position and direction: the wall
-  /// distances (0: the mask's rule) and, where an obstacle rotates, the moving-wall terms; null
-  /// where no obstacle needs them.
+  /// The obstacles' link rules (LinkRules): each boundary-list position's row (-1: none), and per
+  /// row and direction the wall distances (0: the mask's rule) and, where an obstacle rotates, the
+  /// moving-wall terms; null where no obstacle needs them.
+  const std::int32_t* link_row = nullptr;
   const float* link_distance = nullptr;
   const float* link_term = nullptr;
 
@@ -147,6 +148,10 @@ struct Boundary {
     const int c[3] = {p.x, p.y, p.z}, t1 = (face / 2 + 1) % 3, t2 = (face / 2 + 2) % 3;
     return inlet_shape[inlet_plane_offset(grid.n, face) + c[t1] + Index(grid.n[t1]) * c[t2]];
   }
+  /// The row of link rules (LinkRules) of the cell at boundary-list position i; -1: none.
+  KOKKOS_INLINE_FUNCTION Index link_row_of(const Index i) const {
+    return link_row ? Index(link_row[i]) : Index(-1);
+  }
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
     if (face < 0) return false;  // (is_pressure, spelled out: it is host-only)
     const int t = faces.type[face];
@@ -159,10 +164,10 @@ struct Boundary {
   /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
   /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
   /// outlet velocity (kOutletLink) is the cell's own post-collision one, u = (sum c f* - F/2) /
-  /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's boundary-list position,
-  /// selects its obstacle link rules (-1: the mask's rules only); their far-wall rule reads the
-  /// cell's own f*_q from `dep` or, when given, from `same` (its Q values saved before an in-place
-  /// streaming step: LinkSaveTag).
+  /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's row of link rules
+  /// (link_row_of), selects its obstacle link rules (-1: the mask's rules only); their far-wall
+  /// rule reads the cell's own f*_q from `dep` or, when given, from `same` (its Q values saved
+  /// before an in-place streaming step: LinkSaveTag).
   template <class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
                                    const Departing& dep, const R* u_known = nullptr,
@@ -235,10 +240,10 @@ struct Boundary {
   /// cell as arriving population opposite(q). Reflections and the outlet velocity use `fr`, the
   /// post-collision values as the storage holds them (= fs unless the storage rounds, e.g. FP16),
   /// which is what the two-array scheme reflects one step later. An obstacle link with its own
-  /// rule (`slot` >= 0, LinkRules) takes interpolated_bounce_back where the wall is at least half
-  /// a link away; nearer, the rule needs the cell behind's population of this step, so it gets
-  /// the cell's own f*_k here and LinkCompleteTag finishes it after the step. Either way f*_k goes
-  /// to `leaving` (Q values of the cell) for the momentum exchange.
+  /// rule (`slot`, the cell's row of link rules, >= 0) takes interpolated_bounce_back where the
+  /// wall is at least half a link away; nearer, the rule needs the cell behind's population of this
+  /// step, so it gets the cell's own f*_k here and LinkCompleteTag finishes it after the step.
+  /// Either way f*_k goes to `leaving` (Q values of the cell) for the momentum exchange.
   template <class Arriving>
   KOKKOS_INLINE_FUNCTION void push(const Index n, const std::uint32_t mask, const R (&fs)[L::Q],
                                    const R (&fr)[L::Q], const Arriving& arrive,
@@ -464,7 +469,7 @@ struct StreamCollide {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr, i);
+    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr, bc.link_row_of(i));
     collide_store(n, f);
   }
 
@@ -516,12 +521,12 @@ struct InPlaceStep {
   Boundary<L, R> bc;
   Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
-  /// With obstacle link rules, Q values per boundary-list position: the saved f*_q (LinkSaveTag)
+  /// With obstacle link rules, Q values per row of link rules: the saved f*_q (LinkSaveTag)
   /// and the last streaming step's f*_k of the links (push; the momentum exchange reads them).
   /// Empty without link rules.
   Kokkos::View<R*, MemSpace> link_same{};
   Kokkos::View<R*, MemSpace> link_leaving{};
-  /// LinkSaveTag, LinkCompleteTag: the boundary-list positions with rule links (Level::link_cells).
+  /// LinkSaveTag, LinkCompleteTag: each row's boundary-list position (Level::link_cells).
   Kokkos::View<const std::uint32_t*, MemSpace> link_cells{};
 
   struct Departing {  // post-collision population j of cell m: slot opposite(j)
@@ -581,9 +586,9 @@ struct InPlaceStep {
   KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
     const Index n = Index(boundary_cells(i));
     const std::uint32_t mask = bc.links[n];
-    const bool rules = link_same.extent(0) > 0;
-    const Index slot = rules ? i : Index(-1);
-    const R* same = rules ? &link_same(i * L::Q) : nullptr;
+    const Index slot = bc.link_row_of(i);
+    const bool rules = slot >= 0;
+    const R* same = rules ? &link_same(slot * L::Q) : nullptr;
     R f[L::Q];
     if (mask & kOutletLink) {
       const R u[3] = {outlet_u(i, 0), outlet_u(i, 1), outlet_u(i, 2)};
@@ -595,27 +600,27 @@ struct InPlaceStep {
     R fr[L::Q];  // as stored: a no-op for native storage
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
-    bc.push(n, mask, f, fr, Arriving{a, idx}, slot, rules ? &link_leaving(i * L::Q) : nullptr);
+    bc.push(n, mask, f, fr, Arriving{a, idx}, slot, rules ? &link_leaving(slot * L::Q) : nullptr);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index j) const {
-    const Index i = Index(link_cells(j)), n = Index(boundary_cells(i));
+    const Index n = Index(boundary_cells(Index(link_cells(j))));
     const Departing dep{a, idx};
     for (int q = 1; q < L::Q; ++q)
-      if (bc.link_distance[i * L::Q + q] >= 0.5f) link_same(i * L::Q + q) = dep(n, q);
+      if (bc.link_distance[j * L::Q + q] >= 0.5f) link_same(j * L::Q + q) = dep(n, q);
   }
 
   /// Slot q of the cell holds its own f*_k (k = opposite(q), pushed back by push), slot k the
   /// population k that the cell behind sent this step.
   KOKKOS_INLINE_FUNCTION void operator()(LinkCompleteTag, const Index j) const {
-    const Index i = Index(link_cells(j)), n = Index(boundary_cells(i));
+    const Index n = Index(boundary_cells(Index(link_cells(j))));
     for (int q = 1; q < L::Q; ++q) {
-      const float d = bc.link_distance[i * L::Q + q];
+      const float d = bc.link_distance[j * L::Q + q];
       if (!(d > 0.0f && d < 0.5f)) continue;
       const int k = L::opposite(q);
       const R back = S::template load<L>(a(idx(n, q)), q);
       const R behind = S::template load<L>(a(idx(n, k)), k);
-      const R term = bc.link_term ? R(bc.link_term[i * L::Q + q]) : R(0);
+      const R term = bc.link_term ? R(bc.link_term[j * L::Q + q]) : R(0);
       a(idx(n, q)) = S::template store<L>(interpolated_bounce_back(
                                               R(d), back, R(0), [&] { return behind; }, term),
                                           q);
