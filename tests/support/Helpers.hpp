@@ -45,6 +45,22 @@ inline SolverConfig closed_box(LatticeKind lat) {
   return c;
 }
 
+/// The closed box with curved walls: its sphere interpolated and rotating, and an interpolated
+/// cylinder around it whose solid is outside (obstacle link rules, grid/LinkRules.hpp).
+inline SolverConfig curved_walls(LatticeKind lat) {
+  SolverConfig c = closed_box(lat);
+  c.obstacles[0].wall = Obstacle::Wall::Interpolated;
+  c.obstacles[0].angular_velocity = {0, 0, 0.02};
+  Obstacle outer;
+  outer.shape = Obstacle::Shape::Cylinder;
+  outer.center = {7.1, 5.9, 0.5};
+  outer.radius = 5.7;
+  outer.solid_outside = true;
+  outer.wall = Obstacle::Wall::Interpolated;
+  c.obstacles.push_back(outer);
+  return c;
+}
+
 /// Open scene: velocity inlet, pressure outlet, walls in y, periodic z (3D), a box obstacle
 /// from x = 6 to `obstacle_x_max`.
 inline SolverConfig channel(LatticeKind lat, double obstacle_x_max = 9) {

@@ -19,22 +19,6 @@ struct Scene {
 
 SolverConfig closed_box(LatticeKind lat) { return test::closed_box(lat); }
 SolverConfig channel(LatticeKind lat) { return test::channel(lat); }
-/// The closed box with curved walls: its sphere interpolated and rotating, and an interpolated
-/// cylinder around it whose solid is outside (obstacle link rules, grid/LinkRules.hpp).
-SolverConfig curved_walls(LatticeKind lat) {
-  SolverConfig c = test::closed_box(lat);
-  c.obstacles[0].wall = Obstacle::Wall::Interpolated;
-  c.obstacles[0].angular_velocity = {0, 0, 0.02};
-  Obstacle outer;
-  outer.shape = Obstacle::Shape::Cylinder;
-  outer.center = {7.1, 5.9, 0.5};
-  outer.radius = 5.7;
-  outer.solid_outside = true;
-  outer.wall = Obstacle::Wall::Interpolated;
-  c.obstacles.push_back(outer);
-  return c;
-}
-
 class InPlace : public ::testing::TestWithParam<std::tuple<LatticeKind, CollisionKind, int>> {};
 
 TEST_P(InPlace, MatchesTwoArrays) {
@@ -42,7 +26,7 @@ TEST_P(InPlace, MatchesTwoArrays) {
   SolverConfig c = scene == 0   ? closed_box(lat)
                    : scene == 1 ? channel(lat)
                    : scene == 3
-                       ? curved_walls(lat)
+                       ? test::curved_walls(lat)
                        : test::periodic_box(lat, 9, 7, lat == LatticeKind::D2Q9 ? 1 : 5, 0.6);
   if (scene == 2) {
     c.initial.kind = InitialCondition::Kind::TaylorGreen;

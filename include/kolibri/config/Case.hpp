@@ -71,8 +71,8 @@ struct NameTable<StorageKind> {
 };
 
 /// Boundary condition of one face of the box. A pressure inlet and a pressure outlet follow the
-/// same rule (anti-bounce-back at the face's density, is_pressure); the name says which way the
-/// flow is meant to go.
+/// same rule (anti-bounce-back at the face's density, grid/DenseGrid.hpp's is_pressure); the name
+/// says which way the flow is meant to go.
 enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet, PressureInlet };
 template <>
 struct NameTable<FaceType> {
@@ -84,10 +84,6 @@ struct NameTable<FaceType> {
                                       Named<F>{F::PressureOutlet, "pressure_outlet"},
                                       Named<F>{F::PressureInlet, "pressure_inlet"}};
 };
-/// A face held at its density (anti-bounce-back): a pressure outlet or inlet.
-constexpr bool is_pressure(FaceType t) {
-  return t == FaceType::PressureOutlet || t == FaceType::PressureInlet;
-}
 
 /// Shape of a velocity inlet's velocity across its face (the face's `velocity` is the peak).
 enum class InletProfile {
@@ -166,6 +162,12 @@ struct Obstacle {
   /// Its links need a rule of their own (LinkRules): interpolated, or a wall that moves.
   bool link_rules() const { return wall == Wall::Interpolated || rotating(); }
 };
+/// True where one of the obstacles needs link rules (the same answer on every rank).
+inline bool any_link_rules(const std::vector<Obstacle>& obstacles) {
+  for (const Obstacle& o : obstacles)
+    if (o.link_rules()) return true;
+  return false;
+}
 template <>
 struct NameTable<Obstacle::Wall> {
   using W = Obstacle::Wall;

@@ -133,8 +133,7 @@ template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
                            const std::vector<Obstacle>& obstacles = {}) {
-  bool rules = false;
-  for (const Obstacle& o : obstacles) rules = rules || o.link_rules();
+  const bool rules = any_link_rules(obstacles);
   int type[6];
   for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
   CellLists out;

@@ -44,6 +44,12 @@ KOKKOS_INLINE_FUNCTION Index inlet_plane_offset(const int (&n)[3], int face) {
   return offset;
 }
 
+/// \brief A face held at its density (anti-bounce-back): a pressure outlet or inlet (host and
+/// device).
+KOKKOS_INLINE_FUNCTION constexpr bool is_pressure(FaceType t) {
+  return t == FaceType::PressureOutlet || t == FaceType::PressureInlet;
+}
+
 /// \brief Which face a population crossing several faces (edges, corners) takes its condition
 /// from: velocity inlets first, so an inlet delivers its whole flux (its corner cells' links
 /// into the side walls included), then walls, so a lid never leaks through a corner.

@@ -28,6 +28,14 @@ struct ObstacleLink {
   std::array<double, 3> wall_velocity{0, 0, 0};  ///< at the crossing (rotating obstacles)
 };
 
+/// \brief The obstacle a solid cell belongs to: the first in the deck covering its global
+/// position g; -1 for none.
+inline int owning_obstacle(const std::vector<Obstacle>& obstacles, const Coord& g) {
+  for (std::size_t o = 0; o < obstacles.size(); ++o)
+    if (covers(obstacles[o], g.x, g.y, g.z)) return int(o);
+  return -1;
+}
+
 /// \brief The link from local cell p along c_k, whose neighbour m there is solid: its obstacle,
 /// the wall's distance and velocity. `type` are the faces' types (the grid's neighbour rule).
 template <class L>
@@ -36,25 +44,23 @@ ObstacleLink obstacle_link(const DenseGrid& grid, const int (&type)[6],
                            const Coord& p, Index m, int k) {
   ObstacleLink out;
   const Coord gs = grid.global_coords(grid.coords(m));
-  for (std::size_t o = 0; o < obstacles.size() && out.obstacle < 0; ++o)
-    if (covers(obstacles[o], gs.x, gs.y, gs.z)) out.obstacle = int(o);
+  out.obstacle = owning_obstacle(obstacles, gs);
   if (out.obstacle < 0) return out;
   const Obstacle& ob = obstacles[std::size_t(out.obstacle)];
   // The solid cell's centre and the fluid cell's, one link apart (across a periodic face the
   // fluid cell is taken on the solid's side).
   const std::array<double, 3> b{gs.x + 0.5, gs.y + 0.5, gs.z + 0.5};
   const std::array<double, 3> a{b[0] - L::c(k, 0), b[1] - L::c(k, 1), b[2] - L::c(k, 2)};
-  if (ob.wall == Obstacle::Wall::Interpolated) out.distance = wall_crossing(ob, a, b);
+  const double wall = ob.link_rules() ? wall_crossing(ob, a, b) : 0.5;  // where the shape is
+  if (ob.wall == Obstacle::Wall::Interpolated) out.distance = wall;
   if (out.distance < 0.5) {
     int face;
     const Index behind = grid.neighbour<L>(type, p, k, -1, face);
     if (behind < 0 || flags[std::size_t(behind)] == kSolid) out.distance = 0.5;
   }
-  if (ob.rotating()) {
-    const double t = wall_crossing(ob, a, b);  // the wall itself, also for halfway bounce-back
-    out.wall_velocity =
-        wall_velocity(ob, {a[0] + t * L::c(k, 0), a[1] + t * L::c(k, 1), a[2] + t * L::c(k, 2)});
-  }
+  if (ob.rotating())  // at the wall itself, also for halfway bounce-back
+    out.wall_velocity = wall_velocity(
+        ob, {a[0] + wall * L::c(k, 0), a[1] + wall * L::c(k, 1), a[2] + wall * L::c(k, 2)});
   return out;
 }
 
@@ -75,12 +81,8 @@ bool has_link_rules(const DenseGrid& grid, const int (&type)[6], const std::vect
     int face;
     const Index m = grid.neighbour<L>(type, p, k, +1, face);
     if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
-    const Coord g = grid.global_coords(grid.coords(m));
-    for (const Obstacle& o : obstacles)
-      if (covers(o, g.x, g.y, g.z)) {
-        if (o.link_rules()) return true;
-        break;
-      }
+    const int o = owning_obstacle(obstacles, grid.global_coords(grid.coords(m)));
+    if (o >= 0 && obstacles[std::size_t(o)].link_rules()) return true;
   }
   return false;
 }
@@ -103,9 +105,9 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
                      const std::vector<Obstacle>& obstacles,
                      const std::vector<std::uint32_t>& boundary) {
   LinkRules out;
-  bool any = false, moving = false;
-  for (const Obstacle& o : obstacles) any = any || o.link_rules(), moving = moving || o.rotating();
-  if (!any) return out;
+  if (!any_link_rules(obstacles)) return out;
+  bool moving = false;
+  for (const Obstacle& o : obstacles) moving = moving || o.rotating();
   int type[6];
   for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
   out.row.assign(boundary.size(), -1);

@@ -220,9 +220,8 @@ class SolverImpl final : public Solver {
     const auto& obstacles = m_cfg.obstacles;
     if (obstacles.empty()) return {};
     settle();
-    bool rules = false;  // the same on every rank: fill_ghosts is collective
-    for (const Obstacle& o : obstacles) rules = rules || o.link_rules();
-    if (m_level.dist.comm && rules) m_scheme->fill_ghosts();
+    if (m_level.dist.comm && any_link_rules(obstacles))  // collective: decided alike on every rank
+      m_scheme->fill_ghosts();
     const DenseGrid& g = m_level.grid;
     LinkMomentum<L, S, C> sum{m_scheme->values(),
                               m_scheme->slots(),
@@ -243,11 +242,11 @@ class SolverImpl final : public Solver {
     for (std::size_t k = 0; k < obstacles.size(); ++k) {
       const auto c = obstacle_centre(obstacles[k]);
       for (int d = 0; d < 3; ++d) sum.centre[d] = c[std::size_t(d)];
-      Load6 s;
+      LinkSums s;
       if (m_link_start[k + 1] > m_link_start[k])
         Kokkos::parallel_reduce("kolibri::obstacle_loads",
                                 m_level.range(m_link_start[k], m_link_start[k + 1]), sum, s);
-      for (int j = 0; j < 6; ++j) v[6 * k + std::size_t(j)] = s.v[j];
+      for (int j = 0; j < 6; ++j) v[6 * k + std::size_t(j)] = s.total(j);
     }
     if (m_level.dist.comm) m_level.dist.comm->sum(v);
     std::vector<BodyLoad> out(obstacles.size());

@@ -82,6 +82,23 @@ inline std::array<double, 3> obstacle_centre(const Obstacle& o) {
   return {0.5 * (o.min[0] + o.max[0]), 0.5 * (o.min[1] + o.max[1]), 0.5 * (o.min[2] + o.max[2])};
 }
 
+/// \brief Six sums (force, then torque) with Neumaier's compensation: the links' terms, each
+/// about 2 w_q, cancel to a far smaller load, so a plain sum would depend on the order of the
+/// terms (a rank count, a thread count) in its last 12 digits; compensated, only in its last.
+struct LinkSums {
+  double v[6], c[6];
+  KOKKOS_INLINE_FUNCTION LinkSums() : v{0, 0, 0, 0, 0, 0}, c{0, 0, 0, 0, 0, 0} {}
+  KOKKOS_INLINE_FUNCTION void add(int k, double x) {
+    const double t = v[k] + x;
+    c[k] += math::fabs(v[k]) >= math::fabs(x) ? (v[k] - t) + x : (x - t) + v[k];
+    v[k] = t;
+  }
+  KOKKOS_INLINE_FUNCTION void add(const LinkSums& b) {
+    for (int k = 0; k < 6; ++k) add(k, b.v[k]), c[k] += b.c[k];
+  }
+  double total(int k) const { return v[k] + c[k]; }
+};
+
 /// \brief Sum over links of the momentum the wall takes, in the Galilean-invariant form of Wen et
 /// al. (2014): (c_k - u_w) f*_k + (c_k + u_w) f_q with k the link's direction into the wall, q
 /// = opposite(k), f*_k the population leaving the fluid cell and f_q the one the wall sends
@@ -98,7 +115,7 @@ template <class L, class S, class C>
 struct LinkMomentum {
   using R = typename S::real;
   using V = typename S::value_type;
-  using value_type = Load6;  ///< force, then torque
+  using value_type = LinkSums;  ///< force, then torque
 
   Kokkos::View<const V*, MemSpace> f;
   Slots idx;
@@ -132,7 +149,7 @@ struct LinkMomentum {
     return S::template load<L>(f(idx(n, opposite ? L::opposite(q) : q)), q);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Load6& sum) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, LinkSums& sum) const {
     const Index n = Index(cell(i));
     const int k = dir(i), q = L::opposite(k);
     const double d = distance(i), u[3] = {wall_u(3 * i), wall_u(3 * i + 1), wall_u(3 * i + 2)};
@@ -154,17 +171,22 @@ struct LinkMomentum {
                          origin[2] + x.z + d * c[2] - centre[2]};
     double F[3];
     for (int a = 0; a < 3; ++a) F[a] = c[a] * (leaving + back) - u[a] * (leaving - back);
-    for (int a = 0; a < 3; ++a) sum.v[a] += F[a];
-    sum.v[3] += r[1] * F[2] - r[2] * F[1];
-    sum.v[4] += r[2] * F[0] - r[0] * F[2];
-    sum.v[5] += r[0] * F[1] - r[1] * F[0];
+    for (int a = 0; a < 3; ++a) sum.add(a, F[a]);
+    sum.add(3, r[1] * F[2] - r[2] * F[1]);
+    sum.add(4, r[2] * F[0] - r[0] * F[2]);
+    sum.add(5, r[0] * F[1] - r[1] * F[0]);
   }
-  KOKKOS_INLINE_FUNCTION void init(Load6& a) const { a = Load6(); }
-  KOKKOS_INLINE_FUNCTION void join(Load6& a, const Load6& b) const {
-    for (int k = 0; k < 6; ++k) a.v[k] += b.v[k];
-  }
-  KOKKOS_INLINE_FUNCTION void join(volatile Load6& a, const volatile Load6& b) const {  // Kokkos 3
-    for (int k = 0; k < 6; ++k) a.v[k] = a.v[k] + b.v[k];
+  KOKKOS_INLINE_FUNCTION void init(LinkSums& a) const { a = LinkSums(); }
+  KOKKOS_INLINE_FUNCTION void join(LinkSums& a, const LinkSums& b) const { a.add(b); }
+  KOKKOS_INLINE_FUNCTION void join(volatile LinkSums& a,
+                                   const volatile LinkSums& b) const {  // Kokkos 3
+    LinkSums x, y;
+    for (int k = 0; k < 6; ++k) x.v[k] = a.v[k], x.c[k] = a.c[k], y.v[k] = b.v[k], y.c[k] = b.c[k];
+    x.add(y);
+    for (int k = 0; k < 6; ++k) {
+      a.v[k] = x.v[k];
+      a.c[k] = x.c[k];
+    }
   }
 };
 

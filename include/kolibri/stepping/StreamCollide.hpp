@@ -153,10 +153,7 @@ struct Boundary {
     return link_row ? Index(link_row[i]) : Index(-1);
   }
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
-    if (face < 0) return false;  // (is_pressure, spelled out: it is host-only)
-    const int t = faces.type[face];
-    return t == static_cast<int>(FaceType::PressureOutlet) ||
-           t == static_cast<int>(FaceType::PressureInlet);
+    return face >= 0 && is_pressure(static_cast<FaceType>(faces.type[face]));
   }
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
