@@ -424,6 +424,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.high_order_rate = rate("high_order_rate", 1.0, cm, "collision = \"cm\"");
   only("cm_basis", cm || acm, "collision = \"cm\" or \"acm\"");
   sc.cm_hermite = model.choice("cm_basis", "hermite", {"hermite", "monomial"}) == "hermite";
+  only("kbc_shear", sc.collision == CollisionKind::Kbc, "collision = \"kbc\"");
+  sc.kbc_shear = model.choice_of("kbc_shear", KbcShear::Deviatoric);
   only("acm_viscosity", acm, "collision = \"acm\"");
   only("acm_velocity", acm, "collision = \"acm\"");
   sc.acm_viscosity = model.number("acm_viscosity", 5e-4);
@@ -508,8 +510,9 @@ Case parse_deck(const std::string& text, const std::string& file,
   const std::string start = name_of(sc.initial.kind);
   sc.initial.density = initial.number("density", 1.0);
   if (sc.initial.density <= 0) initial.fail("density", "expected a positive density");
-  const bool vortex =
-      sc.initial.kind == Start::TaylorGreen || sc.initial.kind == Start::TaylorGreen3D;
+  const bool vortex = sc.initial.kind == Start::TaylorGreen ||
+                      sc.initial.kind == Start::TaylorGreen3D ||
+                      sc.initial.kind == Start::DoubleShearLayer;
   if (vortex) {
     if (initial.has("velocity"))
       initial.fail("velocity", "a " + start + " start takes amplitude = U, not velocity");
@@ -517,7 +520,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   } else {
     if (initial.has("amplitude"))
       initial.fail("amplitude",
-                   "only the taylor_green and taylor_green_3d starts take an amplitude");
+                   "only the taylor_green, taylor_green_3d and double_shear_layer starts take "
+                   "an amplitude");
     sc.initial.velocity = initial.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
   }
   if (sc.initial.kind == Start::TaylorGreen3D) {

@@ -5,6 +5,7 @@
 // where a parallel build compiles them side by side.
 #pragma once
 
+#include <kolibri/collision/Kbc.hpp>
 #include <kolibri/collision/Mrt.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/storage/Storage.hpp>

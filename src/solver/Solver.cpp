@@ -56,6 +56,20 @@ void initial_fields(const SolverConfig& cfg, std::vector<double>& rho,
       });
       return;
     }
+    case InitialCondition::Kind::DoubleShearLayer: {
+      // Minion & Brown (1997), the stability test of Coreixas et al. (2017) and Karlin et al.
+      // (2014): u = U tanh(kappa (y - 1/4)) below the middle, U tanh(kappa (3/4 - y)) above,
+      // v = delta U sin(2 pi (x + 1/4)), in box units, kappa = 80, delta = 0.05.
+      const double kappa = 80.0, delta = 0.05;
+      grid.for_each([&](const Coord& c, Index cell) {
+        const double X = (c.x + grid.origin[0] + 0.5) / cfg.global_n(0),
+                     Y = (c.y + grid.origin[1] + 0.5) / cfg.global_n(1);
+        const double ux =
+            Y <= 0.5 ? amp * std::tanh(kappa * (Y - 0.25)) : amp * std::tanh(kappa * (0.75 - Y));
+        u[static_cast<std::size_t>(cell)] = {ux, delta * amp * std::sin(pi2 * (X + 0.25)), 0.0};
+      });
+      return;
+    }
     case InitialCondition::Kind::File: {
       // This rank's box only, ghost layers wrapped.
       const std::array<int, 3> extent = fields_hdf5_extent(cfg.initial.file);
@@ -98,6 +112,7 @@ std::string solver_signature(const SolverConfig& c) {
   add("cells", std::to_string(c.nx) + "x" + std::to_string(c.ny) + "x" + std::to_string(c.nz));
   add("tau", num(c.tau));
   if (c.collision == CollisionKind::Trt) add("trt_magic", num(c.trt_magic));
+  if (c.collision == CollisionKind::Kbc) add("kbc_shear", to_string(c.kbc_shear));
   add("force", vec(c.force));
   for (std::size_t f = 0; f < 6; ++f) {
     const FaceBC& face = c.faces[f];
@@ -155,6 +170,8 @@ std::unique_ptr<Solver> make_with(const SolverConfig& cfg, const Distribution* d
     case CollisionKind::CentralMoment:
     case CollisionKind::AdaptiveCentralMoment:
       return Impl::make_solver_of<L, S, CentralMomentMrt<L, R>>(cfg, dist);
+    case CollisionKind::Kbc:
+      return Impl::make_solver_of<L, S, Kbc<L, R>>(cfg, dist);
   }
   throw std::invalid_argument("make_solver: unknown collision operator");
 }

@@ -42,9 +42,12 @@ TEST(Names, EveryTableNamesEachValueOnceAndParsesBack) {
   expect_one_name_per_value<FaceType>();
   expect_one_name_per_value<ImmersedSettings::Spreading>();
   expect_one_name_per_value<PrecisionChoice>();
+  expect_one_name_per_value<KbcShear>();
+  expect_one_name_per_value<InitialCondition::Kind>();
   // Every enumerator is in its table (the enums are dense from 0).
-  EXPECT_EQ(NameTable<CollisionKind>::entries.size(),
-            std::size_t(CollisionKind::AdaptiveCentralMoment) + 1);
+  EXPECT_EQ(NameTable<CollisionKind>::entries.size(), std::size_t(CollisionKind::Kbc) + 1);
+  EXPECT_EQ(NameTable<InitialCondition::Kind>::entries.size(),
+            std::size_t(InitialCondition::Kind::File) + 1);
   EXPECT_EQ(NameTable<FaceType>::entries.size(), std::size_t(FaceType::PressureInlet) + 1);
   EXPECT_EQ(NameTable<Streaming>::entries.size(), std::size_t(Streaming::Moments) + 1);
 }

@@ -123,6 +123,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"name_with_slash", {"run.name=\"a/b\""}, {"run.name", "file name"}},
         BadCase{
             "magic_without_trt", {"model.trt_magic=0.25"}, {"model.trt_magic", "only collision"}},
+        // Issue 20: the KBC operator is defined on the tensor lattices; its one key is its own.
+        BadCase{"kbc_shear_without_kbc",
+                {"model.kbc_shear=\"with_trace\""},
+                {"model.kbc_shear", "only collision = \"kbc\""}},
+        BadCase{"kbc_unknown_shear",
+                {"model.collision=\"kbc\"", "model.kbc_shear=\"full\""},
+                {"model.kbc_shear", "'full' is not one of", "deviatoric", "with_trace"}},
+        BadCase{"kbc_on_d3q19",
+                {"model.collision=\"kbc\"", "model.lattice=D3Q19", "domain.nz=8",
+                 "boundary.y_max={type=\"moving_wall\", velocity=[0.1, 0.0, 0.0]}"},
+                {"model.collision", "\"kbc\" (entropic) need", "D3Q19"}},
         BadCase{"density_on_wall",
                 {"boundary.x_min={type=\"wall\", density=1.0}"},
                 {"boundary.x_min.density", "only"}},

@@ -124,4 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
                                          CollisionKind::RecursiveRegularized),
                        ::testing::Values(0, 1, 2, 3)),
     scene_name);
+INSTANTIATE_TEST_SUITE_P(
+    Kbc, InPlace,  // KBC: the tensor lattices only
+    ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q27),
+                       ::testing::Values(CollisionKind::Kbc), ::testing::Values(0, 1, 2, 3)),
+    scene_name);
 }  // namespace

@@ -3,6 +3,7 @@
 /// \brief Each collision operator with its parameters from the case (tau, TRT magic, MRT rates).
 #pragma once
 
+#include <kolibri/collision/Kbc.hpp>
 #include <kolibri/collision/Mrt.hpp>
 #include <kolibri/config/Case.hpp>
 
@@ -55,14 +56,23 @@ struct CollisionFactory<CentralMomentMrt<L, R>> {
   }
 };
 
+template <class L, class R>
+struct CollisionFactory<Kbc<L, R>> {
+  static Kbc<L, R> make(const SolverConfig& c) {
+    return {R(1.0 / c.tau), c.kbc_shear == KbcShear::WithTrace};
+  }
+};
+
 /// \brief Whether operator C is defined on its lattice: the compile-time face of
-/// config/Case.hpp's supports(lattice, collision) (raw-moment MRT on D3Q27, central moments on
-/// the tensor-product lattices); the solver of an undefined pair is never compiled.
+/// config/Case.hpp's supports(lattice, collision) (raw-moment MRT on D3Q27, central moments and
+/// KBC on the tensor-product lattices); the solver of an undefined pair is never compiled.
 template <class C>
 inline constexpr bool kDefinedOnLattice = true;
 template <class L, class R>
 inline constexpr bool kDefinedOnLattice<RawMomentMrt<L, R>> = std::is_same_v<L, D3Q27>;
 template <class L, class R>
 inline constexpr bool kDefinedOnLattice<CentralMomentMrt<L, R>> = kTensorLattice<L>;
+template <class L, class R>
+inline constexpr bool kDefinedOnLattice<Kbc<L, R>> = kTensorLattice<L>;
 
 }  // namespace kolibri

@@ -25,7 +25,8 @@ struct NameTable<LatticeKind> {
                                       Named<LatticeKind>{LatticeKind::D3Q27, "D3Q27"}};
 };
 /// Collision operators. Mrt: raw-moment MRT (Suga 2015, D3Q27 only); CentralMoment: central-moment
-/// MRT with a constant high-order rate; AdaptiveCentralMoment: ACM-MRT (both D2Q9 and D3Q27).
+/// MRT with a constant high-order rate; AdaptiveCentralMoment: ACM-MRT; Kbc: KBC entropic
+/// collision (the last three on D2Q9 and D3Q27).
 enum class CollisionKind {
   Bgk,
   Trt,
@@ -33,7 +34,8 @@ enum class CollisionKind {
   RecursiveRegularized,
   Mrt,
   CentralMoment,
-  AdaptiveCentralMoment
+  AdaptiveCentralMoment,
+  Kbc
 };
 template <>
 struct NameTable<CollisionKind> {
@@ -44,7 +46,16 @@ struct NameTable<CollisionKind> {
                                       Named<C>{C::RecursiveRegularized, "recursive"},
                                       Named<C>{C::Mrt, "mrt"},
                                       Named<C>{C::CentralMoment, "cm"},
-                                      Named<C>{C::AdaptiveCentralMoment, "acm"}};
+                                      Named<C>{C::AdaptiveCentralMoment, "acm"},
+                                      Named<C>{C::Kbc, "kbc"}};
+};
+/// KBC: which second-order moments the shear part carries (THEORY.md 3.2): the deviatoric
+/// stress only, or the full stress with its trace (the bulk mode then relaxes as with BGK).
+enum class KbcShear { Deviatoric, WithTrace };
+template <>
+struct NameTable<KbcShear> {
+  static constexpr std::array entries{Named<KbcShear>{KbcShear::Deviatoric, "deviatoric"},
+                                      Named<KbcShear>{KbcShear::WithTrace, "with_trace"}};
 };
 enum class Precision { FP64, FP32 };
 template <>
@@ -235,10 +246,18 @@ struct NameTable<ImmersedSettings::Spreading> {
 /// \brief Initial condition.
 struct InitialCondition {
   /// Uniform; the Taylor-Green vortex in the x-y plane; the 3D Taylor-Green vortex (cubic
-  /// periodic box); density and velocity read from an HDF5 field file (`file`).
-  enum class Kind { Uniform, TaylorGreen, TaylorGreen3D, File } kind = Kind::Uniform;
+  /// periodic box); the double shear layer (Minion & Brown 1997: two tanh layers at y = 1/4 and
+  /// 3/4 of the box, kappa = 80, a 5% sine perturbation of v); density and velocity read from an
+  /// HDF5 field file (`file`).
+  enum class Kind {
+    Uniform,
+    TaylorGreen,
+    TaylorGreen3D,
+    DoubleShearLayer,
+    File
+  } kind = Kind::Uniform;
   double density = 1.0;
-  std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or TGV amplitude in [0]
+  std::array<double, 3> velocity{0.0, 0.0, 0.0};  ///< uniform velocity, or the amplitude in [0]
   std::string file;  ///< Kind::File: /density (nz, ny, nx) and /velocity (nz, ny, nx, 3)
 };
 template <>
@@ -246,7 +265,8 @@ struct NameTable<InitialCondition::Kind> {
   using K = InitialCondition::Kind;
   static constexpr std::array entries{
       Named<K>{K::Uniform, "uniform"}, Named<K>{K::TaylorGreen, "taylor_green"},
-      Named<K>{K::TaylorGreen3D, "taylor_green_3d"}, Named<K>{K::File, "file"}};
+      Named<K>{K::TaylorGreen3D, "taylor_green_3d"},
+      Named<K>{K::DoubleShearLayer, "double_shear_layer"}, Named<K>{K::File, "file"}};
 };
 
 /// \brief Where a solver's box sits in the whole domain (multi-rank runs). The box of nx x ny x
@@ -284,7 +304,8 @@ struct SolverConfig {
   double high_order_rate = 1.0;  ///< CM: rate of the moments of order >= 3
   double acm_viscosity = 5e-4;   ///< ACM: artificial viscosity scale nu_a (lattice units)
   double acm_velocity = 0.0;     ///< ACM: reference speed u_ref (lattice units; must be > 0)
-  std::array<double, 3> force{0, 0, 0};  ///< body force per unit volume (lattice units)
+  KbcShear kbc_shear = KbcShear::Deviatoric;  ///< KBC: the moments of the shear part
+  std::array<double, 3> force{0, 0, 0};       ///< body force per unit volume (lattice units)
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
   std::vector<Body> bodies;  ///< immersed-boundary solids
@@ -411,13 +432,14 @@ inline bool supports_moments(CollisionKind c, StorageKind s) {
 /// tensor-product lattices D2Q9 and D3Q27, everything else everywhere.
 inline bool supports(LatticeKind l, CollisionKind c) {
   if (c == CollisionKind::Mrt) return l == LatticeKind::D3Q27;
-  if (c == CollisionKind::CentralMoment || c == CollisionKind::AdaptiveCentralMoment)
+  if (c == CollisionKind::CentralMoment || c == CollisionKind::AdaptiveCentralMoment ||
+      c == CollisionKind::Kbc)
     return l != LatticeKind::D3Q19;
   return true;
 }
 inline constexpr const char* kMrtNeed =
-    "collision = \"mrt\" (Suga's raw-moment MRT) is defined on D3Q27; \"cm\" and \"acm\" (central "
-    "moments) need "
+    "collision = \"mrt\" (Suga's raw-moment MRT) is defined on D3Q27; \"cm\", \"acm\" (central "
+    "moments) and \"kbc\" (entropic) need "
     "D2Q9 or D3Q27, whose velocities are all combinations of -1, 0, 1";
 inline constexpr const char* kMomentsNeed =
     "the moment representation (streaming = \"moments\") stores the moments of a regularized "
@@ -430,6 +452,7 @@ inline const char* to_string(CollisionKind e) { return name_of(e); }
 inline const char* to_string(Precision e) { return name_of(e); }
 inline const char* to_string(Streaming e) { return name_of(e); }
 inline const char* to_string(StorageKind e) { return name_of(e); }
+inline const char* to_string(KbcShear e) { return name_of(e); }
 inline const char* to_string(FaceType e) { return name_of(e); }
 inline const char* to_string(InletProfile e) { return name_of(e); }
 inline const char* to_string(Obstacle::Wall e) { return name_of(e); }
