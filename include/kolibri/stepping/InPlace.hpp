@@ -95,6 +95,7 @@ class InPlace final : public Scheme<L, S> {
     const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
     const Index nborder = Index(level.border.extent(0));
     k.outlet_u = m_outlet_u;
+    k.outlet_rows = level.outlet_rows;
     k.border_cells = level.border;
     k.link_same = m_link_same;
     k.link_leaving = m_link_leaving;
@@ -110,7 +111,7 @@ class InPlace final : public Scheme<L, S> {
         if (m_outlets)  // the outlets read all of their slots, which the streaming overwrites
           Kokkos::parallel_for(
               OutletVelocityTag::label,
-              level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+              level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
         if (rules)  // so do the far-wall links
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
@@ -139,7 +140,7 @@ class InPlace final : public Scheme<L, S> {
         if (m_outlets)
           Kokkos::parallel_for(
               OutletVelocityTag::label,
-              level.template range<OutletVelocityTag>(0, Index(m_outlet_u.extent(0))), k);
+              level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);

@@ -54,6 +54,10 @@ struct Level {
     border = to_device(lists.border, "kolibri::border_cells");
     boundary = to_device(lists.boundary, "kolibri::boundary_cells");
     links = to_device(lists.links, "kolibri::wall_links");
+    std::vector<std::uint32_t> outlets;
+    for (std::size_t i = 0; i < lists.boundary.size(); ++i)
+      if (lists.links[lists.boundary[i]] & kOutletLink) outlets.push_back(std::uint32_t(i));
+    outlet_rows = to_device(outlets, "kolibri::outlet_rows");
     for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
     faces = cfg.faces;
     for (const FaceBC& f : faces) timed_faces = timed_faces || f.time_dependent();
@@ -116,8 +120,10 @@ struct Level {
 
   DenseGrid grid;  ///< this rank's box of cells, ghost layers included
   Kokkos::View<Flag*, MemSpace> flags;
-  Kokkos::View<std::uint32_t*, MemSpace> boundary;    ///< cells with kBoundaryFluid (CellLists)
-  Kokkos::View<std::uint32_t*, MemSpace> links;       ///< CellLists::links (empty: no boundary)
+  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid (CellLists)
+  Kokkos::View<std::uint32_t*, MemSpace> links;     ///< CellLists::links (empty: no boundary)
+  /// The positions in `boundary` of the cells with a link across a pressure face (kOutletLink).
+  Kokkos::View<std::uint32_t*, MemSpace> outlet_rows;
   Kokkos::View<float*, MemSpace> link_distance;       ///< LinkRules::distance (empty: none)
   Kokkos::View<float*, MemSpace> link_term;           ///< LinkRules::term (empty: no wall moves)
   Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells
