@@ -21,8 +21,7 @@ class InPlace final : public Scheme<L, S> {
       : m_op(CollisionFactory<C>::make(cfg)) {
     this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
-    for (const auto& f : cfg.faces) m_outlets = m_outlets || is_pressure(f.type);
-    if (m_outlets)
+    if (level.outlet_rows.extent(0) > 0)  // cells with a link across a pressure face
       m_outlet_u =
           Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", level.boundary.extent(0));
     if (level.link_distance.extent(0) > 0) {  // obstacle link rules
@@ -101,6 +100,7 @@ class InPlace final : public Scheme<L, S> {
     k.link_leaving = m_link_leaving;
     k.link_cells = level.link_cells;
     const bool rules = m_link_same.extent(0) > 0;
+    const bool outlets = level.outlet_rows.extent(0) > 0;
     const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
@@ -108,7 +108,7 @@ class InPlace final : public Scheme<L, S> {
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
       } else if (m_fwd.active()) {
-        if (m_outlets)  // the outlets read all of their slots, which the streaming overwrites
+        if (outlets)  // the outlets read all of their slots, which the streaming overwrites
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
@@ -137,7 +137,7 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
       } else {
-        if (m_outlets)
+        if (outlets)
           Kokkos::parallel_for(
               OutletVelocityTag::label,
               level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
@@ -159,7 +159,6 @@ class InPlace final : public Scheme<L, S> {
   C m_op;
   Kokkos::View<V*, MemSpace> m_f;
   bool m_arriving = false;  ///< the array holds arriving (pre-collision) populations
-  bool m_outlets = false;   ///< a pressure outlet among the faces
   Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< with outlets: the boundary cells' velocities
   Kokkos::View<R*, MemSpace> m_link_same, m_link_leaving;  ///< obstacle link rules (InPlaceStep)
   HaloExchange<V> m_fwd, m_rev;  ///< multi-rank: before / after each streaming step
