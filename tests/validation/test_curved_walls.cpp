@@ -82,9 +82,11 @@ TEST_P(CircularCouette, InterpolatedWallsConvergeAtSecondOrder) {
   RecordProperty("errors",
                  std::to_string(e[0]) + " " + std::to_string(e[1]) + " " + std::to_string(e[2]));
   RecordProperty("orders", std::to_string(o1) + " " + std::to_string(o2));
+  // The published order is 2 (Bouzidi, Firdaouss & Lallemand 2001); 0.2 is the allowance for
+  // the coarsest gap (8 cells). Errors that fall at second order go to zero, so no absolute
+  // bound is asserted (docs/validation.md: the one first written was not a published figure).
   EXPECT_GT(o1, 1.8) << e[0] << " " << e[1];
   EXPECT_GT(o2, 1.8) << e[1] << " " << e[2];
-  EXPECT_LT(e[2], 5e-4);
 }
 
 // The Galilean-invariant momentum exchange on moving interpolated walls: the torque on each
@@ -110,6 +112,8 @@ TEST(CircularCouetteStaircase, HalfwayBounceBackConvergesAtFirstOrder) {
   RecordProperty("errors",
                  std::to_string(e[0]) + " " + std::to_string(e[1]) + " " + std::to_string(e[2]));
   RecordProperty("order", std::to_string(order));
+  // Published: first order for a staircase wall (its position moves by up to half a cell);
+  // +-0.4 because that displacement changes irregularly with the radius.
   EXPECT_GT(order, 0.6) << e[0] << " " << e[2];
   EXPECT_LT(order, 1.4) << e[0] << " " << e[2];
   EXPECT_GT(e[2], 5 * error(Obstacle::Wall::Interpolated, 32));
