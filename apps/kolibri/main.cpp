@@ -3,6 +3,7 @@
 #include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/grid/TileModel.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
@@ -214,6 +215,10 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
         double(c.run.steps) * u.dt);
     std::cout << line;
   }
+  if (sc.geometry.given()) {  // the sparse geometry and its tiles
+    std::istringstream lines(kolibri::geometry_report(sc).text);
+    for (std::string l; std::getline(lines, l);) std::cout << "  " << l << "\n";
+  }
   // Device memory, before anything is allocated.
   const double per_cell = kolibri::device_bytes_per_cell(sc);
   const double gib = 1.0 / double(1 << 30);
@@ -250,7 +255,9 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
         "MLUPS a rank, timed over %lld steps of %dx%dx%d%s\n",
         seconds, ranks, ranks > 1 ? "s" : "", kolibri::backend_info().device.c_str(), r.mlups,
         static_cast<long long>(r.steps), r.box[0], r.box[1], r.box[2],
-        sc.obstacles.empty() && sc.bodies.empty() ? "" : ", without obstacles and bodies");
+        sc.obstacles.empty() && sc.bodies.empty() && !sc.geometry.given()
+            ? ""
+            : ", without obstacles, bodies or [geometry]");
     std::cout << line;
   } catch (const std::exception& e) {
     std::cout << "  run time not estimated (" << e.what() << ")\n";
@@ -402,6 +409,12 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   bench->add_option("--layout", ba.layouts, "Population layouts: auto, soa, csoa<alpha> (default auto: csoa32, soa with fp16)")
       ->delimiter(',');
+  bench
+      ->add_option("--tiles", ba.options.tile_edges,
+                   "The tiled grid's tile edges, two arrays: 0 (the dense box), 2, 4, 8, 16, 32, "
+                   "64 (default 0; a list runs each)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({0, 2, 4, 8, 16, 32, 64}));
   bench->add_option("--collision-kernels", ba.collision_kernels, "Interior collision launches, two arrays: 1, 2 (default 1)")
       ->delimiter(',')
       ->check(CLI::IsMember({1, 2}));
@@ -417,9 +430,17 @@ int main(int argc, char** argv) {
           "inlet, "
           "pressure outlet, walls), sphere (the channel with a bounce-back sphere of diameter "
           "n/4), "
-          "sphere_interpolated (the sphere with interpolated walls; not with moments)")
+          "sphere_interpolated (the sphere with interpolated walls; not with moments), porous "
+          "(random spheres of diameter n/6 at each --porosity, periodic, a body force), vessel (a "
+          "bent "
+          "tube with a bulge)")
       ->delimiter(',')
       ->check(CLI::IsMember(kolibri::names_of<kolibri::BenchCase>()));
+  bench
+      ->add_option("--porosity", ba.options.porosities,
+                   "Porosities of the porous case (default 0.9,0.7,0.5,0.3,0.1)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.01, 0.99));
   bench->add_flag("--walls", ba.walls, "The closed box only (as --case closed)");
   bench->add_option("--seconds", ba.options.min_seconds, "Minimum timed seconds per case (default 1)");
   bench->add_option("--memory-fraction", ba.options.memory_fraction, "Share of free memory for size max (0.85)");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
 
+#include <algorithm>
+
 namespace kolibri {
 
 namespace {
@@ -49,6 +51,31 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   if (c.streaming != Streaming::TwoArray && c.collision_kernels != 1)
     return RuleBreach{"model", "collision_kernels",
                       "a split collision needs streaming = \"two_array\", got " + streaming};
+  if (c.tile_edge != 0) {
+    const int dims = dimensions(c.lattice);
+    const auto& edges = tile_edges(dims);
+    if (std::find(edges.begin(), edges.end(), c.tile_edge) == edges.end())
+      return RuleBreach{"model", "tile_edge",
+                        "the tiled grid is compiled for tiles of " + std::to_string(edges[0]) +
+                            " or " + std::to_string(edges[1]) + " cells a side in " +
+                            std::to_string(dims) + "D, got " + std::to_string(c.tile_edge)};
+  }
+  if (c.tile_edge != 0 && c.streaming != Streaming::TwoArray)
+    return RuleBreach{"model", "layout",
+                      "the tiled grid runs streaming = \"two_array\" for now (in place and the "
+                      "moment representation on tiles are not built yet), got " +
+                          streaming};
+  if (c.tile_edge != 0 && c.csoa_alpha > 0)
+    return RuleBreach{"model", "layout",
+                      "the tiled grid has its own layout (tile-blocked): no CSoA group"};
+  if (c.tile_edge != 0 && c.collision_kernels != 1)
+    return RuleBreach{
+        "model", "collision_kernels",
+        "the tiled grid collides in one launch, got " + std::to_string(c.collision_kernels)};
+  if (c.tile_edge != 0 && !c.bodies.empty())
+    return RuleBreach{"model", "layout",
+                      "immersed bodies run on the dense box for now: layout = \"tiles\" takes "
+                      "walls, obstacles and [geometry] solids"};
   if (c.moment_arrays != 1 && c.moment_arrays != 2)
     return RuleBreach{"model", "moment_arrays",
                       "expected 1 or 2, got " + std::to_string(c.moment_arrays)};

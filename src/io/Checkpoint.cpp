@@ -417,30 +417,6 @@ int value_bytes(const std::string& value_type) {
   throw std::invalid_argument("unknown value type '" + value_type + "' (expected float64, float32 or float16)");
 }
 
-std::string hex64(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::uint64_t checksum64(const std::byte* data, std::size_t n) {
-  constexpr std::uint64_t prime = 0x100000001b3ULL;
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t w = 0;
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&w, data + i, 8);
-    } else {
-      for (std::size_t k = 0; k < 8; ++k) w |= std::uint64_t(std::to_integer<std::uint8_t>(data[i + k])) << (8 * k);
-    }
-    h = (h ^ w) * prime;
-    h ^= h >> 32;  // a product carries bits upwards only: without this, flips of bit 63 in two words cancel
-  }
-  for (; i < n; ++i) h = (h ^ std::to_integer<std::uint8_t>(data[i])) * prime;
-  return (h ^ std::uint64_t(n)) * prime;
-}
-
 bool checkpoint_single_supported(const Comm& comm) {
 #if defined(KOLIBRI_HAVE_PARALLEL_HDF5)
   if (comm.mpi()) return true;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -295,6 +297,75 @@ void apply_override(toml::table& root, const std::string& text, const std::strin
   }
 }
 
+/// A file a deck names: as given when absolute, else relative to the deck's directory.
+std::string beside_deck(const std::string& path, const std::string& deck) {
+  if (path.empty() || path.front() == '/') return path;
+  const auto slash = deck.find_last_of('/');
+  return slash == std::string::npos ? path : deck.substr(0, slash + 1) + path;
+}
+
+/// [geometry]: solid cells from a voxel image, a closed mesh or a random array of spheres,
+/// resolved into sc.geometry (errors name the key at fault).
+void read_geometry(Section& geometry, SolverConfig& sc, int dims, const std::string& file) {
+  SolidGeometry& g = sc.geometry;
+  const std::string type = geometry.choice("type", "", {"voxels", "mesh", "random_spheres"});
+  if (type.empty()) geometry.fail("type", "missing: expected one of voxels, mesh, random_spheres");
+  const std::array<int, 3> n{sc.nx, sc.ny, sc.nz};
+  if (type == "voxels" || type == "mesh") {
+    const auto path = geometry.string("file");
+    if (!path || path->empty())
+      geometry.fail("file",
+                    type == "voxels"
+                        ? "missing: expected file = \"sample.raw\" (one uint8 a voxel, x fastest)"
+                        : "missing: expected file = \"vessel.stl\" (a closed STL or OBJ mesh)");
+    g.file = *path;
+    g.file = beside_deck(g.file, file);
+  }
+  if (type == "mesh") {
+    g.kind = SolidGeometry::Kind::Mesh;
+    g.scale = geometry.number("scale", 1.0);
+    if (!(g.scale > 0.0) || !std::isfinite(g.scale))
+      geometry.fail("scale", "expected a positive number: cells per unit of the mesh file");
+    if (const auto r = geometry.vec3<double>("rotation", 3)) g.rotation = *r;
+    if (const auto at = geometry.vec3<double>("position", dims)) g.position = *at;
+    g.solid_outside = geometry.choice("solid", "inside", {"inside", "outside"}) == "outside";
+  } else if (type == "voxels") {
+    g.kind = SolidGeometry::Kind::Voxels;
+    const auto size = geometry.vec3<int>("size", dims);
+    if (!size)
+      geometry.fail("size", std::string("missing: expected the image's extents, size = [nx, ny") +
+                                (dims == 3 ? ", nz]" : "]"));
+    g.size = *size;
+    if (dims == 2) g.size[2] = 1;
+    for (int d = 0; d < dims; ++d)
+      if (g.size[std::size_t(d)] < 1) geometry.fail("size", "expected positive extents");
+    if (const auto offset = geometry.vec3<int>("offset", dims)) g.offset = *offset;
+    if (const auto values = geometry.int_list("solid_values", 0, 255)) g.solid_values = *values;
+  } else {
+    g.kind = SolidGeometry::Kind::RandomSpheres;
+    const auto diameter = geometry.number("diameter");
+    if (!diameter || !(*diameter >= 1.0))
+      geometry.fail("diameter", "expected the spheres' diameter in cells, at least 1");
+    g.diameter = *diameter;
+    const auto porosity = geometry.number("porosity");
+    if (!porosity || !(*porosity > 0.0 && *porosity < 1.0))
+      geometry.fail("porosity", "expected the fraction of fluid cells to reach, 0 < porosity < 1");
+    g.porosity = *porosity;
+    g.seed =
+        std::uint64_t(geometry.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  }
+  geometry.finish(
+      type == "voxels" ? std::vector<std::string>{"type", "file", "size", "offset", "solid_values"}
+      : type == "mesh"
+          ? std::vector<std::string>{"type", "file", "scale", "rotation", "position", "solid"}
+          : std::vector<std::string>{"type", "diameter", "porosity", "seed"});
+  try {
+    resolve_geometry(g, n, sc.periodic_axes(), dims);
+  } catch (const GeometryError& e) {
+    geometry.fail(e.key, e.what());
+  }
+}
+
 FaceBC read_face(Section& boundary, const std::string& key, int dims) {
   FaceBC bc;
   const toml::node* n = boundary.node(key);
@@ -433,12 +504,17 @@ Case parse_deck(const std::string& text, const std::string& file,
   const std::optional<double> acm_velocity = model.number("acm_velocity");
   if (acm_velocity && !(*acm_velocity > 0)) model.fail("acm_velocity", "expected a positive reference speed (lattice units)");
   // Kernel and layout options (two arrays; results are the same, speed differs)
-  const std::string layout = model.choice("layout", "auto", {"auto", "soa", "csoa"});
-  const bool csoa = layout == "csoa";
+  const std::string layout = model.choice("layout", "auto", {"auto", "soa", "csoa", "tiles"});
+  const bool csoa = layout == "csoa", tiles = layout == "tiles";
   if (model.has("csoa_alpha") && !csoa) model.fail("csoa_alpha", "only layout = \"csoa\" takes this key");
   sc.csoa_alpha = csoa              ? int(model.integer("csoa_alpha", 32, 2, 1 << 20))
                   : layout == "soa" ? 0
                                     : -1;
+  if (model.has("tile_edge") && !tiles)
+    model.fail("tile_edge", "only layout = \"tiles\" takes this key");
+  if (tiles) {
+    sc.tile_edge = int(model.integer("tile_edge", tile_edges(dimensions(sc.lattice))[0], 1, 1024));
+  }
   sc.face_kernels = model.choice("boundary_kernels", "list", {"list", "faces"}) == "faces";
   sc.collision_kernels = int(model.integer("collision_kernels", 1, 1, 2));
   if (sc.streaming == Streaming::Moments && model.has("layout"))
@@ -451,9 +527,10 @@ Case parse_deck(const std::string& text, const std::string& file,
     for (const char* key : {"boundary_kernels", "collision_kernels"})
       if (model.has(key))
         model.fail(key, "needs streaming = \"two_array\", got streaming = \"" + str + "\"");
-  model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic", "bulk_rate", "high_order_rate",
-                "cm_basis", "acm_viscosity", "acm_velocity", "layout", "csoa_alpha", "boundary_kernels",
-                "collision_kernels", "moment_arrays"});
+  model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic",
+                "bulk_rate", "high_order_rate", "cm_basis", "acm_viscosity", "acm_velocity",
+                "layout", "csoa_alpha", "tile_edge", "boundary_kernels", "collision_kernels",
+                "moment_arrays"});
   const int dims = dimensions(sc.lattice);
 
   // [domain]
@@ -545,10 +622,7 @@ Case parse_deck(const std::string& text, const std::string& file,
                    "missing: a file start needs file = \"fields.h5\" (an HDF5 field file "
                    "of kolibri: /density and /velocity in lattice units)");
     sc.initial.file = *path;
-    if (sc.initial.file.front() != '/') {  // relative to the deck
-      const auto slash = file.find_last_of('/');
-      if (slash != std::string::npos) sc.initial.file = file.substr(0, slash + 1) + sc.initial.file;
-    }
+    sc.initial.file = beside_deck(sc.initial.file, file);
     std::array<int, 3> extent{};
     try {
       extent = fields_hdf5_extent(sc.initial.file);
@@ -745,6 +819,10 @@ Case parse_deck(const std::string& text, const std::string& file,
     sc.obstacles.push_back(o);
   });
 
+  // [geometry]: solid cells from a voxel image, a closed mesh or a random array of spheres
+  Section geometry(file, "geometry", subtable(top, "geometry"));
+  if (geometry.present()) read_geometry(geometry, sc, dims, file);
+
   // [[body]]: immersed-boundary solids
   for_each_table(top, "body", file, [&](Section& s, std::size_t i) {
     Body b;
@@ -784,10 +862,7 @@ Case parse_deck(const std::string& text, const std::string& file,
       auto path = s.string("file");
       if (!path || path->empty()) s.fail("file", "missing: a mesh body needs file = \"...\" (binary or ASCII STL, OBJ)");
       b.mesh = *path;
-      if (b.mesh.front() != '/') {  // relative to the deck
-        const auto slash = file.find_last_of('/');
-        if (slash != std::string::npos) b.mesh = file.substr(0, slash + 1) + b.mesh;
-      }
+      b.mesh = beside_deck(b.mesh, file);
       std::ifstream probe(b.mesh);
       if (!probe) s.fail("file", "cannot open '" + b.mesh + "'");
       b.scale = s.number("scale", 1.0);
@@ -949,8 +1024,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     c.probes.push_back(p);
   });
 
-  top.finish({"model", "domain", "boundary", "initial", "physics", "units", "obstacle", "run",
-              "parallel", "probe", "body", "ib", "tune"});
+  top.finish({"model", "domain", "boundary", "initial", "physics", "units", "obstacle", "geometry",
+              "run", "parallel", "probe", "body", "ib", "tune"});
   return c;
 }
 

@@ -2,6 +2,8 @@
 #include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/geometry/SolidImage.hpp>
+#include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
@@ -41,13 +43,32 @@ std::string slug(std::string s) {
 
 }  // namespace
 
-void set_bench_case(SolverConfig& c, BenchCase domain, int n) {
+void set_bench_case(SolverConfig& c, BenchCase domain, int n, double porosity) {
   const bool two_d = c.lattice == LatticeKind::D2Q9;
   const int top = two_d ? 3 : 5;
   if (two_d) c.faces[4].type = c.faces[5].type = FaceType::Periodic;
   switch (domain) {
     case BenchCase::Periodic:
       return;
+    case BenchCase::Porous: {
+      c.geometry.kind = SolidGeometry::Kind::RandomSpheres;
+      c.geometry.diameter = porous_sphere_diameter(n);
+      c.geometry.porosity = porosity;
+      c.geometry.seed = 1;
+      resolve_geometry(c.geometry, {c.nx, c.ny, c.nz}, c.periodic_axes(), two_d ? 2 : 3);
+      c.force = {1e-6, 0.0, 0.0};
+      return;
+    }
+    case BenchCase::Vessel: {
+      auto solid =
+          std::make_shared<const std::vector<std::uint8_t>>(vessel_geometry({c.nx, c.ny, c.nz}));
+      c.geometry.kind = SolidGeometry::Kind::Voxels;
+      c.geometry.file = "(the bench's vessel)";
+      c.geometry.solid = std::move(solid);
+      c.initial.velocity = {0.0, 0.05, 0.0};
+      c.force = {0.0, 1e-6, 0.0};
+      return;
+    }
     case BenchCase::Closed:
       for (int f = 0; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
       c.faces[std::size_t(top)].type = FaceType::MovingWall;
@@ -99,6 +120,7 @@ double measure_copy_bandwidth(std::size_t bytes) {
 RateEstimate estimate_rate(const SolverConfig& deck, std::int64_t max_cells, double seconds) {
   SolverConfig c = deck;
   c.obstacles.clear(), c.bodies.clear();
+  c.geometry = SolidGeometry{};  // its solid cells belong to the deck's box, not the timed one
   c.part = {};
   c.initial = {};
   c.initial.velocity = {0.02, 0.01, c.nz > 1 ? 0.01 : 0.0};  // never time zeros
@@ -151,7 +173,9 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     Streaming str;
     int size, alpha, split;
     bool per_face;
+    int tile;    // the tiled grid's edge; 0: the dense box
     int arrays;  // moments: 1 or 2; 0 for populations
+    double porosity;  // porous: the geometry's target; 0 otherwise
   };
   std::vector<Spec> specs;  // the cases, in table order
   for (const auto domain : o.cases)
@@ -163,27 +187,34 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
               for (const int alpha : o.layouts)
                 for (const int split : o.collision_kernels)
                   for (const bool per_face : o.face_kernels)
-                    for (const int arrays : o.moment_arrays) {
-                      if ((split != 1 || per_face) && str != Streaming::TwoArray)
-                        continue;  // two-array kernel options
-                      if (alpha > 0 && str == Streaming::Moments)
-                        continue;  // population layouts only
-                      if (per_face && domain == BenchCase::Periodic)
-                        continue;  // no faces in a periodic box
-                      // the moment representation exists for the regularized operators, in native
-                      // storage
-                      if (str == Streaming::Moments && !supports_moments(col, prec.storage))
-                        continue;
-                      if (!supports(lat, col)) continue;
-                      if (domain == BenchCase::SphereInterpolated && str == Streaming::Moments)
-                        continue;  // link rules: populations only
+                    for (const int arrays : o.moment_arrays)
+                      for (const int tile : o.tile_edges) {
+                        if ((split != 1 || per_face || tile > 0) && str != Streaming::TwoArray)
+                          continue;  // two-array kernel options
+                        if (tile > 0 && (alpha > 0 || split != 1))
+                          continue;  // tiles: their own layout, one collision launch
+                        if (alpha > 0 && str == Streaming::Moments)
+                          continue;  // population layouts only
+                        if (per_face && domain == BenchCase::Periodic)
+                          continue;  // no faces in a periodic box
+                        // the moment representation exists for the regularized operators, in native
+                        // storage
+                        if (str == Streaming::Moments && !supports_moments(col, prec.storage))
+                          continue;
+                        if (!supports(lat, col)) continue;
+                        if (domain == BenchCase::SphereInterpolated && str == Streaming::Moments)
+                          continue;  // link rules: populations only
 
-                      if (str != Streaming::Moments && arrays != o.moment_arrays.front())
-                        continue;  // once
-                      specs.push_back({domain, lat, prec, col, str, size, alpha, split, per_face,
-                                       str == Streaming::Moments ? arrays : 0});
-                    }
-  for (const auto& [domain, lat, prec, col, str, size, alpha, split, per_face, arrays] : specs) {
+                        if (str != Streaming::Moments && arrays != o.moment_arrays.front())
+                          continue;  // once
+                        for (const double porosity :
+                             domain == BenchCase::Porous ? o.porosities : std::vector<double>{0.0})
+                          specs.push_back({domain, lat, prec, col, str, size, alpha, split,
+                                           per_face, tile, str == Streaming::Moments ? arrays : 0,
+                                           porosity});
+                      }
+  for (const auto& [domain, lat, prec, col, str, size, alpha, split, per_face, tile, arrays,
+                    porosity] : specs) {
     int n = size;
     if (n <= 0) {
       const double cells =
@@ -210,7 +241,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     c.csoa_alpha = alpha;
     c.collision_kernels = split;
     c.face_kernels = per_face;
-    set_bench_case(c, domain, n);
+    c.tile_edge = tile;
+    set_bench_case(c, domain, n, porosity);
     auto s = make_solver(c);
     s->step(5);  // warm-up
     std::int64_t steps = 0;
@@ -231,14 +263,29 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     }
     BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, arrays, steps, secs};
     r.domain = domain;
+    r.tile_edge = tile;
+    if (tile > 0) r.alpha = 0;
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
     r.bytes_per_update = s->bytes_per_update();
-    r.gbs = r.mlups * 1e6 * r.bytes_per_update * 1e-9;
-    r.fraction = r.gbs / copy_gbs;
     r.bytes_per_cell = s->bytes_per_cell();
+    r.fluid_cells = s->fluid_cells();
+    r.porosity = double(r.fluid_cells) / double(c.cells());
+    r.fluid_mlups = double(r.fluid_cells) * double(steps) / secs * 1e-6;
+    // The bytes of an update move for the fluid cells only (solid cells load nothing).
+    r.gbs = r.fluid_mlups * 1e6 * r.bytes_per_update * 1e-9;
+    r.fraction = r.gbs / copy_gbs;
+    if (domain == BenchCase::Porous || domain == BenchCase::Vessel) {
+      const GeometryReport g = geometry_report(c);
+      r.tile_porosity = g.tiles.tile_porosity;
+      r.model_bandwidth_t2c = g.model.bandwidth_two_copies;
+      r.model_bandwidth_tgb = g.model.bandwidth_ghost_buffers;
+      r.model_memory_t2c = g.model.memory_two_copies;
+      r.model_memory_tgb = g.model.memory_ghost_buffers;
+    }
     results.push_back(r);
     const std::string kernels =
         (arrays    ? std::to_string(arrays) + (arrays == 1 ? " array" : " arrays")
+         : tile    ? "tiles" + std::to_string(tile)
          : r.alpha ? "csoa" + std::to_string(r.alpha)
                    : std::string("soa")) +
         (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
@@ -248,6 +295,20 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
         r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
     out << line << std::flush;
+    if (c.geometry.given()) {
+      std::snprintf(line, sizeof line,
+                    "       porosity %.3f: %.1f fluid MLUPS (%s); %d^%d tiles: tile porosity "
+                    "%.3f, tomczak2018's bandwidth overhead +%.2f%% (T2C) +%.2f%% (TGB), memory "
+                    "+%.0f%% (T2C) +%.0f%% (TGB) over the fluid cells' minimum\n",
+                    r.porosity, r.fluid_mlups, tile ? "tiles" : "dense box",
+                    tile                       ? tile
+                    : lat == LatticeKind::D2Q9 ? 16
+                                               : 4,
+                    lat == LatticeKind::D2Q9 ? 2 : 3, r.tile_porosity,
+                    100.0 * r.model_bandwidth_t2c, 100.0 * r.model_bandwidth_tgb,
+                    100.0 * r.model_memory_t2c, 100.0 * r.model_memory_tgb);
+      out << line << std::flush;
+    }
   }
 
   // JSON: metadata + one object per case.
@@ -269,7 +330,10 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("precision", to_string(r.precision.arithmetic))
         .add("storage", name_of(r.precision))
         .add("n", r.n)
-        .add("layout", r.alpha ? "csoa" : "soa")
+        .add("layout", r.tile_edge ? "tiles"
+                       : r.alpha   ? "csoa"
+                                   : "soa")
+        .add("tile_edge", r.tile_edge)
         .add("csoa_alpha", r.alpha)
         .add("collision_kernels", r.collision_kernels)
         .add("boundary_kernels", r.face_kernels ? "faces" : "list")
@@ -284,9 +348,20 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("achieved_gbs", r.gbs)
         .add("fraction_of_copy", r.fraction)
         .add("bytes_per_cell", r.bytes_per_cell)
+        .add("fluid_cells", r.fluid_cells)
+        .add("porosity", r.porosity)
+        .add("fluid_mlups", r.fluid_mlups)
         .add("streaming", r.streaming == Streaming::InPlace   ? "in-place (AA)"
                           : r.streaming == Streaming::Moments ? "moments (MR)"
                                                               : "two-array pull");
+    if (r.domain == BenchCase::Porous)
+      j.add("sphere_diameter", porous_sphere_diameter(r.n)).add("seed", 1);
+    if (r.domain == BenchCase::Porous || r.domain == BenchCase::Vessel)
+      j.add("tile_porosity", r.tile_porosity)
+          .add("model_bandwidth_overhead_t2c", r.model_bandwidth_t2c)
+          .add("model_bandwidth_overhead_tgb", r.model_bandwidth_tgb)
+          .add("model_memory_overhead_t2c", r.model_memory_t2c)
+          .add("model_memory_overhead_tgb", r.model_memory_tgb);
     std::string js = j.str(0);
     for (char& ch : js)
       if (ch == '\n') ch = ' ';

@@ -2,6 +2,7 @@
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/Output.hpp>
@@ -201,6 +202,14 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
 
+  GeometryReport sparse;  // porous samples: tiles and the tile model (docs/theory.md, "Tiles")
+  if (sc.geometry.given()) {
+    sparse = geometry_report(sc);
+    std::istringstream lines(sparse.text);
+    for (std::string line; std::getline(lines, line);) log << "kolibri: " << line << "\n";
+    log << std::flush;
+  }
+
   TuneReport tuned;
   if (c.tune.enabled) {
     if (comm.size() > 1)
@@ -212,11 +221,16 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       throw DeckError(c.source + ": " + e.what());
     }
   }
-  const int alpha = csoa_alpha_for(sc);
-  if (sc.csoa_alpha >= 0 || sc.face_kernels || sc.collision_kernels != 1)
-    log << "kolibri: kernels: layout " << (alpha ? "csoa " + std::to_string(alpha) : std::string("soa"))
-        << ", boundary kernels " << (sc.face_kernels ? "faces" : "list") << ", collision in " << sc.collision_kernels
-        << (sc.collision_kernels == 1 ? " launch" : " launches") << std::endl;
+  const int alpha = sc.tile_edge > 0 ? 0 : csoa_alpha_for(sc);  // tiles: their own layout
+  const std::string layout = sc.tile_edge > 0 ? "tiles" : alpha ? "csoa" : "soa";
+  if (sc.csoa_alpha >= 0 || sc.tile_edge > 0 || sc.face_kernels || sc.collision_kernels != 1)
+    log << "kolibri: kernels: layout "
+        << (sc.tile_edge > 0 ? "tiles of " + std::to_string(sc.tile_edge) + " cells a side"
+            : alpha          ? "csoa " + std::to_string(alpha)
+                             : std::string("soa"))
+        << ", boundary kernels " << (sc.face_kernels ? "faces" : "list") << ", collision in "
+        << sc.collision_kernels << (sc.collision_kernels == 1 ? " launch" : " launches")
+        << std::endl;
 
   // Ranks: a Cartesian process grid. Halo transport: NCCL/RCCL between GPUs where built, else
   // MPI, handed device buffers only when it says it can take them.
@@ -752,6 +766,27 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << buf << std::endl;
   }
 
+  // Porous cases (solids, a body force, periodic along it): Darcy's permeability k = nu <u> / f,
+  // with <u> the superficial velocity along the force (momentum / all cells, reference density 1).
+  double permeability = 0.0;
+  const double f2 =
+      sc.force[0] * sc.force[0] + sc.force[1] * sc.force[1] + sc.force[2] * sc.force[2];
+  bool porous = f2 > 0.0 && (sc.geometry.given() || !sc.obstacles.empty());
+  for (std::size_t axis = 0; axis < 3; ++axis)  // Darcy's k needs the flow periodic along the force
+    if (sc.force[axis] != 0.0 && !periodic[axis]) porous = false;
+  if (porous && res.exit_code != kExitDiverged) {
+    const auto j = solver->momentum();
+    const double along = j[0] * sc.force[0] + j[1] * sc.force[1] + j[2] * sc.force[2];
+    permeability = sc.viscosity() * along / (double(sc.cells()) * f2);
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "kolibri: permeability %.6g cells^2 (Darcy, along the body force; porosity %.4f)",
+                  permeability, double(solver->fluid_cells()) / double(sc.cells()));
+    log << buf;
+    if (c.units.given) log << ", " << permeability * c.units.dx * c.units.dx << " m^2";
+    log << std::endl;
+  }
+
   double exchange = 0.0;  // seconds per step, measured alone on the final state
   if (comm.size() > 1 && res.exit_code != kExitDiverged) {
     exchange = comm.max(solver->exchange_time_per_step(20));
@@ -764,20 +799,47 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
   on_root(comm, [&] {
     JsonObject js;
-    js.add("kolibri_version", bi.version).add("date", now_iso()).add("deck", c.source).add("name", rc.name)
+    js.add("kolibri_version", bi.version)
+        .add("date", now_iso())
+        .add("deck", c.source)
+        .add("name", rc.name)
         .add("status", status)
-        .add("lattice", to_string(sc.lattice)).add("collision", to_string(sc.collision))
-        .add("precision", to_string(sc.precision)).add("storage", to_string(sc.storage))
-        .add("streaming", to_string(sc.streaming)).add("nx", sc.nx).add("ny", sc.ny).add("nz", sc.nz)
-        .add("fluid_cells", solver->fluid_cells()).add("tau", sc.tau).add("viscosity", sc.viscosity())
-        .add("reynolds", c.reynolds).add("velocity_scale", c.u_char).add("length_scale", c.l_char).add("steps", res.steps)
-        .add("first_step", first_step).add("wall_time_s", res.wall_seconds)
-        .add("step_time_s", t_step).add("mlups", res.mlups).add("mass_drift", res.mass_drift)
-        .add("max_speed", res.max_speed).add("ranks", comm.size()).add("exchange_ms_per_step", 1e3 * exchange)
-        .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" + std::to_string(dist.dc.dims[1]) + "x" + std::to_string(dist.dc.dims[2])).add("backend", bi.execution_space).add("device", bi.device)
-        .add("vendor", bi.vendor).add("kokkos_version", bi.kokkos_version).add("compiler", bi.compiler)
-        .add("layout", alpha ? "csoa" : "soa").add("csoa_alpha", alpha)
-        .add("boundary_kernels", sc.face_kernels ? "faces" : "list").add("collision_kernels", sc.collision_kernels);
+        .add("lattice", to_string(sc.lattice))
+        .add("collision", to_string(sc.collision))
+        .add("precision", to_string(sc.precision))
+        .add("storage", to_string(sc.storage))
+        .add("streaming", to_string(sc.streaming))
+        .add("nx", sc.nx)
+        .add("ny", sc.ny)
+        .add("nz", sc.nz)
+        .add("fluid_cells", solver->fluid_cells())
+        .add("tau", sc.tau)
+        .add("viscosity", sc.viscosity())
+        .add("reynolds", c.reynolds)
+        .add("velocity_scale", c.u_char)
+        .add("length_scale", c.l_char)
+        .add("steps", res.steps)
+        .add("first_step", first_step)
+        .add("wall_time_s", res.wall_seconds)
+        .add("step_time_s", t_step)
+        .add("mlups", res.mlups)
+        .add("mass_drift", res.mass_drift)
+        .add("max_speed", res.max_speed)
+        .add("ranks", comm.size())
+        .add("exchange_ms_per_step", 1e3 * exchange)
+        .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" +
+                                 std::to_string(dist.dc.dims[1]) + "x" +
+                                 std::to_string(dist.dc.dims[2]))
+        .add("backend", bi.execution_space)
+        .add("device", bi.device)
+        .add("vendor", bi.vendor)
+        .add("kokkos_version", bi.kokkos_version)
+        .add("compiler", bi.compiler)
+        .add("layout", layout)
+        .add("csoa_alpha", alpha)
+        .add("layout_tile_edge", sc.tile_edge)
+        .add("boundary_kernels", sc.face_kernels ? "faces" : "list")
+        .add("collision_kernels", sc.collision_kernels);
     if (c.tune.enabled)
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);
@@ -805,6 +867,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              ", \"centre\": " + vec(final_loads[k].centre) + "}";
       js.add_raw("obstacle_loads", a + "]");
     }
+    if (porous)
+      js.add("porosity", double(solver->fluid_cells()) / double(sc.cells()))
+          .add("permeability", permeability);
+    if (porous && c.units.given) js.add("permeability_m2", permeability * c.units.dx * c.units.dx);
+    if (sc.geometry.given())
+      js.add("tile_edge", sparse.tiles.edge)
+          .add("tiles", sparse.tiles.tiles)
+          .add("fluid_tiles", sparse.tiles.fluid_tiles)
+          .add("tile_porosity", sparse.tiles.tile_porosity)
+          .add("ghost_buffer_share", sparse.tiles.ghost_share)
+          .add("model_memory_overhead_t2c", sparse.model.memory_two_copies)
+          .add("model_memory_overhead_tgb", sparse.model.memory_ghost_buffers)
+          .add("model_bandwidth_overhead_t2c", sparse.model.bandwidth_two_copies)
+          .add("model_bandwidth_overhead_tgb", sparse.model.bandwidth_ghost_buffers);
     if (c.units.given)
       js.add("units_dx_m", c.units.dx)
           .add("units_dt_s", c.units.dt)

@@ -74,4 +74,10 @@ std::array<double, 3> wall_velocity(const Obstacle& o, const std::array<double, 
   return {w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2], w[0] * r[1] - w[1] * r[0]};
 }
 
+bool solid_cell(const SolverConfig& c, int x, int y, int z) {
+  for (const Obstacle& o : c.obstacles)
+    if (covers(o, x, y, z)) return true;
+  return c.geometry.solid_at({c.global_n(0), c.global_n(1), c.global_n(2)}, x, y, z);
+}
+
 }  // namespace kolibri

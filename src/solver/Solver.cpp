@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/Checksum.hpp>
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/io/Output.hpp>
@@ -133,6 +134,9 @@ std::string solver_signature(const SolverConfig& c) {
            "/" + vec(o.angular_velocity);
     add("obstacle" + std::to_string(i), v);
   }
+  if (c.geometry.given())  // the cells it made solid (older checkpoints: none)
+    add("geometry", hex64(checksum64(reinterpret_cast<const std::byte*>(c.geometry.solid->data()),
+                                     c.geometry.solid->size())));
   if (c.collision == CollisionKind::Mrt || c.collision == CollisionKind::CentralMoment ||
       c.collision == CollisionKind::AdaptiveCentralMoment)
     add("mrt", num(c.bulk_rate) + "/" + num(c.high_order_rate) + "/" + std::to_string(int(c.cm_hermite)) + "/" +

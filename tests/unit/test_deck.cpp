@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "TestFiles.hpp"
+
 namespace {
 using namespace kolibri;
 
@@ -28,12 +30,7 @@ steps = 10
 )";
 
 std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse_deck(text, "case.toml", overrides);
-  } catch (const DeckError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::deck_error(text, "case.toml", overrides);
 }
 
 TEST(Deck, ParsesAndDerivesTau) {

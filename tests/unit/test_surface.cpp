@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -23,6 +24,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "TestFiles.hpp"
 
 namespace {
 using namespace kolibri;
@@ -284,19 +287,11 @@ TEST(Placement, ScaleRotateTranslate) {
 /// A fresh directory for the test's files, removed at the end.
 class MeshFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("kolibri_test_surface_" + std::string(info->name()) + "_" +
-            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { scratch_ = std::make_unique<test::ScratchDir>(); }
+  void TearDown() override { scratch_.reset(); }
 
   std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
+    return scratch_->write(name, content);
   }
   /// The message of the std::runtime_error that read_mesh(path) throws.
   static std::string error_of(const std::string& path) {
@@ -309,7 +304,7 @@ class MeshFile : public ::testing::Test {
     return {};
   }
 
-  std::filesystem::path dir_;
+  std::unique_ptr<test::ScratchDir> scratch_;
 };
 
 /// A tetrahedron with corners at binary-exact coordinates: faces outward.
@@ -342,18 +337,6 @@ std::string binary_stl(const TriangleMesh& m) {
   return s;
 }
 
-std::string ascii_stl(const TriangleMesh& m, const char* eol = "\n") {
-  std::string s = std::string("solid tetra") + eol;
-  for (const auto& t : m.triangles) {
-    s += std::string("  facet normal 0 0 0") + eol + "    outer loop" + eol;
-    for (int v : t)
-      s += "      vertex " + std::to_string(m.vertices[v][0]) + " " + std::to_string(m.vertices[v][1]) + " " +
-           std::to_string(m.vertices[v][2]) + eol;
-    s += std::string("    endloop") + eol + "  endfacet" + eol;
-  }
-  return s + "endsolid tetra" + eol;
-}
-
 /// Same triangles (as vertex positions), in order.
 void expect_same_triangles(const TriangleMesh& got, const TriangleMesh& want) {
   ASSERT_EQ(got.triangles.size(), want.triangles.size());
@@ -365,19 +348,19 @@ void expect_same_triangles(const TriangleMesh& got, const TriangleMesh& want) {
 // Issue 22: only regular files are read, and no more than their size: /dev/zero read until memory
 // ran out, a FIFO blocked forever, a directory gave "basic_filebuf::underflow error".
 TEST_F(MeshFile, OnlyRegularFilesAreRead) {
-  const std::string d = (dir_ / "folder.stl").string();
+  const std::string d = (scratch_->dir() / "folder.stl").string();
   std::filesystem::create_directories(d);
   EXPECT_NE(error_of(d).find(d + ": is a directory, not a mesh file"), std::string::npos)
       << error_of(d);
-  const std::string fifo = (dir_ / "pipe.stl").string();
+  const std::string fifo = (scratch_->dir() / "pipe.stl").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(error_of(fifo).find("is a FIFO (named pipe), not a mesh file"), std::string::npos)
       << error_of(fifo);
-  const std::string zero = (dir_ / "zero.stl").string();
+  const std::string zero = (scratch_->dir() / "zero.stl").string();
   std::filesystem::create_symlink("/dev/zero", zero);
   EXPECT_NE(error_of(zero).find("is a device, not a mesh file"), std::string::npos)
       << error_of(zero);
-  EXPECT_NE(error_of((dir_ / "missing.stl").string()).find("cannot open the mesh file"),
+  EXPECT_NE(error_of((scratch_->dir() / "missing.stl").string()).find("cannot open the mesh file"),
             std::string::npos);
 }
 
@@ -394,12 +377,15 @@ TEST_F(MeshFile, BinaryStlRoundTrip) {
 }
 
 TEST_F(MeshFile, AsciiStlRoundTrip) {
-  expect_same_triangles(read_mesh(write("tetra.stl", ascii_stl(tetrahedron()))), tetrahedron());
-  expect_same_triangles(read_mesh(write("crlf.stl", ascii_stl(tetrahedron(), "\r\n"))), tetrahedron());
+  expect_same_triangles(read_mesh(write("tetra.stl", test::ascii_stl(tetrahedron()))),
+                        tetrahedron());
+  expect_same_triangles(read_mesh(write("crlf.stl", test::ascii_stl(tetrahedron(), "\r\n"))),
+                        tetrahedron());
   // Two solids in one file; exponents and signs in numbers.
-  const std::string two = ascii_stl(tetrahedron()) +
-                          "solid second\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1e1\nvertex +2.5E0 0 10\n"
-                          "vertex 0 -2 10\nendloop\nendfacet\nendsolid second\n";
+  const std::string two =
+      test::ascii_stl(tetrahedron()) +
+      "solid second\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1e1\nvertex +2.5E0 0 10\n"
+      "vertex 0 -2 10\nendloop\nendfacet\nendsolid second\n";
   const TriangleMesh m = read_mesh(write("two.stl", two));
   ASSERT_EQ(m.triangles.size(), 5u);
   EXPECT_EQ(m.vertices[m.triangles[4][1]], (Vec3{2.5, 0, 10}));
@@ -455,7 +441,7 @@ TEST_F(MeshFile, ErrorsNameFileLineAndExpectation) {
   e = error_of(write("form.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3/a\n"));
   EXPECT_TRUE(contains(e, "form.obj:4:") && contains(e, "i/t/n")) << e;
 
-  std::string stl = ascii_stl(tetrahedron());
+  std::string stl = test::ascii_stl(tetrahedron());
   stl.replace(stl.find("vertex", stl.find("vertex") + 1), 6, "vortex");  // line 5
   e = error_of(write("bad.stl", stl));
   EXPECT_TRUE(contains(e, "bad.stl:5: expected 'vertex', found 'vortex'")) << e;
@@ -475,7 +461,7 @@ TEST_F(MeshFile, ErrorsNameFileLineAndExpectation) {
   e = error_of(write("flat.stl", "solid flat\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 1 1\n"
                                  "vertex 2 2 2\nendloop\nendfacet\nendsolid\n"));
   EXPECT_TRUE(contains(e, "flat.stl") && contains(e, "zero area")) << e;
-  e = error_of((dir_ / "missing.obj").string());
+  e = error_of((scratch_->dir() / "missing.obj").string());
   EXPECT_TRUE(contains(e, "missing.obj") && contains(e, "cannot open")) << e;
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -205,6 +206,41 @@ double wall_crossing(const Obstacle& o, const std::array<double, 3>& a,
 /// (x - center).
 std::array<double, 3> wall_velocity(const Obstacle& o, const std::array<double, 3>& x);
 
+/// \brief Solid cells of a porous sample or any voxel geometry ([geometry] in decks): a raw voxel
+/// image, a closed triangle mesh (STL, OBJ) or a random array of (overlapping) spheres generated
+/// from a seed. The deck reader resolves each into `solid`, one byte a cell of the whole domain
+/// (src/geometry/); the flags mark those cells solid (halfway bounce-back), besides obstacles.
+struct SolidGeometry {
+  enum class Kind { None, Voxels, Mesh, RandomSpheres } kind = Kind::None;
+  std::string file;    ///< voxels: one uint8 a voxel, x fastest, no header; mesh: STL or OBJ
+  double scale = 1.0;  ///< mesh: cells per unit of the file
+  std::array<double, 3> rotation{0, 0, 0};  ///< mesh: degrees about x, then y, then z
+  std::array<double, 3> position{0, 0, 0};  ///< mesh: where the file's origin goes (cells)
+  bool solid_outside = false;               ///< mesh: the solid is outside it (a vessel)
+  std::array<int, 3> size{0, 0, 0};         ///< voxels: the image's extents
+  std::array<int, 3> offset{0, 0, 0};       ///< voxels: the domain cell of the image's first voxel
+  std::vector<int> solid_values;  ///< voxels: the solid values (empty: every nonzero value)
+  double diameter = 0.0;          ///< random spheres: diameter in cells
+  double porosity = 0.0;          ///< random spheres: the porosity to reach (0 < p < 1)
+  std::uint64_t seed = 1;         ///< random spheres: the generator's seed
+  std::int64_t spheres = 0;       ///< random spheres: how many were placed
+  /// Resolved: 1 where solid, x fastest over the whole domain (shared by copies of the case).
+  std::shared_ptr<const std::vector<std::uint8_t>> solid;
+
+  bool given() const { return kind != Kind::None; }
+  /// True where the domain cell (x, y, z) is solid (cells outside the domain are not).
+  bool solid_at(const std::array<int, 3>& n, int x, int y, int z) const {
+    if (!solid || x < 0 || y < 0 || z < 0 || x >= n[0] || y >= n[1] || z >= n[2]) return false;
+    return (*solid)[std::size_t(x + std::int64_t(n[0]) * (y + std::int64_t(n[1]) * z))] != 0;
+  }
+};
+
+struct SolverConfig;
+/// \brief The one rule for a solid cell of the whole domain (global coordinates): an obstacle
+/// covers its centre or [geometry] makes it solid (src/solver/Geometry.cpp). The flags and the
+/// tile statistics both ask it.
+bool solid_cell(const SolverConfig& c, int x, int y, int z);
+
 /// \brief A rigid solid immersed in the fluid (immersed boundary): a surface from a primitive or a
 /// triangle mesh, sampled with Poisson-disk samples, placed in cell coordinates, optionally moving
 /// with a prescribed translation and rotation. In 2D (D2Q9) a body is a closed curve in the x-y
@@ -295,6 +331,10 @@ struct SolverConfig {
   int csoa_alpha = -1;    ///< population layout: 0 SoA, CSoA(alpha), -1 automatic (csoa_alpha_for)
   bool face_kernels = false;  ///< two arrays: cells next to one face in per-face launches
   int collision_kernels = 1;  ///< two arrays: the interior collision in 1 or 2 launches
+  /// The tiled grid (tomczak2018, grid/TiledGrid.hpp): tiles of tile_edge cells a side (one of
+  /// kTileEdges; 4 in 3D, 16 in 2D by default in a deck), the all-solid ones dropped; 0: the
+  /// dense box.
+  int tile_edge = 0;
   int nx = 1, ny = 1, nz = 1;
   double tau = 0.6;               ///< shear relaxation time, nu = (tau - 1/2)/3
   double trt_magic = 3.0 / 16.0;  ///< TRT Lambda
@@ -308,6 +348,7 @@ struct SolverConfig {
   std::array<double, 3> force{0, 0, 0};       ///< body force per unit volume (lattice units)
   FaceSet faces{};
   std::vector<Obstacle> obstacles;
+  SolidGeometry geometry;    ///< voxel image or random spheres ([geometry])
   std::vector<Body> bodies;  ///< immersed-boundary solids
   ImmersedSettings ib;
   InitialCondition initial;
@@ -410,6 +451,14 @@ struct Case {
 };
 
 /// True for a CSoA group size: a power of two from 2 to 2^20 (0, SoA, is not a group).
+/// \brief The tile edges the tiled grid's kernel is compiled for (cells a side), per dimension
+/// count: 4 and 8 in 3D (64 and 512 cells a tile), 16 and 32 in 2D.
+inline constexpr std::array<int, 2> kTileEdges3D{4, 8};
+inline constexpr std::array<int, 2> kTileEdges2D{16, 32};
+inline constexpr const std::array<int, 2>& tile_edges(int dims) {
+  return dims == 3 ? kTileEdges3D : kTileEdges2D;
+}
+
 inline bool valid_csoa_alpha(int alpha) {
   return alpha >= 2 && alpha <= (1 << 20) && (alpha & (alpha - 1)) == 0;
 }

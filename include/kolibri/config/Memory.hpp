@@ -8,20 +8,27 @@
 
 namespace kolibri {
 
+/// \brief Bytes of one stored value (a population or a moment): 2 with FP16 storage, else the
+/// arithmetic precision's 4 or 8.
+inline int stored_value_bytes(const SolverConfig& c) {
+  if (c.storage == StorageKind::FP16) return 2;
+  return c.precision == Precision::FP32 ? 4 : 8;
+}
+
 /// \brief Device bytes a cell while stepping: the stored state (populations in one or two
 /// arrays, or the moments: about 1.5 arrays with moment_arrays = 1), the flag byte, the wall-link
-/// masks where there are walls or obstacles, and the immersed bodies' force field.
+/// masks where there are walls, obstacles or a [geometry], and the immersed bodies' force field.
 inline double device_bytes_per_cell(const SolverConfig& c) {
   const bool moments = c.streaming == Streaming::Moments;
   const int q = c.lattice == LatticeKind::D2Q9    ? (moments ? 6 : 9)
                 : c.lattice == LatticeKind::D3Q19 ? (moments ? 10 : 19)
                                                   : (moments ? 10 : 27);
   const int real = c.precision == Precision::FP32 ? 4 : 8;
-  const int value = c.storage == StorageKind::FP16 ? 2 : real;
+  const int value = stored_value_bytes(c);
   const double arrays = c.streaming == Streaming::InPlace ? 1.0
                         : moments && c.moment_arrays == 1 ? 1.5
                                                           : 2.0;
-  bool walls = !c.obstacles.empty();
+  bool walls = !c.obstacles.empty() || c.geometry.given();
   for (const auto& f : c.faces) walls = walls || f.type != FaceType::Periodic;
   return arrays * q * value + 1.0 + (walls ? 4.0 : 0.0) + (c.bodies.empty() ? 0.0 : 3.0 * real);
 }

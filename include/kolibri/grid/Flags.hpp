@@ -57,12 +57,12 @@ int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<F
   return the;
 }
 
-/// \brief Flags of every cell, x fastest: solids from the obstacles, then kBoundaryFluid for fluid
-/// cells with an upwind neighbour that is solid or lies across a non-periodic face. Periodic
-/// wrap-around is resolved by index arithmetic in the fast path, so it needs no flag. In a
-/// rank's piece (cfg.part) obstacles are placed in global coordinates, the ghost layers get
-/// kGhost (or kSolid) and fluid cells next to them kFluidBorder.
-/// \tparam L lattice descriptor (its velocity set decides which neighbours matter)
+/// \brief Flags of every cell, x fastest: solids from the obstacles and [geometry], then
+/// kBoundaryFluid for fluid cells with an upwind neighbour that is solid or lies across a
+/// non-periodic face. Periodic wrap-around is resolved by index arithmetic in the fast path, so it
+/// needs no flag. In a rank's piece (cfg.part) obstacles are placed in global coordinates, the
+/// ghost layers get kGhost (or kSolid) and fluid cells next to them kFluidBorder. \tparam L lattice
+/// descriptor (its velocity set decides which neighbours matter)
 template <class L>
 std::vector<Flag> build_flags(const SolverConfig& cfg) {
   const DenseGrid grid = DenseGrid::of(cfg);
@@ -71,8 +71,7 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     Flag& f = flags[static_cast<std::size_t>(c)];
     // global position; a ghost layer across a periodic face is the other end's image
     const Coord g = grid.global_coords(p);
-    for (const auto& o : cfg.obstacles)
-      if (covers(o, g.x, g.y, g.z)) f = kSolid;
+    if (solid_cell(cfg, g.x, g.y, g.z)) f = kSolid;
     if (f != kSolid && grid.is_ghost(p)) f = kGhost;
   });
   int type[6];
@@ -87,7 +86,7 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     if (grid.is_border(p)) f = kFluidBorder;
     // Without obstacles only the layer next to a non-periodic face can be a boundary cell
     // (|c| <= 1): skip the neighbour scan elsewhere (large benchmark boxes build in seconds).
-    if (cfg.obstacles.empty() && !grid.on_face(p, open)) return;
+    if (cfg.obstacles.empty() && !cfg.geometry.given() && !grid.on_face(p, open)) return;
     for (int q = 1; q < L::Q; ++q) {
       int face;
       const Index m = grid.neighbour<L>(type, p, q, -1, face);

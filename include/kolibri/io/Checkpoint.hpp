@@ -6,6 +6,7 @@
 /// verified on load; readable on any rank count (each rank reads the pieces its box overlaps).
 #pragma once
 
+#include <kolibri/config/Checksum.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/solver/State.hpp>
 
@@ -43,12 +44,6 @@ struct CheckpointInfo {
 
 /// \brief Bytes per stored value of a value_type; throws for an unknown name.
 int value_bytes(const std::string& value_type);
-
-/// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
-/// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).
-std::uint64_t checksum64(const std::byte* data, std::size_t n);
-/// The 16 lower-case hex digits of v (checksums in manifests, tuner cache keys).
-std::string hex64(std::uint64_t v);
 
 enum class CheckpointLayout { Auto, Single, PerRank };
 

@@ -39,7 +39,7 @@ struct NameTable<PrecisionChoice> {
 ///   the axis;
 /// - sphere_interpolated: the same sphere with interpolated walls (Obstacle::Wall::Interpolated).
 /// MLUPS count every cell of the box, solid ones included (as FluidX3D counts).
-enum class BenchCase { Periodic, Closed, Channel, Sphere, SphereInterpolated };
+enum class BenchCase { Periodic, Closed, Channel, Sphere, SphereInterpolated, Porous, Vessel };
 template <>
 struct NameTable<BenchCase> {
   static constexpr std::array entries{
@@ -47,12 +47,18 @@ struct NameTable<BenchCase> {
       Named<BenchCase>{BenchCase::Closed, "closed"},
       Named<BenchCase>{BenchCase::Channel, "channel"},
       Named<BenchCase>{BenchCase::Sphere, "sphere"},
-      Named<BenchCase>{BenchCase::SphereInterpolated, "sphere_interpolated"}};
+      Named<BenchCase>{BenchCase::SphereInterpolated, "sphere_interpolated"},
+      Named<BenchCase>{BenchCase::Porous, "porous"},
+      Named<BenchCase>{BenchCase::Vessel, "vessel"}};
 };
 
 /// \brief The configuration of `domain` for lattice `lat` and edge n (faces, obstacle, initial
-/// flow).
-void set_bench_case(SolverConfig& c, BenchCase domain, int n);
+/// flow). Porous: a periodic box of random spheres of diameter max(4, n/6) (about tomczak2018's
+/// 40 cells at n = 256) at `porosity`, seed 1, driven by a body force along x. Vessel:
+/// vessel_geometry (geometry/SolidImage.hpp) in a periodic box, the flow along its legs.
+void set_bench_case(SolverConfig& c, BenchCase domain, int n, double porosity = 0.0);
+/// The porous case's sphere diameter for edge n (cells).
+inline int porous_sphere_diameter(int n) { return n / 6 > 4 ? n / 6 : 4; }
 
 struct BenchOptions {
   std::vector<LatticeKind> lattices{LatticeKind::D3Q19, LatticeKind::D3Q27};
@@ -67,8 +73,10 @@ struct BenchOptions {
   std::vector<int> moment_arrays{2};    ///< moment representation: 2 or 1 arrays (SolverConfig)
   std::vector<int> layouts{-1};         ///< population layouts: -1 automatic, 0 SoA, else CSoA(alpha)
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
+  std::vector<int> tile_edges{0};       ///< the tiled grid's tile edges (two arrays); 0: dense box
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
   std::vector<BenchCase> cases{BenchCase::Periodic};  ///< the domains (--case; --walls: closed)
+  std::vector<double> porosities{0.9, 0.7, 0.5, 0.3, 0.1};  ///< the porous case's (--porosity)
   double min_seconds = 1.0;             ///< time each case for at least this long
   double memory_fraction = 0.85;        ///< of the free device memory, for size 0
   std::string json;                     ///< output file ("" = perf/results/bench_<device>_<date>.json)
@@ -89,6 +97,14 @@ struct BenchResult {
   std::int64_t steps = 0;
   double seconds = 0, mlups = 0, bytes_per_update = 0, gbs = 0, fraction = 0, bytes_per_cell = 0;
   BenchCase domain = BenchCase::Periodic;
+  int tile_edge = 0;  ///< the tiled grid's tile edge; 0: the dense box
+  /// Porous: the geometry's porosity, fluid cells, their update rate (fluid cells x steps / s)
+  /// and its tiles with the overhead model (grid/TileModel.hpp).
+  double porosity = 1.0;
+  std::int64_t fluid_cells = 0;
+  double fluid_mlups = 0;
+  double tile_porosity = 0, model_bandwidth_t2c = 0, model_bandwidth_tgb = 0;
+  double model_memory_t2c = 0, model_memory_tgb = 0;
 };
 
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.

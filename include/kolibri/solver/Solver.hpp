@@ -55,6 +55,10 @@ class Solver {
   /// Kinetic energy and enstrophy of the whole domain (collective; valid on rank 0): reduced on
   /// the device where this rank holds the whole domain, else from macroscopic() on rank 0.
   virtual FlowStatistics flow_statistics() const;
+  /// The momentum of the fluid, sum of rho u over the updated cells of the whole domain (lattice
+  /// units; the velocity with the half-force correction), reduced on the device and over ranks
+  /// (collective): the permeability of porous cases (run/Runner.cpp).
+  virtual std::array<double, 3> momentum() const = 0;
   /// Density and velocity at a few cells (global linear indices), on every rank (collective).
   virtual MacroFields sample(const std::vector<std::int64_t>& cells) const = 0;
   /// Populations of this rank's box (ghosts included) copied to the host, q-major: for tests.

@@ -319,6 +319,29 @@ class SolverImpl final : public Solver {
     return d;
   }
 
+  std::array<double, 3> momentum() const override {
+    settle();
+    const Kokkos::View<const V*, MemSpace> f = m_scheme->values();
+    const auto flags = m_level.flags;
+    const Slots idx = m_scheme->slots();
+    const R force[3] = {m_level.force[0], m_level.force[1], m_level.force[2]};
+    const StateLayout layout = m_scheme->layout();
+    std::array<double, 3> j{0.0, 0.0, 0.0};
+    for (int d = 0; d < L::D; ++d) {
+      Kokkos::parallel_reduce(
+          "kolibri::momentum", m_level.range(0, m_level.grid.cells()),
+          KOKKOS_LAMBDA(const Index i, double& sum) {
+            if (!is_updated(flags(i))) return;
+            double r, u[3];
+            cell_moments<L, S>(f, idx, i, force, r, u, layout);
+            sum += r * u[d];
+          },
+          j[std::size_t(d)]);
+      if (m_level.dist.comm) j[std::size_t(d)] = m_level.dist.comm->sum(j[std::size_t(d)]);
+    }
+    return j;
+  }
+
   FlowStatistics flow_statistics() const override {
     const DenseGrid& g = m_level.grid;
     for (int side : g.ghost)

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Two population arrays (pull streaming): each step reads one array and writes the
-/// other, in either layout (SoA, CSoA); the only scheme with immersed bodies for now, and the one
-/// whose halo exchange overlaps the interior update on several ranks.
+/// other, in any layout (SoA, CSoA, or tile-blocked on the tiled grid); the only scheme with
+/// immersed bodies for now, and the one whose halo exchange overlaps the interior update on
+/// several ranks.
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/stepping/Scheme.hpp>
+#include <kolibri/stepping/TileStreamCollide.hpp>
+
+#include <type_traits>
 
 namespace kolibri {
 
@@ -17,13 +21,33 @@ class TwoArrays final : public Scheme<L, S> {
 
   TwoArrays(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)), m_split_collision(cfg.collision_kernels == 2) {
-    this->m_idx = population_slots<L>(cfg, level.grid.cells());
-    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
-    m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", this->m_idx.size());
-    if (level.dist.comm)
-      m_pull = make_exchange<L, V>(
-          level, cfg, host_flags, HaloMode::Pull,
-          [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); });
+    Index size = 0;
+    if (cfg.tile_edge > 0) {
+      // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
+      // copy made when asked for (settle), so the code reading the state by cell is unchanged.
+      std::vector<std::uint32_t> host_links;
+      if (level.links.extent(0) > 0) {
+        const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, level.links);
+        host_links.assign(h.data(), h.data() + h.extent(0));
+      }
+      const TileMap map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags, host_links);
+      m_tiles = DeviceTileMap::of(map);
+      this->m_idx = Slots::soa(level.grid.cells(), L::Q);
+      size = map.size(L::Q);
+      if (level.dist.comm)
+        m_pull = make_exchange<L, V>(
+            level, cfg, host_flags, HaloMode::Pull,
+            [idx = map.index(L::Q)](Index cell, int slot) { return idx(cell, slot); });
+    } else {
+      this->m_idx = population_slots<L>(cfg, level.grid.cells());
+      size = this->m_idx.size();
+      if (level.dist.comm)
+        m_pull = make_exchange<L, V>(
+            level, cfg, host_flags, HaloMode::Pull,
+            [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); });
+    }
+    m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", size);
+    m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", size);
   }
 
   void step(Level<L, S>& level, std::int64_t first, std::int64_t n) override {
@@ -33,25 +57,69 @@ class TwoArrays final : public Scheme<L, S> {
       steps(StreamCollide<L, S, C, I>{{}, {}, level.boundary, idx, m_op, level.rules}, level, first,
             n);
     };
-    with_layout<L>(this->m_idx, run);
+    if (m_tiles.active()) {
+      m_dense = {};  // the dense copy is out of date (and its memory free) until settle()
+      m_settled = false;
+      run(m_tiles.index(L::Q));
+    } else {
+      with_layout<L>(this->m_idx, run);
+    }
   }
 
   void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,
                        Kokkos::View<const double* [3], MemSpace> u) override {
-    fill_equilibrium<L, S>(level, m_f[m_cur], this->m_idx, rho, u, false, m_op);
-    refresh_ghosts();
+    fill_equilibrium<L, S>(level, m_tiles.active() ? values() : m_f[m_cur], this->m_idx, rho, u,
+                           false, m_op);
+    loaded(0);
     Kokkos::fence();
   }
 
-  Kokkos::View<V*, MemSpace> values() const override { return m_f[m_cur]; }
+  /// On tiles: the dense copy, allocated here when absent (settle() fills it; a restart writes
+  /// it, then loaded()).
+  Kokkos::View<V*, MemSpace> values() const override {
+    if (!m_tiles.active()) return m_f[m_cur];
+    if (m_dense.extent(0) == 0)
+      m_dense = Kokkos::View<V*, MemSpace>(
+          Kokkos::view_alloc("kolibri::f_dense", Kokkos::WithoutInitializing), this->m_idx.size());
+    return m_dense;
+  }
   StateLayout layout() const override { return {}; }
   int phase() const override { return 0; }
-  void loaded(int) override { refresh_ghosts(); }
+  void loaded(int) override {
+    if (m_tiles.active()) {
+      Kokkos::fence();  // the dense copy was written on another instance
+      Kokkos::parallel_for(
+          "kolibri::dense_to_tiles",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_tiles.kept_cells()),
+          DenseToTiles<L, S>{values(), m_f[m_cur], m_tiles.tile_box, m_tiles.shape,
+                             this->m_idx.cells});
+      m_settled = true;
+    }
+    refresh_ghosts();
+  }
+  /// On tiles: the tile-blocked state into the dense copy.
+  void settle() const override {
+    if (!m_tiles.active() || m_settled) return;
+    Kokkos::fence();  // the last step ran on the level's instance
+    Kokkos::parallel_for(
+        "kolibri::tiles_to_dense",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, this->m_idx.cells),
+        TilesToDense<L, S>{m_f[m_cur], values(), m_tiles.index(L::Q), std::int32_t(m_tiles.kept)});
+    Kokkos::fence();
+    m_settled = true;
+  }
+  std::vector<double> populations(const Level<L, S>& level) const override {
+    settle();
+    return Scheme<L, S>::populations(level);
+  }
   double exchange_time_per_step(int repeats) override {
     return m_pull.time_alone(m_f[m_cur], repeats);
   }
-  double state_bytes_per_cell(const Level<L, S>&) const override {
-    return 2.0 * this->m_idx.count * sizeof(V);
+  /// On tiles: the kept tiles' two arrays and the tile map, over the box's cells.
+  double state_bytes_per_cell(const Level<L, S>& level) const override {
+    if (!m_tiles.active()) return 2.0 * this->m_idx.count * sizeof(V);
+    return (2.0 * double(m_f[0].extent(0)) * sizeof(V) + m_tiles.bytes()) /
+           double(level.grid.cells());
   }
 
  private:
@@ -66,8 +134,22 @@ class TwoArrays final : public Scheme<L, S> {
     k.cell_force.field = level.ib.force();  // empty without bodies
     k.face_cells = level.face_cells;
     k.border_cells = level.border;
+    using Range = Kokkos::IndexType<Index>;
     auto interior = [&](const K& kk) {
-      if (m_split_collision) {
+      if constexpr (std::is_same_v<decltype(K::idx), TileIndex>) {
+        const int edge = 1 << m_tiles.shape.shift[0];  // one of kTileEdges (the rules)
+        if constexpr (L::D == 3) {
+          if (edge == kTileEdges3D[0])
+            tile_launch<kTileEdges3D[0]>(level, kk);
+          else
+            tile_launch<kTileEdges3D[1]>(level, kk);
+        } else {
+          if (edge == kTileEdges2D[0])
+            tile_launch<kTileEdges2D[0]>(level, kk);
+          else
+            tile_launch<kTileEdges2D[1]>(level, kk);
+        }
+      } else if (m_split_collision) {
         Kokkos::parallel_for(InteriorLowTag::label, level.template all_cells<InteriorLowTag>(), kk);
         Kokkos::parallel_for(InteriorHighTag::label, level.template all_cells<InteriorHighTag>(),
                              kk);
@@ -87,7 +169,6 @@ class TwoArrays final : public Scheme<L, S> {
             level.template range<FaceTag>(level.face_start[f], level.face_start[f + 1]), kk);
       }
     };
-    using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.bc.faces = level.faces_at(first + s);
       k.src = m_f[m_cur];
@@ -123,11 +204,26 @@ class TwoArrays final : public Scheme<L, S> {
     }
   }
 
+  /// The tile kernel for tiles of E cells a side, with the list launches' step state (K).
+  template <int E, class K>
+  void tile_launch(const Level<L, S>& level, const K& kk) const {
+    Kokkos::parallel_for(
+        TileInteriorTag::label,
+        Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(
+            level.exec, 0, m_tiles.kept_cells()),
+        TileStreamCollide<L, S, C, E>{kk.src, kk.dst, m_tiles.flags, m_tiles.links,
+                                      m_tiles.tile_box, m_tiles.slot_of, m_tiles.neighbours,
+                                      m_tiles.edge, m_tiles.shape, kk.collide, kk.bc});
+  }
+
   C m_op;
   bool m_split_collision =
       false;  ///< the interior collision in two launches (collision_kernels = 2)
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;           ///< the array holding the current state
+  DeviceTileMap m_tiles;   ///< the tiled grid (tile_edge > 0); inactive on the dense box
+  mutable Kokkos::View<V*, MemSpace> m_dense;  ///< tiles: the dense copy values() returns
+  mutable bool m_settled = false;              ///< tiles: m_dense holds the current state
   HaloExchange<V> m_pull;  ///< multi-rank: the crossing populations after each step
   StreamJoin m_join;       ///< the order of the two instances' work
 };

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The project's 64-bit checksum (checkpoint pieces, the tuner's cache keys, the solids of
+/// a [geometry] in the checkpoint signature) and its hex form. Plain C++, no Kokkos.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kolibri {
+
+/// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
+/// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).
+std::uint64_t checksum64(const std::byte* data, std::size_t n);
+/// The 16 lower-case hex digits of v (checksums in manifests, tuner cache keys).
+std::string hex64(std::uint64_t v);
+
+}  // namespace kolibri

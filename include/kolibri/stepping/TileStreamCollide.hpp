@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The two-array stream-collide kernel of the tiled grid (grid/TiledGrid.hpp), one thread
+/// per cell of the kept tiles, tile by tile, and the copies between the tile-blocked layout and
+/// the dense SoA one that the code off the hot path reads. The kernel does for each cell what the
+/// dense interior kernel does (gather_links, move_links, collide, store), so the two give the
+/// same bits; only the addresses differ.
+#pragma once
+
+#include <kolibri/grid/TiledGrid.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+namespace kolibri {
+
+/// \brief A cell's upwind neighbours on the tiled grid, built once per cell: along each axis the
+/// box tile (as its contribution to the tile number) and the place in that tile of coordinate
+/// v - c for c = -1, 0, +1 (index c + 1), wrapped across the box like Rows.
+struct TileRows {
+  std::uint32_t tile[3][3];   ///< [axis][c + 1]: the tile coordinate times the axis' tile stride
+  std::uint32_t place[3][3];  ///< [axis][c + 1]: the in-tile coordinate shifted into the place
+
+  KOKKOS_INLINE_FUNCTION TileRows(const TileShape& t, const Coord& p) {
+    const int v[3] = {p.x, p.y, p.z};
+    std::uint32_t stride = 1;
+    int place_shift = 0;
+    for (int a = 0; a < 3; ++a) {
+      const int n = t.n[a], mask = (1 << t.shift[a]) - 1;
+      const int at[3] = {v[a] == n - 1 ? 0 : v[a] + 1, v[a], v[a] == 0 ? n - 1 : v[a] - 1};
+      for (int k = 0; k < 3; ++k) {
+        tile[a][k] = std::uint32_t(at[k] >> t.shift[a]) * stride;
+        place[a][k] = std::uint32_t(at[k] & mask) << place_shift;
+      }
+      stride *= std::uint32_t(t.tiles[a]);
+      place_shift += t.shift[a];
+    }
+  }
+  /// The box tile and the place of the upwind neighbour of direction q (the cell at x - c_q).
+  template <class L>
+  KOKKOS_INLINE_FUNCTION std::uint32_t upwind_tile(int q) const {
+    return tile[0][L::c(q, 0) + 1] + tile[1][L::c(q, 1) + 1] + tile[2][L::c(q, 2) + 1];
+  }
+  template <class L>
+  KOKKOS_INLINE_FUNCTION Index upwind_place(int q) const {
+    return Index(place[0][L::c(q, 0) + 1] + place[1][L::c(q, 1) + 1] + place[2][L::c(q, 2) + 1]);
+  }
+};
+
+/// Kept tiles' cells that the interior launch of the dense box would take (kFluid, and
+/// kBoundaryFluid without kListedCell); the list launches take the rest through TileIndex.
+struct TileInteriorTag {
+  static constexpr const char* label = "kolibri::stream_collide_tiles";
+};
+
+/// \brief Two-array pull step over the kept tiles' cells, thread t = slot V + place, for tiles
+/// of E cells a side (E^D cells, known at compile time).
+///
+/// A cell's upwind neighbours lie in its own tile or in the tiles across the faces, edges and
+/// corner it touches: per axis the side it touches (-1 at the tile's low end, +1 at the high end,
+/// 0 inside; E >= 4), so at most 8 tiles, whose slots come from the tile's row of TileMap::
+/// neighbours in 7 loads before the gather (the same few addresses for a whole warp). A direction
+/// then picks its tile with compile-time selects and its place with compile-time offsets: no
+/// load depends on another. Tiles at the box's end along an axis that is no multiple of E
+/// (TileMap::edge) take the general arithmetic (TileRows) instead.
+template <class L, class S, class C, int E>
+struct TileStreamCollide {
+  using R = typename S::real;
+  using V = typename S::value_type;
+  static constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;  ///< log2 E
+  static_assert((1 << SX) == E, "TileStreamCollide: E is 4, 8, 16 or 32");
+  static constexpr int VS = SX * L::D;  ///< log2 of the cells a tile
+  static constexpr Index TV = Index(1) << VS;
+  Kokkos::View<const V*, MemSpace> src;
+  Kokkos::View<V*, MemSpace> dst;
+  Kokkos::View<const Flag*, MemSpace> flags;           ///< TileMap::flags
+  Kokkos::View<const std::uint32_t*, MemSpace> links;  ///< TileMap::links
+  Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
+  Kokkos::View<const std::int32_t*, MemSpace> slot_of;
+  Kokkos::View<const std::int32_t*, MemSpace> neighbours;  ///< TileMap::neighbours
+  Kokkos::View<const std::uint8_t*, MemSpace> edge;        ///< TileMap::edge
+  TileShape shape;
+  C collide;
+  Boundary<L, R> bc;  ///< the faces (move_links) and the body force
+
+  KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int q, Index place) {
+    return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index t) const {
+    const Flag flag = flags(t);
+    if (flag != kFluid && flag != kBoundaryFluid) return;
+    const std::uint32_t mask = flag == kFluid ? 0u : links(t);
+    if (mask & kListedCell) return;
+    const std::uint32_t s = std::uint32_t(t >> VS);
+    const Index l = t & (TV - 1);
+    R f[L::Q];
+    if (edge(s))
+      gather_general(s, l, mask, f);
+    else
+      gather(s, l, mask, f);
+    if (mask & kMovingLink) bc.move_links(mask, f);
+    R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
+    collide(f, F);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) dst(at(s, q, l)) = S::template store<L>(f[q], q);
+  }
+
+  /// The populations arriving at place l of tile slot s (gather_links on tiles).
+  KOKKOS_INLINE_FUNCTION void gather(const std::uint32_t s, const Index l, const std::uint32_t mask,
+                                     R (&f)[L::Q]) const {
+    const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
+              lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
+    const int sx = lx == 0       ? -1
+                   : lx == E - 1 ? 1
+                                 : 0,
+              sy = ly == 0       ? -1
+                   : ly == E - 1 ? 1
+                                 : 0,
+              sz = L::D == 3 ? (lz == 0       ? -1
+                                : lz == E - 1 ? 1
+                                              : 0)
+                             : 0;
+    const std::int32_t* nb = neighbours.data() + Index(s) * 27 + 13;
+    // the tiles across: bit 0 along x, bit 1 along y, bit 2 along z
+    const std::uint32_t n1 = std::uint32_t(nb[sx]), n2 = std::uint32_t(nb[3 * sy]),
+                        n3 = std::uint32_t(nb[sx + 3 * sy]), n4 = std::uint32_t(nb[9 * sz]),
+                        n5 = std::uint32_t(nb[sx + 9 * sz]),
+                        n6 = std::uint32_t(nb[3 * sy + 9 * sz]),
+                        n7 = std::uint32_t(nb[sx + 3 * sy + 9 * sz]);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+      const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
+      const std::uint32_t lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
+      const std::uint32_t hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
+      const std::uint32_t slot = az ? hi : lo;
+      const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) +
+                          (ay ? cy * E * E : 0) + (az ? cz * E * E * E : 0);
+      const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
+      f[q] = S::template load<L>(src(wall ? at(s, L::opposite(q), l) : at(slot, q, place)), q);
+    }
+  }
+
+  /// The same for a tile at a box end that is no multiple of E: the wrapped coordinates of each
+  /// neighbour (TileRows) and its tile's slot from the box's table.
+  KOKKOS_INLINE_FUNCTION void gather_general(const std::uint32_t s, const Index l,
+                                             const std::uint32_t mask, R (&f)[L::Q]) const {
+    const std::uint32_t own = tile_box(s);
+    const TileRows rows(shape, shape.coords_of(own, l));
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
+      const std::uint32_t b = rows.upwind_tile<L>(q);
+      const std::uint32_t slot = b == own ? s : std::uint32_t(slot_of(b));
+      f[q] = S::template load<L>(
+          src(wall ? at(s, L::opposite(q), l) : at(slot, q, rows.upwind_place<L>(q))), q);
+    }
+  }
+};
+
+/// \brief The tile-blocked values into a dense SoA array (value q of cell n at q cells + n):
+/// cells of dropped tiles (all solid) get the rest equilibrium w_q.
+template <class L, class S>
+struct TilesToDense {
+  using V = typename S::value_type;
+  Kokkos::View<const V*, MemSpace> tiles;
+  Kokkos::View<V*, MemSpace> dense;
+  TileIndex idx;
+  std::int32_t spare = 0;  ///< the spare slot (TileMap::kept)
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index n) const {
+    const Coord p = coords_in(idx.shape.n, n);
+    const bool dropped = idx.slot_of[idx.shape.tile_of(p.x, p.y, p.z)] == spare;
+    for (int q = 0; q < L::Q; ++q)
+      dense(Index(q) * idx.cells + n) =
+          dropped ? S::template store<L>(typename S::real(L::w(q)), q) : tiles(idx(n, q));
+  }
+};
+
+/// \brief A dense SoA array into the tile-blocked values of the kept tiles (their cells past the
+/// box's end are left as they are).
+template <class L, class S>
+struct DenseToTiles {
+  using V = typename S::value_type;
+  Kokkos::View<const V*, MemSpace> dense;
+  Kokkos::View<V*, MemSpace> tiles;
+  Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
+  TileShape shape;
+  Index cells = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index t) const {
+    const Index s = t >> shape.volume_shift, l = t & (shape.volume() - 1);
+    const Coord p = shape.coords_of(tile_box(s), l);
+    if (p.x >= shape.n[0] || p.y >= shape.n[1] || p.z >= shape.n[2]) return;
+    const Index n = cell_in(shape.n, p.x, p.y, p.z);
+    for (int q = 0; q < L::Q; ++q)
+      tiles(((s * L::Q + q) << shape.volume_shift) + l) = dense(Index(q) * cells + n);
+  }
+};
+
+}  // namespace kolibri

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tiled grid (grid/TiledGrid.hpp): its tile map and index, and runs on tiles against the
+// dense box: the same populations bit for bit, for every population operator and storage, with
+// solids, walls, moving walls, inlets, outlets and curved walls, tiles of several edges and boxes
+// that end in partial tiles; restarts across the two layouts.
+#include <kolibri/geometry/SolidImage.hpp>
+#include <kolibri/grid/TiledGrid.hpp>
+#include <kolibri/io/Deck.hpp>
+#include <kolibri/solver/Solver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "Helpers.hpp"
+#include "TestFiles.hpp"
+
+namespace {
+using namespace kolibri;
+
+TEST(TileMap, KeepsTilesWithACellThatIsNotSolidAndIndexesEachValueOnce) {
+  // 10 x 9 x 6 cells in tiles of 4: 3 x 3 x 2 tiles, the last ones partial. Solid everywhere
+  // but two cells (in tiles 0 and 17) and a ghost cell (tile 5).
+  const GridCells g{{10, 9, 6}};
+  std::vector<Flag> flags(std::size_t(g.cells()), kSolid);
+  flags[std::size_t(g.cell(1, 2, 3))] = kFluid;          // tile (0, 0, 0)
+  flags[std::size_t(g.cell(9, 8, 5))] = kBoundaryFluid;  // tile (2, 2, 1), partial
+  flags[std::size_t(g.cell(9, 4, 0))] = kGhost;          // tile (2, 1, 0)
+  const TileMap m = TileMap::of(g, 3, 4, flags, {});
+  EXPECT_EQ(m.shape.box_tiles(), 18);
+  ASSERT_EQ(m.kept, 3);
+  EXPECT_EQ(m.tile_box, (std::vector<std::uint32_t>{0, 5, 17}));
+  EXPECT_EQ(m.slot_of[5], 1);
+  EXPECT_EQ(m.slot_of[1], 3);  // dropped: the spare slot
+  // Flags in tile order; cells past the box's end solid; without masks a boundary cell is
+  // listed.
+  EXPECT_EQ(m.flags[std::size_t(m.shape.place_of(1, 2, 3))], kFluid);
+  const auto last = std::size_t(2 * 64 + m.shape.place_of(9, 8, 5));
+  EXPECT_EQ(m.flags[last], kBoundaryFluid);
+  EXPECT_EQ(m.links[last], kListedCell);
+  EXPECT_EQ(m.flags[std::size_t(2 * 64 + m.shape.place_of(11, 11, 7))], kSolid);
+  // Every value of every cell of a kept tile has its own index below size().
+  const TileIndex idx = m.index(19);
+  std::set<Index> seen;
+  for (int z = 0; z < 6; ++z)
+    for (int y = 0; y < 9; ++y)
+      for (int x = 0; x < 10; ++x) {
+        const Index n = g.cell(x, y, z);
+        if (m.slot_of[m.shape.tile_of(x, y, z)] == m.kept) continue;
+        for (int q = 0; q < 19; ++q) {
+          const Index i = idx(n, q);
+          EXPECT_LT(i, m.size(19) - 19 * 64);  // below the spare tile
+          EXPECT_TRUE(seen.insert(i).second);
+        }
+      }
+  EXPECT_EQ(seen.size(), std::size_t((64 + 32 + 4) * 19));  // tile 5: 2 x 4 x 4; 17: 2 x 1 x 2
+}
+
+TEST(TileShape, RefusesAnEdgeThatIsNoPowerOfTwo) {
+  EXPECT_THROW(TileShape::of(GridCells{{8, 8, 8}}, 3, 6), std::invalid_argument);
+  EXPECT_THROW(TileShape::of(GridCells{{8, 8, 8}}, 3, 128), std::invalid_argument);
+  const TileShape t = TileShape::of(GridCells{{40, 20, 1}}, 2, 16);
+  EXPECT_EQ(t.volume(), 256);
+  EXPECT_EQ(t.tiles[0], 3);
+  EXPECT_EQ(t.tiles[2], 1);
+}
+
+/// Random spheres in a periodic box driven by a body force (the porous case).
+SolverConfig porous(LatticeKind lat, int nx, int ny, int nz) {
+  SolverConfig c = test::periodic_box(lat, nx, ny, nz, 0.7);
+  c.geometry.kind = SolidGeometry::Kind::RandomSpheres;
+  c.geometry.diameter = lat == LatticeKind::D2Q9 ? 5 : 4;
+  c.geometry.porosity = 0.5;
+  c.geometry.seed = 3;
+  resolve_geometry(c.geometry, {c.nx, c.ny, c.nz}, c.periodic_axes(),
+                   lat == LatticeKind::D2Q9 ? 2 : 3);
+  c.force = {2e-5, -1e-5, lat == LatticeKind::D2Q9 ? 0.0 : 5e-6};
+  c.initial.velocity = {0.01, 0.005, 0.0};
+  return c;
+}
+
+enum Scene { Porous, ClosedBox, Channel, CurvedWalls };
+const char* scene_name(int s) {
+  static const char* names[] = {"porous", "closed_box", "channel", "curved_walls"};
+  return names[s];
+}
+SolverConfig scene(LatticeKind lat, int s) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  switch (s) {
+    case Porous:
+      return porous(lat, 18, 12, two_d ? 1 : 10);  // partial tiles along x, y, z
+    case ClosedBox:
+      return test::closed_box(lat);
+    case Channel:
+      return test::channel(lat);
+    default:
+      return test::curved_walls(lat);
+  }
+}
+
+/// The same run on the dense box and on tiles: equal populations in every cell that is not
+/// solid (a dropped tile's solid cells hold no state), and equal loads on the obstacles.
+void expect_same_runs(SolverConfig c, int edge) {
+  auto dense = make_solver(c);
+  c.tile_edge = edge;
+  auto tiles = make_solver(c);
+  EXPECT_EQ(tiles->fluid_cells(), dense->fluid_cells());
+  for (const int steps : {1, 12}) {
+    dense->step(steps);
+    tiles->step(steps);
+    const auto a = dense->populations(), b = tiles->populations();
+    const auto solid = dense->macroscopic().solid;
+    ASSERT_EQ(a.size(), b.size());
+    const std::size_t n = solid.size();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (solid[i % n]) continue;
+      ASSERT_EQ(b[i], a[i]) << "value " << i / n << " of cell " << i % n;
+    }
+    const auto fa = dense->macroscopic(), fb = tiles->macroscopic();
+    EXPECT_EQ(fa.rho, fb.rho);
+    EXPECT_EQ(fa.u, fb.u);
+    // the permeability's momentum (a porous sample's Darcy flow) to the last bit
+    EXPECT_EQ(tiles->momentum(), dense->momentum());
+    const auto la = dense->obstacle_loads(), lb = tiles->obstacle_loads();
+    ASSERT_EQ(la.size(), lb.size());
+    for (std::size_t k = 0; k < la.size(); ++k) EXPECT_EQ(la[k].force, lb[k].force);
+  }
+}
+
+struct TileRun {
+  LatticeKind lattice;
+  CollisionKind collision;
+  Precision precision;
+  StorageKind storage;
+  int scene;
+};
+std::string run_name(const ::testing::TestParamInfo<TileRun>& i) {
+  const TileRun& r = i.param;
+  return std::string(to_string(r.lattice)) + "_" + to_string(r.collision) + "_" +
+         (r.storage == StorageKind::FP16 ? "fp16" : to_string(r.precision)) + "_" +
+         scene_name(r.scene);
+}
+
+/// Every population operator on every lattice it supports, in each storage, on the porous
+/// sample and the closed box; the open and curved scenes with BGK and TRT.
+std::vector<TileRun> runs() {
+  std::vector<TileRun> out;
+  const LatticeKind lattices[] = {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27};
+  const CollisionKind operators[] = {CollisionKind::Bgk,
+                                     CollisionKind::Trt,
+                                     CollisionKind::Regularized,
+                                     CollisionKind::RecursiveRegularized,
+                                     CollisionKind::Mrt,
+                                     CollisionKind::CentralMoment,
+                                     CollisionKind::AdaptiveCentralMoment,
+                                     CollisionKind::Kbc};
+  const std::pair<Precision, StorageKind> storages[] = {{Precision::FP64, StorageKind::Same},
+                                                        {Precision::FP32, StorageKind::Same},
+                                                        {Precision::FP32, StorageKind::FP16}};
+  for (const auto lat : lattices)
+    for (const auto col : operators) {
+      if (!supports(lat, col)) continue;
+      for (const auto& [prec, store] : storages)
+        for (int s = Porous; s <= CurvedWalls; ++s) {
+          const bool simple = col == CollisionKind::Bgk || col == CollisionKind::Trt;
+          if (s >= Channel && !simple) continue;
+          out.push_back({lat, col, prec, store, s});
+        }
+    }
+  return out;
+}
+
+class TilesMatchDense : public ::testing::TestWithParam<TileRun> {};
+TEST_P(TilesMatchDense, BitForBit) {
+  const TileRun& r = GetParam();
+  SolverConfig c = scene(r.lattice, r.scene);
+  c.collision = r.collision;
+  c.precision = r.precision;
+  c.storage = r.storage;
+  c.acm_velocity = 0.05;
+  expect_same_runs(c, r.lattice == LatticeKind::D2Q9 ? 16 : 4);
+}
+INSTANTIATE_TEST_SUITE_P(Operators, TilesMatchDense, ::testing::ValuesIn(runs()), run_name);
+
+/// Each compiled tile edge, on a porous box whose periodic extents are multiples of it (every
+/// tile on the fast path, wrapping in tile space) and on one whose extents are not (the tiles at
+/// the box's ends on the general path); and a closed box with per-face launches.
+class TileEdges : public ::testing::TestWithParam<std::tuple<LatticeKind, int>> {};
+TEST_P(TileEdges, MatchTheDenseBox) {
+  const auto [lat, edge] = GetParam();
+  const bool two_d = lat == LatticeKind::D2Q9;
+  for (const bool aligned : {true, false}) {
+    SolverConfig c = two_d ? porous(lat, aligned ? 64 : 40, aligned ? 32 : 36, 1)
+                           : porous(lat, aligned ? 16 : 18, aligned ? 16 : 12, aligned ? 8 : 10);
+    c.collision = CollisionKind::Trt;
+    expect_same_runs(c, edge);
+  }
+  SolverConfig walls = test::closed_box(lat);
+  walls.face_kernels = true;  // per-face launches take their cells through the tile index
+  expect_same_runs(walls, edge);
+}
+INSTANTIATE_TEST_SUITE_P(Edges, TileEdges,
+                         ::testing::Values(std::tuple{LatticeKind::D3Q19, 4},
+                                           std::tuple{LatticeKind::D3Q19, 8},
+                                           std::tuple{LatticeKind::D2Q9, 16},
+                                           std::tuple{LatticeKind::D2Q9, 32}));
+
+TEST(TileMap, NeighboursWrapAroundTheBoxAndMarkTheUnevenEnds) {
+  // 8 x 12 x 4 cells in tiles of 4: 2 x 3 x 1 tiles, every one kept; x and z are multiples of
+  // the edge, y too: no edge tile. 8 x 10 x 4: the first and last tiles along y are edge tiles.
+  for (const int ny : {12, 10}) {
+    const GridCells g{{8, ny, 4}};
+    const TileMap m = TileMap::of(g, 3, 4, std::vector<Flag>(std::size_t(g.cells()), kFluid), {});
+    ASSERT_EQ(m.kept, 6);
+    // tile 0 at (0, 0, 0): its -x neighbour wraps to tile (1, 0, 0), its -y one to (0, 2, 0)
+    EXPECT_EQ(m.neighbours[13 - 1], 1);
+    EXPECT_EQ(m.neighbours[13 - 3], 4);
+    EXPECT_EQ(m.neighbours[13 - 9], 0);  // one tile along z: itself
+    EXPECT_EQ(m.neighbours[13], 0);
+    for (std::size_t s = 0; s < 6; ++s) {
+      const bool y_end = s / 2 == 0 || s / 2 == 2;
+      EXPECT_EQ(m.edge[s], ny == 10 && y_end ? 1 : 0) << "tile " << s;
+    }
+  }
+}
+
+TEST(Tiles, HoldOnlyTheKeptTilesAndSaySo) {
+  // The vessel-like geometry (a bent tube, 9% fluid) drops most tiles: the state per cell of the
+  // box falls far below the dense box's two arrays; the runs agree bit for bit.
+  SolverConfig c = test::periodic_box(LatticeKind::D3Q19, 32, 32, 32, 0.7);
+  c.geometry.kind = SolidGeometry::Kind::Voxels;
+  c.geometry.solid =
+      std::make_shared<const std::vector<std::uint8_t>>(vessel_geometry({c.nx, c.ny, c.nz}));
+  c.force = {0.0, 1e-5, 0.0};
+  c.precision = Precision::FP32;
+  auto dense = make_solver(c);
+  SolverConfig t = c;
+  t.tile_edge = 4;
+  auto tiles = make_solver(t);
+  EXPECT_LT(tiles->bytes_per_cell(), 0.5 * dense->bytes_per_cell());
+  expect_same_runs(c, 4);
+}
+
+TEST(Tiles, RestartBitIdenticalFromEitherLayout) {
+  SolverConfig c = porous(LatticeKind::D3Q19, 16, 12, 8);
+  c.tile_edge = 4;
+  auto whole = make_solver(c);
+  whole->step(20);
+  for (const int saved_edge : {0, 4}) {  // a dense checkpoint, then a tiled one
+    SolverConfig s = c;
+    s.tile_edge = saved_edge;
+    auto first = make_solver(s);
+    first->step(8);
+    int phase = 0;
+    const StatePiece piece = first->state(phase);
+    auto second = make_solver(c);
+    second->load_state(piece, phase);
+    second->set_steps_done(8);
+    second->step(12);
+    const auto a = whole->populations(), b = second->populations();
+    const auto solid = whole->macroscopic().solid;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (solid[i % solid.size()]) continue;
+      ASSERT_EQ(b[i], a[i]) << "saved with tile edge " << saved_edge;
+    }
+  }
+}
+
+TEST(Tiles, RulesNameTheKey) {
+  SolverConfig c = test::closed_box(LatticeKind::D3Q19);
+  c.tile_edge = 4;
+  c.streaming = Streaming::InPlace;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+  c.streaming = Streaming::TwoArray;
+  c.tile_edge = 6;
+  EXPECT_THROW(make_solver(c), std::invalid_argument);
+}
+
+TEST(TilesDeck, LayoutTilesWithItsEdge) {
+  const std::string deck = R"([model]
+lattice = "D3Q19"
+layout = "tiles"
+[domain]
+nx = 16
+ny = 16
+nz = 16
+[physics]
+tau = 0.8
+[run]
+steps = 10
+)";
+  EXPECT_EQ(parse_deck(deck, "t.toml").solver.tile_edge, 4);
+  EXPECT_EQ(parse_deck(deck, "t.toml", {"model.tile_edge=8"}).solver.tile_edge, 8);
+  const std::string bad = test::deck_error(deck, "t.toml", {"model.tile_edge=16"});
+  EXPECT_NE(bad.find("model.tile_edge"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("compiled for tiles of 4 or 8 cells a side in 3D, got 16"), std::string::npos)
+      << bad;
+  const std::string in_place = test::deck_error(deck, "t.toml", {"model.streaming=\"in_place\""});
+  EXPECT_NE(in_place.find("two_array"), std::string::npos) << in_place;
+  const std::string no_tiles =
+      test::deck_error(deck, "t.toml", {"model.layout=\"soa\"", "model.tile_edge=4"});
+  EXPECT_NE(no_tiles.find("only layout = \"tiles\""), std::string::npos) << no_tiles;
+}
+
+}  // namespace
