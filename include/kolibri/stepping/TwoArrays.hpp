@@ -220,8 +220,8 @@ class TwoArrays final : public Scheme<L, S> {
   bool m_split_collision =
       false;  ///< the interior collision in two launches (collision_kernels = 2)
   Kokkos::View<V*, MemSpace> m_f[2];
-  int m_cur = 0;           ///< the array holding the current state
-  DeviceTileMap m_tiles;   ///< the tiled grid (tile_edge > 0); inactive on the dense box
+  int m_cur = 0;          ///< the array holding the current state
+  DeviceTileMap m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
   mutable Kokkos::View<V*, MemSpace> m_dense;  ///< tiles: the dense copy values() returns
   mutable bool m_settled = false;              ///< tiles: m_dense holds the current state
   HaloExchange<V> m_pull;  ///< multi-rank: the crossing populations after each step
