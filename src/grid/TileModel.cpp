@@ -156,10 +156,29 @@ GeometryReport geometry_report(const SolverConfig& whole) {
                 100.0 * m.memory_ghost_buffers, 100.0 * m.memory_dense_two_arrays,
                 100.0 * m.bandwidth_two_copies, 100.0 * m.bandwidth_ghost_buffers);
   r.text += buf;
-  r.text += whole.tile_edge > 0
-                ? "tiles: this run steps on the tiled grid (two copies, T2C)\n"
-                : "tiles: this run steps on the dense box ([model] layout = \"tiles\" steps on "
-                  "the tiles above)\n";
+  // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
+  // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies).
+  const double kept_share = t.porosity / t.tile_porosity;
+  const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
+  const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
+                           whole.collision_kernels == 1;
+  if (automatic && takes_tiles && kept_share <= kAutoTilesKeptShare) r.auto_tile_edge = t.edge;
+  if (whole.tile_edge > 0) {
+    r.text += "tiles: this run steps on the tiled grid (two copies, T2C)\n";
+  } else if (r.auto_tile_edge > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "tiles: layout auto: the kept tiles hold %.1f%% of the box's cells (at most "
+                  "%.0f%%): this run steps on the tiled grid (two copies, T2C)\n",
+                  100.0 * kept_share, 100.0 * kAutoTilesKeptShare);
+    r.text += buf;
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "tiles: this run steps on the dense box (the kept tiles hold %.1f%% of the "
+                  "box's cells; layout = \"auto\" takes the tiles at %.0f%% or less, layout = "
+                  "\"tiles\" always)\n",
+                  100.0 * kept_share, 100.0 * kAutoTilesKeptShare);
+    r.text += buf;
+  }
   return r;
 }
 

@@ -205,6 +205,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   GeometryReport sparse;  // porous samples: tiles and the tile model (docs/theory.md, "Tiles")
   if (sc.geometry.given()) {
     sparse = geometry_report(sc);
+    if (sparse.auto_tile_edge > 0) c.solver.tile_edge = sparse.auto_tile_edge;  // layout auto
     std::istringstream lines(sparse.text);
     for (std::string line; std::getline(lines, line);) log << "kolibri: " << line << "\n";
     log << std::flush;

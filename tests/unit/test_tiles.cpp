@@ -4,6 +4,7 @@
 // solids, walls, moving walls, inlets, outlets and curved walls, tiles of several edges and boxes
 // that end in partial tiles; restarts across the two layouts.
 #include <kolibri/geometry/SolidImage.hpp>
+#include <kolibri/grid/TileModel.hpp>
 #include <kolibri/grid/TiledGrid.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -243,6 +244,33 @@ TEST(Tiles, HoldOnlyTheKeptTilesAndSaySo) {
   auto tiles = make_solver(t);
   EXPECT_LT(tiles->bytes_per_cell(), 0.5 * dense->bytes_per_cell());
   expect_same_runs(c, 4);
+}
+
+TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
+  // The vessel (kept tiles: about a tenth of the box) takes tiles under layout auto; a porous
+  // sample at porosity 0.9 (kept tiles: almost the whole box) keeps the dense box; an explicit
+  // layout or a scheme the tiles do not run is left alone.
+  SolverConfig vessel = test::periodic_box(LatticeKind::D3Q19, 32, 32, 32, 0.7);
+  vessel.geometry.kind = SolidGeometry::Kind::Voxels;
+  vessel.geometry.solid = std::make_shared<const std::vector<std::uint8_t>>(
+      vessel_geometry({vessel.nx, vessel.ny, vessel.nz}));
+  GeometryReport r = geometry_report(vessel);
+  EXPECT_EQ(r.auto_tile_edge, 4);
+  EXPECT_NE(r.text.find("tiles: layout auto: the kept tiles hold"), std::string::npos) << r.text;
+  SolverConfig soa = vessel;
+  soa.csoa_alpha = 0;
+  EXPECT_EQ(geometry_report(soa).auto_tile_edge, 0);
+  SolverConfig in_place = vessel;
+  in_place.streaming = Streaming::InPlace;
+  EXPECT_EQ(geometry_report(in_place).auto_tile_edge, 0);
+  SolverConfig open = porous(LatticeKind::D3Q19, 32, 32, 32);
+  open.geometry.porosity = 0.95;
+  open.geometry.diameter = 6;
+  resolve_geometry(open.geometry, {open.nx, open.ny, open.nz}, open.periodic_axes(), 3);
+  r = geometry_report(open);
+  EXPECT_EQ(r.auto_tile_edge, 0);
+  EXPECT_NE(r.text.find("this run steps on the dense box (the kept tiles hold"), std::string::npos)
+      << r.text;
 }
 
 TEST(Tiles, RestartBitIdenticalFromEitherLayout) {

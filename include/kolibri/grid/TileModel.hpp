@@ -59,9 +59,19 @@ TileOverheads tile_overheads(LatticeKind lattice, const TileStatistics& t, const
 struct GeometryReport {
   TileStatistics tiles;
   TileOverheads model;
+  /// `layout = "auto"` (csoa_alpha -1, tile_edge 0): the tile edge the run takes, 0 for the dense
+  /// box (auto_tiles).
+  int auto_tile_edge = 0;
   std::string text;  ///< three lines, each starting "geometry: " or "tiles: "
 };
 GeometryReport geometry_report(const SolverConfig& whole);
+
+/// \brief `layout = "auto"` takes the tiled grid when its kept tiles hold at most this share of
+/// the box's cells (φ / φ_t). Measured (docs/performance.md, the tiled grid against the dense box):
+/// the tiles move whole kept tiles (tomczak2018's eq. 41) and their kernel runs at 0.89 to 0.99
+/// of the dense one, so they win from about 0.8 down (porous φ = 0.7, share 0.77: 1.13x FP32,
+/// 1.08x FP64; φ = 0.9, share 0.93: 0.97x and 1.01x).
+inline constexpr double kAutoTilesKeptShare = 0.8;
 
 /// \brief The solids of the whole domain of a one-rank configuration: [geometry]'s cells and the
 /// obstacles' (1 solid, x fastest).
