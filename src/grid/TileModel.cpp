@@ -160,8 +160,9 @@ GeometryReport geometry_report(const SolverConfig& whole) {
   // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
+  // (3D only: the threshold was measured with D3Q19; 2D tiles are not measured yet)
   const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
-                           whole.collision_kernels == 1;
+                           whole.collision_kernels == 1 && dims == 3;
   if (automatic && takes_tiles && kept_share <= kAutoTilesKeptShare) r.auto_tile_edge = t.edge;
   if (whole.tile_edge > 0) {
     r.text += "tiles: this run steps on the tiled grid (two copies, T2C)\n";

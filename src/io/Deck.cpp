@@ -968,6 +968,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (auto b = tune.int_list("block", 0, 64)) tc.block = *b;
   if (tune.present() && sc.streaming == Streaming::Moments)
     tune.fail("enabled", "the tuner searches population layouts: needs streaming = \"two_array\" or \"in_place\"");
+  if (tc.enabled && sc.tile_edge > 0)
+    tune.fail(
+        "enabled",
+        "the tuner searches the dense box's layouts; layout = \"tiles\" has no options to tune");
   tune.finish({"enabled", "steps", "warmup", "cache", "retune", "alpha", "block"});
 
   // [[probe]]

@@ -192,7 +192,11 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                         if ((split != 1 || per_face || tile > 0) && str != Streaming::TwoArray)
                           continue;  // two-array kernel options
                         if (tile > 0 && (alpha > 0 || split != 1))
-                          continue;  // tiles: their own layout, one collision launch
+                          continue;      // tiles: their own layout, one collision launch
+                        if (tile > 0) {  // the tile kernel's compiled edges for this lattice
+                          const auto& edges = tile_edges(dimensions(lat));
+                          if (std::find(edges.begin(), edges.end(), tile) == edges.end()) continue;
+                        }
                         if (alpha > 0 && str == Streaming::Moments)
                           continue;  // population layouts only
                         if (per_face && domain == BenchCase::Periodic)

@@ -205,9 +205,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   GeometryReport sparse;  // porous samples: tiles and the tile model (docs/theory.md, "Tiles")
   if (sc.geometry.given()) {
     sparse = geometry_report(sc);
-    if (sparse.auto_tile_edge > 0) c.solver.tile_edge = sparse.auto_tile_edge;  // layout auto
+    // layout auto (not under the tuner, which searches the dense box's layouts)
+    if (sparse.auto_tile_edge > 0 && !c.tune.enabled) c.solver.tile_edge = sparse.auto_tile_edge;
     std::istringstream lines(sparse.text);
     for (std::string line; std::getline(lines, line);) log << "kolibri: " << line << "\n";
+    if (sparse.auto_tile_edge > 0 && c.tune.enabled)
+      log << "kolibri: tiles: the tuner is on: it searches the dense box's layouts, so the run "
+             "stays on the dense box\n";
     log << std::flush;
   }
 

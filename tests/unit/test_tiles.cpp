@@ -329,6 +329,9 @@ steps = 10
       << bad;
   const std::string in_place = test::deck_error(deck, "t.toml", {"model.streaming=\"in_place\""});
   EXPECT_NE(in_place.find("two_array"), std::string::npos) << in_place;
+  const std::string tuned = test::deck_error(deck + "[tune]\nenabled = true\n", "t.toml");
+  EXPECT_NE(tuned.find("tune.enabled"), std::string::npos) << tuned;
+  EXPECT_NE(tuned.find("no options to tune"), std::string::npos) << tuned;
   const std::string no_tiles =
       test::deck_error(deck, "t.toml", {"model.layout=\"soa\"", "model.tile_edge=4"});
   EXPECT_NE(no_tiles.find("only layout = \"tiles\""), std::string::npos) << no_tiles;

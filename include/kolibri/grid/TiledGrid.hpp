@@ -73,8 +73,9 @@ struct TileShape {
 
 /// \brief The index policy of the tile-blocked layout for code that holds a dense cell number
 /// (the list kernels, halo lists, staging copies): cell n's tile slot from the tile map, then
-/// (slot Q + q) V + place. A cell of a dropped tile maps to the spare tile after the kept ones,
-/// which nothing updates (only solid cells lie there, and no kernel reads a solid cell's values).
+/// (slot Q + q) V + place. A cell of a dropped tile maps to the spare tile after the kept ones:
+/// only solid cells lie there, and no stream-collide kernel reads or updates it. (On several
+/// ranks the halo's pack and unpack of solid ghost cells do touch it: harmless, nothing reads it.)
 struct TileIndex {
   Index cells = 0;  ///< the dense box's cells (the body-force field's stride)
   TileShape shape;

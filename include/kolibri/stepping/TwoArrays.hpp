@@ -10,6 +10,8 @@
 #include <kolibri/stepping/Scheme.hpp>
 #include <kolibri/stepping/TileStreamCollide.hpp>
 
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kolibri {
@@ -93,7 +95,9 @@ class TwoArrays final : public Scheme<L, S> {
           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_tiles.kept_cells()),
           DenseToTiles<L, S>{values(), m_f[m_cur], m_tiles.tile_box, m_tiles.shape,
                              this->m_idx.cells});
-      m_settled = true;
+      // the dense copy's ghost cells are not the neighbours' values (a restart writes the real
+      // cells only); on several ranks the next settle() copies the tiles after the exchange
+      m_settled = !m_pull.active();
     }
     refresh_ghosts();
   }
@@ -141,13 +145,19 @@ class TwoArrays final : public Scheme<L, S> {
         if constexpr (L::D == 3) {
           if (edge == kTileEdges3D[0])
             tile_launch<kTileEdges3D[0]>(level, kk);
-          else
+          else if (edge == kTileEdges3D[1])
             tile_launch<kTileEdges3D[1]>(level, kk);
+          else
+            throw std::logic_error("TwoArrays: no tile kernel for tiles of " +
+                                   std::to_string(edge) + " cells (the rules refuse them)");
         } else {
           if (edge == kTileEdges2D[0])
             tile_launch<kTileEdges2D[0]>(level, kk);
-          else
+          else if (edge == kTileEdges2D[1])
             tile_launch<kTileEdges2D[1]>(level, kk);
+          else
+            throw std::logic_error("TwoArrays: no tile kernel for tiles of " +
+                                   std::to_string(edge) + " cells (the rules refuse them)");
         }
       } else if (m_split_collision) {
         Kokkos::parallel_for(InteriorLowTag::label, level.template all_cells<InteriorLowTag>(), kk);
