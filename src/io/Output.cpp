@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/io/Output.hpp>
 
 #include <hdf5.h>
@@ -388,6 +389,14 @@ std::string JsonObject::str(int indent) const {
   for (std::size_t i = 0; i < m_items.size(); ++i)
     s += pad + json_escape(m_items[i].first) + ": " + m_items[i].second + (i + 1 < m_items.size() ? ",\n" : "\n");
   return s + "}";
+}
+
+JsonObject& add_backend(JsonObject& js, const BackendInfo& bi) {
+  return js.add("backend", bi.execution_space)
+      .add("device", bi.device)
+      .add("vendor", bi.vendor)
+      .add("kokkos_version", bi.kokkos_version)
+      .add("compiler", bi.compiler);
 }
 
 }  // namespace kolibri

@@ -376,12 +376,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   top.add("tool", "kolibri bench")
       .add("kolibri_version", bi.version)
       .add("date", date)
-      .add("label", o.label)
-      .add("device", bi.device)
-      .add("vendor", bi.vendor)
-      .add("backend", bi.execution_space)
-      .add("kokkos_version", bi.kokkos_version)
-      .add("compiler", bi.compiler)
+      .add("label", o.label);
+  add_backend(top, bi)
       .add("copy_bandwidth_gbs", copy_gbs)
       .add("free_memory_bytes", std::int64_t(free0))
       .add_raw("cases", cases);

@@ -835,16 +835,12 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" +
                                  std::to_string(dist.dc.dims[1]) + "x" +
                                  std::to_string(dist.dc.dims[2]))
-        .add("backend", bi.execution_space)
-        .add("device", bi.device)
-        .add("vendor", bi.vendor)
-        .add("kokkos_version", bi.kokkos_version)
-        .add("compiler", bi.compiler)
         .add("layout", layout)
         .add("csoa_alpha", alpha)
         .add("layout_tile_edge", sc.tile_edge)
         .add("boundary_kernels", sc.face_kernels ? "faces" : "list")
         .add("collision_kernels", sc.collision_kernels);
+    add_backend(js, bi);
     if (c.tune.enabled)
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);

@@ -110,4 +110,9 @@ class JsonObject {
 
 std::string json_escape(const std::string& s);
 
+struct BackendInfo;
+/// \brief The machine a figure was measured on, as summary.json and the bench JSON record it:
+/// backend, device, vendor, kokkos_version, compiler.
+JsonObject& add_backend(JsonObject& js, const BackendInfo& bi);
+
 }  // namespace kolibri
