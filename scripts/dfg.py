@@ -3,8 +3,12 @@
 Turek (1996) with kolibri, at a cylinder diameter of D cells, and their analysis against the
 published bands (docs/validation.md).
 
-  python3 scripts/dfg.py run 2d1 40 OUT [--kolibri build/bin/kolibri] [--velocity U] [--set k=v ...]
+  python3 scripts/dfg.py run 2d1 40 OUT [--kolibri build/bin/kolibri] [--velocity U] [--immersed] [--set k=v ...]
   python3 scripts/dfg.py analyse 2d1 40 OUT      (prints one JSON object)
+
+`--immersed` replaces the bounce-back cylinder by an immersed body of the same diameter (the deck
+is written to OUT/deck.toml; `--set ib.retraction=0.3 --set ib.iterations=3` set its forcing);
+`analyse` then reads bodies.csv.
 
 `run` takes inputs/dfg_2d1.toml or inputs/dfg_2d2.toml (written for D = 20) and scales the
 channel, the cylinder, the probes, the steps and the sampling to D; the lattice velocity stays,
@@ -12,7 +16,8 @@ so tau grows with D (acoustic scaling), unless --velocity sets another mean infl
 C_D = 2 F_x / (U^2 D), C_L = 2 F_y / (U^2 D) (U the mean inflow, 2/3 of the parabola's peak),
 the pressure difference between the cylinder's front and back points in the benchmark's units
 (rho = 1 kg/m^3, U = 0.2 m/s in 2D-1 and 1 m/s in 2D-2), each point's pressure extrapolated
-linearly from the two probes half a cell and one and a half cells off the surface; 2D-1 also the
+linearly from the two probes half a cell and one and a half cells off the surface (an immersed
+cylinder: 1.5 and 2.5 cells, outside its forcing layer); 2D-1 also the
 recirculation length L_a (m; where u_x on the axis behind the cylinder turns positive), 2D-2 the
 Strouhal number St = f D / U from the lift's period and the extremes over the last periods.
 """
@@ -21,6 +26,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -38,23 +44,46 @@ U_LATTICE = {"2d1": 0.04, "2d2": 0.05}  # the decks' mean inflow (lattice units)
 STEPS_PER_D = 5500  # 2D-1: about ten flow-throughs; 2D-2: about 80 shedding periods
 
 
-def overrides(case, d, u=None):
+def overrides(case, d, u=None, immersed=False):
     """--set arguments that scale the D = 20 deck to diameter d (cells) and, where given, to the
     mean inflow u (lattice units; the steps and the sampling scale with 1/u)."""
     c = 2 * d  # the centre, 0.2 m from the inlet and the lower wall
     slow = 1.0 if u is None else U_LATTICE[case] / u
     every = max(1, round((50 * d if case == "2d1" else d // 4) * slow))
     sets = [f"domain.nx={22 * d}", f"domain.ny={round(4.1 * d)}", f"physics.length={d}",
-            f"obstacle[0].center=[{c},{c}]", f"obstacle[0].radius={d / 2}",
-            f"run.steps={round(STEPS_PER_D * d * slow)}", f"run.obstacle_loads_every={every}"]
+            f"run.steps={round(STEPS_PER_D * d * slow)}"]
+    if immersed:
+        sets += [f"body[0].position=[{c},{c}]", f"body[0].radius={d / 2}", f"ib.loads_every={every}"]
+    else:
+        sets += [f"obstacle[0].center=[{c},{c}]", f"obstacle[0].radius={d / 2}",
+                 f"run.obstacle_loads_every={every}"]
     if u is not None:
         sets += [f"physics.velocity={u}", f"boundary.x_min.velocity=[{1.5 * u},0.0]"]
     front, back = c - d / 2, c + d / 2
-    for i, x in enumerate([front - 0.5, front - 1.5, back + 0.5, back + 1.5]):
+    near, far = probe_offsets(immersed)
+    for i, x in enumerate([front - near, front - far, back + near, back + far]):
         sets += [f"probe[{i}].at=[{x},{c}]", f"probe[{i}].every={every}"]
     if case == "2d1":
         sets += [f"probe[4].start=[0,{c - 1}]", f"probe[5].start=[0,{c}]"]
     return sets
+
+
+def probe_offsets(immersed):
+    """How far off the surface (cells) the two pressure probes on either side stand: an immersed
+    body's force acts up to about a cell outside its surface, where the pressure jumps across the
+    forcing layer, so its probes stand a cell farther out."""
+    return (1.5, 2.5) if immersed else (0.5, 1.5)
+
+
+def immersed_deck(text):
+    """The deck with its [[obstacle]] table replaced by an immersed cylinder (samples 0.3 cells
+    apart) and an [ib] table."""
+    start = text.index("[[obstacle]]")
+    end = text.index("\n\n", start)
+    body = ('[[body]]\nname = "cylinder"\ntype = "cylinder"\nradius = 10.0\nposition = [40.0, 40.0]\n'
+            'spacing = 0.3\n\n[ib]\nloads_every = 1000')
+    text = text[:start] + body + text[end:]
+    return re.sub(r"obstacle_loads_every = \d+\n", "", text)
 
 
 def rows(path):
@@ -66,13 +95,18 @@ def pressure(rho):
     return (float(rho) - 1.0) / 3.0
 
 
-def surface_pressures(out):
-    """Front and back surface pressures (lattice units) per probe row: (step, p_front, p_back)."""
+def surface_pressures(out, immersed):
+    """Front and back surface pressures (lattice units) per probe row: (step, p_front, p_back),
+    each extrapolated linearly to the surface from its two probes."""
     p = {k: rows(os.path.join(out, f"probe_{k}.csv")) for k in ("front1", "front2", "back1", "back2")}
+    near, far = probe_offsets(immersed)
+
+    def surface(a, b):
+        return (far * pressure(a["rho"]) - near * pressure(b["rho"])) / (far - near)
+
     result = []
     for a, b, c, e in zip(p["front1"], p["front2"], p["back1"], p["back2"]):
-        front = 1.5 * pressure(a["rho"]) - 0.5 * pressure(b["rho"])
-        back = 1.5 * pressure(c["rho"]) - 0.5 * pressure(e["rho"])
+        front, back = surface(a, b), surface(c, e)
         result.append((int(a["step"]), front, back))
     return result
 
@@ -85,14 +119,15 @@ def analyse(case, d, out):
     with open(os.path.join(out, "summary.json")) as f:
         u = json.load(f)["velocity_scale"]  # the mean inflow (physics.velocity)
     scale = 2.0 / (u * u * d)
-    loads = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale)
-             for r in rows(os.path.join(out, "obstacles.csv"))]
+    immersed = os.path.exists(os.path.join(out, "bodies.csv"))
+    history = os.path.join(out, "bodies.csv" if immersed else "obstacles.csv")
+    loads = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale) for r in rows(history)]
     dp_unit = (U_SI[case] / u) ** 2
-    res = {"case": case, "D": d, "steps": loads[-1][0]}
+    res = {"case": case, "D": d, "steps": loads[-1][0], "cylinder": "immersed" if immersed else "obstacle"}
     if case == "2d1":
         res["cd"], res["cl"] = loads[-1][1], loads[-1][2]
         res["cd_change_last_tenth"] = loads[-1][1] - loads[-len(loads) // 10 - 1][1]
-        _, front, back = surface_pressures(out)[-1]
+        _, front, back = surface_pressures(out, immersed)[-1]
         res["dp"] = (front - back) * dp_unit
         below = rows(os.path.join(out, "line_wake_below.csv"))
         above = rows(os.path.join(out, "line_wake_above.csv"))
@@ -123,7 +158,7 @@ def analyse(case, d, out):
         # dp at t0 + T/2, t0 the last lift maximum with half a period of data after it
         lastp = [(s, cl) for s, _, cl in loads if last[-2] <= s < last[-1]]
         t0 = max(lastp, key=lambda r: r[1])[0]
-        pr = surface_pressures(out)
+        pr = surface_pressures(out, immersed)
         target = t0 + period / 2
         s_, f_, b_ = min(pr, key=lambda r: abs(r[0] - target))
         res["dp"] = (f_ - b_) * dp_unit
@@ -140,14 +175,22 @@ def main():
     ap.add_argument("out", help="output directory")
     ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
     ap.add_argument("--velocity", type=float, help="mean inflow in lattice units (default: the deck's)")
+    ap.add_argument("--immersed", action="store_true", help="an immersed cylinder instead of the bounce-back one")
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
     a = ap.parse_args()
     if a.D < 4 or a.D % 2:
         sys.exit("dfg.py: D must be an even number of cells >= 4")
     if a.action == "run":
         deck = os.path.join(ROOT, "inputs", f"dfg_{a.case}.toml")
+        if a.immersed:
+            with open(deck) as f:
+                text = immersed_deck(f.read())
+            os.makedirs(a.out, exist_ok=True)
+            deck = os.path.join(a.out, "deck.toml")
+            with open(deck, "w") as f:
+                f.write(text)
         cmd = [a.kolibri, "run", deck, "--output-dir", a.out, "--progress", "lines"]
-        for s in overrides(a.case, a.D, a.velocity) + a.set:
+        for s in overrides(a.case, a.D, a.velocity, a.immersed) + a.set:
             cmd += ["--set", s]
         sys.exit(subprocess.call(cmd))
     print(json.dumps(analyse(a.case, a.D, a.out), indent=1))

@@ -173,7 +173,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   const int dims = kolibri::dimensions(c.solver.lattice);
   for (const auto& b : c.solver.bodies) {
     try {
-      samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib.block).offsets.size());
+      samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib).offsets.size());
     } catch (const std::exception& e) {
       err << "kolibri: error: " << a.deck << ": body '" << b.name << "': " << e.what() << "\n";
       return kolibri::kExitDeck;

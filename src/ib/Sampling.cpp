@@ -24,8 +24,61 @@ void require(bool ok, const Body& b, const std::string& what) {
   if (!ok) throw std::invalid_argument("body \"" + b.name + "\": " + what);
 }
 
-/// The body's samples in its own frame (the shape builders check the sizes).
-SurfaceSamples surface_of(const Body& b, int dims) {
+/// Move every vertex of a closed mesh with outward normals `r` inwards along its area-weighted
+/// normal (the sum of its triangles' cross products).
+void retract(TriangleMesh& m, double r) {
+  std::vector<Vec3> normal(m.vertices.size(), Vec3{0, 0, 0});
+  for (const auto& t : m.triangles) {
+    const Vec3& a = m.vertices[std::size_t(t[0])];
+    const Vec3& b = m.vertices[std::size_t(t[1])];
+    const Vec3& c = m.vertices[std::size_t(t[2])];
+    const Vec3 u{b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v{c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    const Vec3 n{u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    for (const int k : t)
+      for (std::size_t d = 0; d < 3; ++d) normal[std::size_t(k)][d] += n[d];
+  }
+  for (std::size_t i = 0; i < m.vertices.size(); ++i) {
+    const double len = std::hypot(normal[i][0], normal[i][1], normal[i][2]);
+    if (len == 0.0) continue;
+    for (std::size_t d = 0; d < 3; ++d) m.vertices[i][d] -= r * normal[i][d] / len;
+  }
+}
+
+/// The body `b` shrunk by the retraction `r`: what its samples lie on (meshes: see retract; in
+/// 2D a cylinder is its circle).
+Body retracted(Body b, int dims, double r) {
+  if (r == 0.0) return b;
+  const auto keep = [&](double size, const char* what) {
+    if (!(size > 0.0))
+      throw std::invalid_argument("ib.retraction = " + std::to_string(r) + " cells leaves no " +
+                                  what +
+                                  ": it must be less than the radius, or half the edge or length");
+    return size;
+  };
+  switch (b.shape) {
+    case Body::Shape::Sphere:
+    case Body::Shape::Cylinder:
+      b.radius = keep(b.radius - r, "radius");
+      if (b.shape == Body::Shape::Cylinder && dims == 3 && b.caps)
+        b.length = keep(b.length - 2 * r, "length");
+      break;
+    case Body::Shape::Box:
+      for (int d = 0; d < dims; ++d)
+        b.size[std::size_t(d)] = keep(b.size[std::size_t(d)] - 2 * r, "box edge");
+      break;
+    case Body::Shape::Torus:
+      b.minor_radius = keep(b.minor_radius - r, "minor_radius");
+      break;
+    case Body::Shape::Mesh:
+      break;  // moved vertex by vertex after placement
+  }
+  return b;
+}
+
+/// The body's samples in its own frame (the shape builders check the sizes), `retraction` cells
+/// inside.
+SurfaceSamples surface_of(const Body& original, int dims, double retraction) {
+  const Body b = retracted(original, dims, retraction);
   SurfaceSamples s;
   if (dims == 2) {
     switch (b.shape) {
@@ -74,17 +127,19 @@ SurfaceSamples surface_of(const Body& b, int dims) {
     pl.scale = b.shape == Body::Shape::Mesh ? b.scale : 1.0;
     pl.rotation_deg = {b.rotation[0], b.rotation[1], b.rotation[2]};
     place(m, pl);
+    if (b.shape == Body::Shape::Mesh && retraction != 0.0) retract(m, retraction);
     s = poisson_disk_samples(m, b.spacing, 1);
   }
   return s;
 }
 }  // namespace
 
-BodySamples sample_body(const Body& b, int dims, int block) {
+BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib) {
   require(b.spacing > 0, b, "spacing must be positive (cells), got " + std::to_string(b.spacing));
+  const int block = ib.block;
   SurfaceSamples s;
   try {
-    s = surface_of(b, dims);
+    s = surface_of(b, dims, ib.retraction);
   } catch (const std::invalid_argument& e) {
     require(false, b, e.what());
   }

@@ -891,7 +891,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   Section ib(file, "ib", subtable(top, "ib"));
   if (ib.present() && sc.bodies.empty()) ib.fail("spreading", "an [ib] section without [[body]] tables");
   sc.ib.spreading = ib.choice_of("spreading", ImmersedSettings::Spreading::Scatter);
-  const auto iters = ib.integer("iterations").value_or(1);
+  const auto iters = ib.integer("iterations").value_or(sc.ib.iterations);
   if (iters < 1 || iters > 10) ib.fail("iterations", "expected 1 to 10 forcing passes a step");
   sc.ib.iterations = int(iters);
   const auto block = ib.integer("block").value_or(4);
@@ -900,7 +900,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.ib.loads_every = ib.integer("loads_every").value_or(1);
   if (sc.ib.loads_every < 1) ib.fail("loads_every", "expected a positive number of steps");
   sc.ib.timing = ib.boolean("timing").value_or(false);
-  ib.finish({"spreading", "iterations", "block", "loads_every", "timing"});
+  sc.ib.retraction = ib.number("retraction", sc.ib.retraction);
+  if (!(sc.ib.retraction >= 0.0 && sc.ib.retraction <= 2.0))
+    ib.fail("retraction", "expected 0 to 2 cells (how far the samples sit inside each body)");
+  ib.finish({"spreading", "iterations", "block", "loads_every", "timing", "retraction"});
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
     for (const Section* sec : {&model, &domain, &boundary, &physics})

@@ -845,7 +845,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);
     if (!sc.bodies.empty()) {
-      js.add("ib_block", sc.ib.block);
+      js.add("ib_block", sc.ib.block)
+          .add("ib_iterations", sc.ib.iterations)
+          .add("ib_retraction", sc.ib.retraction);
       const IbStats ib = solver->ib_stats();
       js.add("ib_bodies", std::int64_t(sc.bodies.size()))
           .add("ib_samples", ib.samples)
@@ -909,10 +911,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       std::snprintf(cost, sizeof cost, "%.3f ms per step (%.1f%% of a step of %.3f ms)",
                     1e3 * ib_step, per_step > 0 ? 100.0 * ib_step / per_step : 0.0, 1e3 * per_step);
     char buf[400];
-    std::snprintf(
-        buf, sizeof buf,
-        "kolibri: immersed boundaries: %lld samples, %s spreading, %s, loops per thread %d to %d",
-        (long long)ib.samples, to_string(sc.ib.spreading), cost, ib.loops_min, ib.loops_max);
+    std::snprintf(buf, sizeof buf,
+                  "kolibri: immersed boundaries: %lld samples %.3g cells inside the surfaces, %d "
+                  "forcing pass%s a step, %s "
+                  "spreading, %s, loops per thread %d to %d",
+                  (long long)ib.samples, sc.ib.retraction, sc.ib.iterations,
+                  sc.ib.iterations == 1 ? "" : "es", to_string(sc.ib.spreading), cost, ib.loops_min,
+                  ib.loops_max);
     log << buf << std::endl;
   }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Immersed boundaries: stencil, sampling, momentum balance, scatter = gather, moving bodies, deck.
+#include <kolibri/geometry/Surface.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/io/Deck.hpp>
@@ -9,8 +10,10 @@
 
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "Helpers.hpp"
+#include "TestFiles.hpp"
 
 namespace {
 using namespace kolibri;
@@ -39,22 +42,78 @@ TEST(Immersed, StencilWeightsInterpolateLinearFieldsExactly) {
   EXPECT_NEAR(w2, 1.0, 1e-14);
 }
 
+/// Samples on the surface itself (no retraction), blocked 4 x 4 x 4 or as sampled.
+ImmersedSettings on_surface(int block) {
+  ImmersedSettings ib;
+  ib.block = block, ib.retraction = 0.0;
+  return ib;
+}
+
 TEST(Immersed, SamplesCoverTheSurfaceWithTheirWeights) {
   Body s;
   s.shape = Body::Shape::Sphere, s.radius = 6.0, s.spacing = 0.4, s.position = {10, 10, 10};
-  const auto a = sample_body(s, 3, 4);
+  const auto a = sample_body(s, 3, on_surface(4));
   const double area = 4 * std::numbers::pi * 36.0;
   EXPECT_NEAR(a.weight * double(a.offsets.size()), area, 0.01 * area);
   EXPECT_NEAR(a.extent, 6.0, 0.01);
   Body c;
   c.shape = Body::Shape::Cylinder, c.radius = 5.0, c.spacing = 0.25;
-  const auto b = sample_body(c, 2, 0);
+  const auto b = sample_body(c, 2, on_surface(0));
   EXPECT_NEAR(b.weight * double(b.offsets.size()), 2 * std::numbers::pi * 5.0, 1e-9);
   for (const auto& p : b.offsets) EXPECT_NEAR(std::hypot(p[0], p[1]), 5.0, 1e-12);
   Body t = s;
   t.shape = Body::Shape::Torus, t.radius = 4.0, t.minor_radius = 5.0;
-  EXPECT_THROW(sample_body(t, 3, 4), std::invalid_argument);
-  EXPECT_THROW(sample_body(s, 2, 4), std::invalid_argument);  // no spheres in 2D
+  EXPECT_THROW(sample_body(t, 3, on_surface(4)), std::invalid_argument);
+  EXPECT_THROW(sample_body(s, 2, on_surface(4)), std::invalid_argument);  // no spheres in 2D
+}
+
+TEST(Immersed, RetractionMovesTheSamplesInsideEveryShape) {
+  ImmersedSettings ib = on_surface(0);
+  ib.retraction = 0.4;
+  Body c;
+  c.shape = Body::Shape::Cylinder, c.radius = 5.0, c.spacing = 0.25;
+  const auto circle = sample_body(c, 2, ib);
+  for (const auto& p : circle.offsets) EXPECT_NEAR(std::hypot(p[0], p[1]), 4.6, 1e-12);
+  EXPECT_NEAR(circle.weight * double(circle.offsets.size()), 2 * std::numbers::pi * 4.6, 1e-9);
+  Body s;
+  s.shape = Body::Shape::Sphere, s.radius = 6.0, s.spacing = 0.4;
+  const auto sphere = sample_body(s, 3, ib);
+  for (const auto& p : sphere.offsets) EXPECT_LE(std::hypot(p[0], p[1], p[2]), 5.6 + 1e-9);
+  EXPECT_NEAR(sphere.extent, 5.6, 0.01);
+  Body box;
+  box.shape = Body::Shape::Box, box.size = {6, 8, 10}, box.spacing = 0.4;
+  const auto b = sample_body(box, 3, ib);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(b.box[std::size_t(d)], -0.5 * box.size[std::size_t(d)] + 0.4, 1e-9);
+    EXPECT_NEAR(b.box[3 + std::size_t(d)], 0.5 * box.size[std::size_t(d)] - 0.4, 1e-9);
+  }
+  Body rectangle = box;  // in 2D a box is its rectangle: its z edge is not shrunk
+  rectangle.size = {6, 8, 0};
+  const auto r = sample_body(rectangle, 2, ib);
+  EXPECT_NEAR(r.box[0], -2.6, 1e-9);
+  EXPECT_NEAR(r.box[4], 3.6, 1e-9);
+  // A mesh moves along its vertex normals: the sphere's mesh read back as a file.
+  const test::ScratchDir dir;
+  std::ostringstream obj;
+  obj.precision(17);
+  const TriangleMesh ball = sphere_mesh(6.0, 0.5);
+  for (const auto& v : ball.vertices) obj << "v " << v[0] << ' ' << v[1] << ' ' << v[2] << '\n';
+  for (const auto& t : ball.triangles)
+    obj << "f " << t[0] + 1 << ' ' << t[1] + 1 << ' ' << t[2] + 1 << '\n';
+  const std::string stl = dir.write("ball.obj", obj.str());
+  Body mesh;
+  mesh.shape = Body::Shape::Mesh, mesh.mesh = stl, mesh.spacing = 0.4;
+  const auto from_file = sample_body(mesh, 3, ib);
+  for (const auto& p : from_file.offsets) EXPECT_LE(std::hypot(p[0], p[1], p[2]), 5.6 + 1e-4);
+  EXPECT_NEAR(from_file.extent, 5.6, 0.01);
+  // A retraction that leaves nothing: refused, naming the key.
+  ib.retraction = 5.0;
+  try {
+    sample_body(c, 2, ib);
+    ADD_FAILURE() << "a retraction of the whole radius was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ib.retraction"), std::string::npos) << e.what();
+  }
 }
 
 SolverConfig stream_past(LatticeKind lat, double U) {
@@ -154,6 +213,7 @@ TEST(Immersed, MultiDirectForcingBringsTheSurfaceVelocityToTheBody) {
   for (int k = 0; k < 2; ++k) {
     auto c = stream_past(LatticeKind::D2Q9, 0.04);
     c.ib.iterations = k == 0 ? 1 : 5;
+    c.ib.retraction = 0.0;  // the samples on the circle the slip is measured on
     auto s = make_solver(c);
     s->step(200);
     // Fluid speed interpolated at points of the circle, as the samples see it.
@@ -215,6 +275,7 @@ angular_velocity = [0.0, 0.0, 0.002]
 spreading = "gather"
 iterations = 2
 loads_every = 10
+retraction = 0.25
 )";
   const Case c = parse_deck(deck, "ib.toml");
   ASSERT_EQ(c.solver.bodies.size(), 2u);
@@ -225,6 +286,7 @@ loads_every = 10
   EXPECT_EQ(c.solver.ib.spreading, ImmersedSettings::Spreading::Gather);
   EXPECT_EQ(c.solver.ib.iterations, 2);
   EXPECT_EQ(c.solver.ib.loads_every, 10);
+  EXPECT_DOUBLE_EQ(c.solver.ib.retraction, 0.25);
   EXPECT_FALSE(c.solver.ib.timing) << "timed only on request";
   EXPECT_DOUBLE_EQ(c.solver.acm_velocity, 0.05);
   auto message = [&](const std::string& from, const std::string& to) {
@@ -242,6 +304,10 @@ loads_every = 10
   EXPECT_NE(message("minor_radius = 2.0", "minor_radius = 7.0").find("minor_radius"), std::string::npos);
   EXPECT_NE(message("spacing = 0.25", "spacing = 3.0").find("spacing"), std::string::npos);
   EXPECT_NE(message("iterations = 2", "iterations = 0").find("ib.iterations"), std::string::npos);
+  EXPECT_NE(message("retraction = 0.25", "retraction = -0.1").find("ib.retraction"),
+            std::string::npos);
+  EXPECT_NE(message("retraction = 0.25", "retraction = nan").find("ib.retraction"),
+            std::string::npos);
   EXPECT_NE(message("[ib]", "[ib]\nblcok = 3").find("unknown key"), std::string::npos);
   EXPECT_NE(message("[ib]", "[ib]\ntiming = 1").find("ib.timing"), std::string::npos)
       << "a boolean";

@@ -118,7 +118,7 @@ class ImmersedBoundary {
     std::vector<BodySamples> bs;
     std::int64_t total = 0;
     for (const auto& b : cfg.bodies) {
-      bs.push_back(sample_body(b, L::D, cfg.ib.block));
+      bs.push_back(sample_body(b, L::D, cfg.ib));
       m_offset.push_back(total);
       total += std::int64_t(bs.back().offsets.size());
     }

@@ -21,11 +21,13 @@ struct BodySamples {
 };
 
 /// \brief Sample body `b` for a lattice of `dims` dimensions (2: closed curves in the x-y plane;
-/// 3: surfaces). Poisson-disk samples at least b.spacing apart, ordered by `block` x `block` x
-/// `block` cell blocks and Morton code inside a block (chen2022 4.2.2; block 0: as sampled).
-/// Throws std::invalid_argument (shape not available in 2D, bad sizes) or std::runtime_error
-/// (mesh file errors, with the file and line).
-BodySamples sample_body(const Body& b, int dims, int block);
+/// 3: surfaces). Poisson-disk samples at least b.spacing apart on the surface retracted by
+/// `ib.retraction` cells (analytic shapes shrink: radii by r, box edges by 2r; a mesh's vertices
+/// move r inwards along their area-weighted normals), ordered by `ib.block` x `ib.block` x
+/// `ib.block` cell blocks and Morton code inside a block (chen2022 4.2.2; block 0: as sampled).
+/// Throws std::invalid_argument (shape not available in 2D, bad sizes, a retraction that leaves
+/// no body) or std::runtime_error (mesh file errors, with the file and line).
+BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib);
 
 /// \brief The rotation by `angle` radians about the unit axis `axis` (row-major 3 x 3).
 std::array<double, 9> axis_rotation(const std::array<double, 3>& axis, double angle);
