@@ -855,6 +855,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
           .add("ib_timed", ib.timed);
       if (ib.timed)
         js.add("ib_ms_per_step", ib.steps > 0 ? 1e3 * ib.seconds / double(ib.steps) : 0.0);
+      if (comm.size() > 1) js.add("ib_shared_samples", ib.shared_samples);
     }
     if (!final_loads.empty()) {
       auto vec = [](const std::array<double, 3>& v) {
@@ -918,7 +919,12 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   (long long)ib.samples, sc.ib.retraction, sc.ib.iterations,
                   sc.ib.iterations == 1 ? "" : "es", to_string(sc.ib.spreading), cost, ib.loops_min,
                   ib.loops_max);
-    log << buf << std::endl;
+    log << buf;
+    if (comm.size() > 1)
+      log << "; " << ib.shared_samples
+          << " samples (at most, a step) with stencils across rank borders, their nodes summed "
+             "over the ranks each pass";
+    log << std::endl;
   }
 
   if (res.exit_code == kExitOk) {

@@ -14,23 +14,30 @@
 /// The stream-collide step then collides with F + F_ib, so the collision velocity
 /// u* + F_ib/(2 rho) meets the body velocity at a lone sample (Guo's half-force shift). Further
 /// passes (multi-direct forcing) correct with the velocity that includes the force so far.
-/// The force on a body is minus the sum of its samples' forces; the torque is about its centre.
+/// The force on a body is minus the sum of its samples' forces (summed over the passes per
+/// sample, then over the samples in their order, when the loads are asked for); the torque is
+/// about its centre.
+///
+/// On several ranks every rank holds every sample and the nodes of its own cells (ghost layers
+/// excluded). A sample whose stencil lies on one rank is that rank's alone. The samples whose
+/// stencils cross a rank border ("shared") get a row of a node table: per pass each rank writes
+/// the values of the stencil nodes it owns (zeros elsewhere), a sum over ranks gives every rank
+/// every row exactly (each entry has one non-zero term), and every rank finishes the shared
+/// samples as one rank would, spreading onto its own nodes only. The loads sum the samples'
+/// forces over the ranks the same way (each sample's on one rank). Forces, fields and loads are
+/// the single-rank ones bit for bit.
 #pragma once
 
 #include <kolibri/ib/Loads.hpp>
 #include <kolibri/ib/Sampling.hpp>
+#include <kolibri/parallel/Distribution.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 namespace kolibri {
-
-/// Force and torque sums of a pass: Kokkos reduction value with joins for Kokkos 3 and 4.
-struct Load6 {
-  double v[6];
-  KOKKOS_INLINE_FUNCTION Load6() : v{0, 0, 0, 0, 0, 0} {}
-};
 
 /// \brief A body's kinematics at one step, as kernels read it.
 template <class R>
@@ -51,13 +58,14 @@ struct BodyPose {
   }
 };
 
-/// \brief A box of cells (the nodes around the bodies): origin and extent.
+/// \brief A box of cells (the nodes around the bodies): origin and extent, in the whole domain's
+/// cells; `origin` is the domain cell of this rank's local cell (0, 0, 0).
 struct NodeBox {
-  int lo[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+  int lo[3] = {0, 0, 0}, n[3] = {0, 0, 0}, origin[3] = {0, 0, 0};
   KOKKOS_INLINE_FUNCTION Index cells() const { return Index(n[0]) * n[1] * n[2]; }
   bool operator==(const NodeBox& o) const {
     for (int d = 0; d < 3; ++d)
-      if (lo[d] != o.lo[d] || n[d] != o.n[d]) return false;
+      if (lo[d] != o.lo[d] || n[d] != o.n[d] || origin[d] != o.origin[d]) return false;
     return true;
   }
   /// Box-local coordinates of node i (x fastest).
@@ -65,7 +73,11 @@ struct NodeBox {
   /// The grid's cell at box-local index i.
   KOKKOS_INLINE_FUNCTION Index global(const Index i, const GridCells& grid) const {
     const Coord p = coords(i);
-    return grid.cell(lo[0] + p.x, lo[1] + p.y, lo[2] + p.z);
+    return grid.cell(lo[0] + p.x - origin[0], lo[1] + p.y - origin[1], lo[2] + p.z - origin[2]);
+  }
+  /// The grid's cell of domain cell c (inside the box).
+  KOKKOS_INLINE_FUNCTION Index cell_of(const int (&c)[3], const GridCells& grid) const {
+    return grid.cell(c[0] - origin[0], c[1] - origin[1], c[2] - origin[2]);
   }
   /// Local index of cell (x, y, z), or -1 outside.
   KOKKOS_INLINE_FUNCTION Index local(int x, int y, int z) const {
@@ -110,11 +122,17 @@ class ImmersedBoundary {
   using V = typename S::value_type;
 
   ImmersedBoundary() = default;
-  /// `exec`: the instance the immersed-boundary kernels run on (the level's).
-  explicit ImmersedBoundary(const SolverConfig& cfg, const ExecSpace& exec = ExecSpace())
-      : m_cfg(cfg), m_exec(exec) {
+  /// `exec`: the instance the immersed-boundary kernels run on (the level's); `dist`: the ranks
+  /// of a multi-rank run and their boxes (null or without comm: one rank), `cfg` this rank's piece.
+  explicit ImmersedBoundary(const SolverConfig& cfg, const ExecSpace& exec = ExecSpace(),
+                            const Distribution* dist = nullptr)
+      : m_cfg(cfg), m_exec(exec), m_comm(dist ? dist->comm : nullptr) {
     const int nb = int(cfg.bodies.size());
     if (nb == 0) return;
+    if (m_comm && cfg.ib.spreading == ImmersedSettings::Spreading::Gather)
+      throw std::invalid_argument(
+          "ib.spreading = \"gather\" runs on one rank for now; \"scatter\" (the default) runs on "
+          "several");
     std::vector<BodySamples> bs;
     std::int64_t total = 0;
     for (const auto& b : cfg.bodies) {
@@ -125,7 +143,8 @@ class ImmersedBoundary {
     m_offset.push_back(total);
     m_ref = Kokkos::View<R* [3], MemSpace>("kolibri::ib_samples", total);
     m_body = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_body", total);
-    auto hr = Kokkos::create_mirror_view(m_ref);
+    m_ref_host = Kokkos::create_mirror_view(m_ref);
+    auto& hr = m_ref_host;
     auto hb = Kokkos::create_mirror_view(m_body);
     for (int b = 0; b < nb; ++b) {
       m_weight.push_back(bs[std::size_t(b)].weight);
@@ -146,7 +165,7 @@ class ImmersedBoundary {
     m_pose_host = Kokkos::create_mirror_view(m_pose);
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
-    m_loads = Kokkos::View<Load6**, MemSpace>("kolibri::ib_loads", nb, m_passes);
+    m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
     const bool gather = cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (gather || m_passes > 1)  // forces stored per sample: gathering, and passes after the first
       m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
@@ -155,6 +174,7 @@ class ImmersedBoundary {
       m_slot = Kokkos::View<int*, MemSpace>("kolibri::ib_sample_slot", total);
       m_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_bin_list", total);
     }
+    if (m_comm) set_slabs(*dist);
     m_stats.samples = total;
     m_stats.loops_min = m_stats.loops_max = Stencil<L::D, R>::count;
   }
@@ -180,18 +200,25 @@ class ImmersedBoundary {
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
         Nodes{src, bc, idx, m_node, box});
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
+    if (m_comm) find_shared_samples();
     for (int pass = 0; pass < m_passes; ++pass) {
       // Later passes read the force so far at the nodes: spreading in the same kernel would let
       // them see part of this pass's, so they store first and spread after (`Spread`).
       const bool fused = !gather && pass == 0;
-      Samples k{{grid(box, bc, idx)}, m_node, m_sample_force, m_key, pass > 0, fused};
-      for (std::size_t b = 0; b + 1 < m_offset.size(); ++b) {
-        const auto load = Kokkos::subview(m_loads, b, pass);
-        Kokkos::parallel_reduce("kolibri::ib_samples",
-                                Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
-                                    m_exec, m_offset[b], m_offset[b + 1]),
-                                k, load);
-      }
+      const Samples k{{grid(box, bc, idx)},
+                      m_node,
+                      m_sample_force,
+                      m_key,
+                      m_total,
+                      m_row,
+                      m_table,
+                      pass,
+                      fused,
+                      !m_comm || m_comm->rank() == 0};
+      if (m_shared > 0) share_node_table(k);
+      Kokkos::parallel_for(
+          "kolibri::ib_samples",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples), k);
       if (gather) {
         gather_forces(box, bc, idx);
       } else if (!fused) {
@@ -209,20 +236,31 @@ class ImmersedBoundary {
     ++m_stats.steps;
   }
 
-  /// Force and torque on each body during the last step (copies from the device).
+  /// Force and torque on each body during the last step (copies from the device). On several
+  /// ranks a collective call: every rank must make it.
   std::vector<BodyLoad> loads() const {
     std::vector<BodyLoad> out;
     if (!active()) return out;
-    auto h = Kokkos::create_mirror_view(m_loads);
-    Kokkos::deep_copy(h, m_loads);
+    auto h = Kokkos::create_mirror_view(m_total);
+    Kokkos::deep_copy(h, m_total);
+    if (m_comm) {  // each sample's total is non-zero on one rank: the sum is exact
+      std::vector<double> all(h.data(), h.data() + h.size());
+      m_comm->sum(all);
+      std::copy(all.begin(), all.end(), h.data());
+    }
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
       BodyLoad l;
       l.name = m_cfg.bodies[b].name;
-      for (int p = 0; p < m_passes; ++p)
-        for (int d = 0; d < 3; ++d) {
-          l.force[std::size_t(d)] -= h(b, std::size_t(p)).v[d];
-          l.torque[std::size_t(d)] -= h(b, std::size_t(p)).v[3 + d];
-        }
+      for (auto s = Index(m_offset[b]); s < Index(m_offset[b + 1]); ++s) {
+        R r[3], x[3];
+        m_pose_host(b).place(m_ref_host, s, r, x);
+        const double g[3] = {h(s, 0), h(s, 1), h(s, 2)};
+        const double rd[3] = {double(r[0]), double(r[1]), double(r[2])};
+        for (int d = 0; d < 3; ++d) l.force[std::size_t(d)] -= g[d];
+        l.torque[0] -= rd[1] * g[2] - rd[2] * g[1];
+        l.torque[1] -= rd[2] * g[0] - rd[0] * g[2];
+        l.torque[2] -= rd[0] * g[1] - rd[1] * g[0];
+      }
       for (int d = 0; d < 3; ++d) l.centre[std::size_t(d)] = double(m_pose_host(b).c[d]);
       out.push_back(l);
     }
@@ -230,7 +268,8 @@ class ImmersedBoundary {
   }
 
  private:
-  /// Poses at time t (host), and the node box around every body (clipped to the solver's box).
+  /// Poses at time t (host; the domain's coordinates), and the node box around every body
+  /// (clipped to this rank's own cells: its box without the ghost layers).
   NodeBox set_poses(std::int64_t t) {
     const int size[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
@@ -258,7 +297,12 @@ class ImmersedBoundary {
         box.lo[d] = 0, box.n[d] = size[d];
         continue;
       }
-      const int a = std::max(0, int(std::floor(lo[d] - 0.5)) - 1), e = std::min(size[d], int(std::floor(hi[d] - 0.5)) + 3);
+      const int o = m_cfg.part.origin[std::size_t(d)];
+      box.origin[d] = o;
+      const int own_lo = o + m_cfg.part.ghost[std::size_t(2 * d)],
+                own_hi = o + size[d] - m_cfg.part.ghost[std::size_t(2 * d + 1)];
+      const int a = std::max(own_lo, int(std::floor(lo[d] - 0.5)) - 1),
+                e = std::min(own_hi, int(std::floor(hi[d] - 0.5)) + 3);
       box.lo[d] = a, box.n[d] = std::max(0, e - a);
     }
     return box;
@@ -335,7 +379,7 @@ class ImmersedBoundary {
         return;
       }
       R f[L::Q];
-      if (bc.flags(n) == kFluid)
+      if (bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder)  // the fluid kernel's fast path
         gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
       else
         bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
@@ -359,7 +403,7 @@ class ImmersedBoundary {
 
     /// The cell of stencil node c, or -1 outside the node box.
     KOKKOS_INLINE_FUNCTION Index cell(const int (&c)[3]) const {
-      return box.local(c[0], c[1], c[2]) < 0 ? -1 : grid.cell(c[0], c[1], c[2]);
+      return box.local(c[0], c[1], c[2]) < 0 ? -1 : box.cell_of(c, grid);
     }
     /// Add a sample's force g to the fluid nodes of its stencil (atomic; solid cells take none).
     KOKKOS_INLINE_FUNCTION void spread(const Stencil<L::D, R>& st, const R (&g)[3]) const {
@@ -373,25 +417,48 @@ class ImmersedBoundary {
     }
   };
 
-  /// One pass over the samples of one body: interpolate, penalty force, spread (scatter) or store
-  /// (gather, later passes); reduces the force on the fluid and its torque about the body's centre.
+  /// One pass over the samples: interpolate, penalty force, spread (scatter) or store (gather,
+  /// later passes); adds each sample's force to its total over the passes (the loads' source).
+  /// On several ranks a shared sample reads its row of the node table instead of the nodes.
   struct Samples : SampleGrid {
     Kokkos::View<const R*, MemSpace> node;
     Kokkos::View<R* [3], MemSpace> sample_force;
     Kokkos::View<Index*, MemSpace> key;
-    bool corrected;  ///< later passes: the node velocity includes the force so far
+    Kokkos::View<double* [3], MemSpace> total;  ///< each sample's force summed over the passes
+    Kokkos::View<const Index*, MemSpace>
+        row;                           ///< several ranks: a shared sample's table row, or -1
+    Kokkos::View<R*, MemSpace> table;  ///< several ranks: the shared samples' stencil nodes (rows)
+    int pass;
     bool scatter;
+    bool owns_shared;  ///< this rank counts the shared samples' forces in the totals (rank 0)
 
-    using value_type = Load6;
-    KOKKOS_INLINE_FUNCTION void init(Load6& a) const { a = Load6(); }
-    KOKKOS_INLINE_FUNCTION void join(Load6& a, const Load6& b) const {
-      for (int k = 0; k < 6; ++k) a.v[k] += b.v[k];
+    /// Density and velocity (with half the force so far on later passes) of stencil node c, when
+    /// it lies in the node box.
+    KOKKOS_INLINE_FUNCTION bool node_at(const int (&c)[3], R& rn, R (&v)[3]) const {
+      const Index i = this->box.local(c[0], c[1], c[2]);
+      if (i < 0) return false;
+      const Index nb = this->box.cells();
+      rn = node(i);
+      const Index cn = this->box.cell_of(c, this->grid);  // in the box (i >= 0)
+      for (int d = 0; d < 3; ++d) {
+        v[d] = node((1 + d) * nb + i);
+        if (pass > 0) v[d] += R(0.5) * this->force(d * this->cells + cn) / rn;
+      }
+      return true;
     }
-    KOKKOS_INLINE_FUNCTION void join(volatile Load6& a, const volatile Load6& b) const {  // Kokkos 3
-      for (int k = 0; k < 6; ++k) a.v[k] = a.v[k] + b.v[k];
+    /// Stencil node k of a sample as the interpolation reads it: from the nodes, or for a shared
+    /// sample from its table row `j` (entry 5k: 1 where some rank holds the node, then rho and u).
+    KOKKOS_INLINE_FUNCTION bool read(const Index j, const int k, const int (&c)[3], R& rn,
+                                     R (&v)[3]) const {
+      if (j < 0) return node_at(c, rn, v);
+      const Index e = j * kTable + 5 * k;
+      if (table(e) == R(0)) return false;
+      rn = table(e + 1);
+      for (int d = 0; d < 3; ++d) v[d] = table(e + 2 + d);
+      return true;
     }
 
-    KOKKOS_INLINE_FUNCTION void operator()(const Index s, Load6& acc) const {
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
       const BodyPose<R>& p = this->pose(this->body(s));
       R r[3], x[3], ub[3];
       p.place(this->ref, s, r, x);
@@ -399,22 +466,16 @@ class ImmersedBoundary {
       ub[1] = p.v[1] + p.w[2] * r[0] - p.w[0] * r[2];
       ub[2] = p.v[2] + p.w[0] * r[1] - p.w[1] * r[0];
       const Stencil<L::D, R> st(x);
-      const Index nb = this->box.cells();
+      const Index j = row.extent(0) > 0 ? row(s) : Index(-1);
       R rho = R(0), u[3] = {R(0), R(0), R(0)}, wsum = R(0);
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         int c[3];
         const R w = st.node(k, c);
-        const Index i = this->box.local(c[0], c[1], c[2]);
-        if (i < 0) continue;
-        const R rn = node(i);
-        const Index cn = this->grid.cell(c[0], c[1], c[2]);  // in the box (i >= 0)
+        R rn, v[3];
+        if (!read(j, k, c, rn, v)) continue;
         wsum += w;
         rho += w * rn;
-        for (int d = 0; d < 3; ++d) {
-          R v = node((1 + d) * nb + i);
-          if (corrected) v += R(0.5) * this->force(d * this->cells + cn) / rn;
-          u[d] += w * v;
-        }
+        for (int d = 0; d < 3; ++d) u[d] += w * v[d];
       }
       R g[3] = {R(0), R(0), R(0)};
       if (wsum > R(0)) {  // a sample outside the box acts on nothing
@@ -427,10 +488,10 @@ class ImmersedBoundary {
         for (int d = 0; d < 3; ++d) sample_force(s, d) = g[d];
         if (key.extent(0) > 0) key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
       }
-      for (int d = 0; d < 3; ++d) acc.v[d] += double(g[d]);
-      acc.v[3] += double(r[1] * g[2] - r[2] * g[1]);
-      acc.v[4] += double(r[2] * g[0] - r[0] * g[2]);
-      acc.v[5] += double(r[0] * g[1] - r[1] * g[0]);
+      // A sample that is not this rank's (a stencil on other ranks: g = 0 here) adds nothing.
+      const bool counted = j < 0 || owns_shared;
+      for (int d = 0; d < 3; ++d)
+        total(s, d) = (pass > 0 ? total(s, d) : 0.0) + (counted ? double(g[d]) : 0.0);
     }
   };
 
@@ -444,6 +505,124 @@ class ImmersedBoundary {
       this->spread(Stencil<L::D, R>(x), g);
     }
   };
+
+  /// Several ranks: this rank's part of the shared samples' rows of the node table (its own
+  /// stencil nodes; zeros elsewhere).
+  struct FillTable {
+    Samples k;
+    Kokkos::View<const Index*, MemSpace> sample;  ///< the sample of each row
+    KOKKOS_INLINE_FUNCTION void operator()(const Index j) const {
+      const Index s = sample(j);
+      R r[3], x[3];
+      k.pose(k.body(s)).place(k.ref, s, r, x);
+      const Stencil<L::D, R> st(x);
+      for (int n = 0; n < Stencil<L::D, R>::count; ++n) {
+        int c[3];
+        st.node(n, c);
+        R rn = R(0), v[3] = {R(0), R(0), R(0)};
+        const bool mine = k.node_at(c, rn, v);
+        const Index e = j * kTable + 5 * n;
+        k.table(e) = mine ? R(1) : R(0);
+        k.table(e + 1) = mine ? rn : R(0);
+        for (int d = 0; d < 3; ++d) k.table(e + 2 + d) = mine ? v[d] : R(0);
+      }
+    }
+  };
+
+  /// Several ranks: fill this rank's part of the shared rows, then sum them over the ranks
+  /// (through the host), so that every rank reads every shared sample's whole stencil.
+  void share_node_table(const Samples& k) {
+    const Index rows = m_shared;
+    Kokkos::parallel_for("kolibri::ib_node_table",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, rows),
+                         FillTable{k, m_shared_sample});
+    const auto part = Kokkos::subview(m_table, std::make_pair(Index(0), rows * kTable));
+    const auto h = Kokkos::subview(m_table_host, std::make_pair(Index(0), rows * kTable));
+    Kokkos::deep_copy(m_exec, h, part);
+    m_exec.fence();
+    m_table_sum.assign(h.data(), h.data() + rows * kTable);
+    m_comm->sum(m_table_sum);
+    std::copy(m_table_sum.begin(), m_table_sum.end(), h.data());
+    Kokkos::deep_copy(m_exec, part, h);
+  }
+
+  /// Several ranks: the rank slab of each domain cell along each axis, from every rank's box.
+  void set_slabs(const Distribution& dist) {
+    std::vector<int> host;
+    for (int d = 0; d < 3; ++d) {
+      const int size = m_cfg.part.whole() ? (d == 0   ? m_cfg.nx
+                                             : d == 1 ? m_cfg.ny
+                                                      : m_cfg.nz)
+                                          : m_cfg.part.global[std::size_t(d)];
+      m_domain[d] = size;
+      std::vector<int> starts;
+      for (const Box& b : dist.boxes) starts.push_back(b.lo[std::size_t(d)]);
+      std::sort(starts.begin(), starts.end());
+      for (int x = 0; x < size; ++x)
+        host.push_back(int(std::upper_bound(starts.begin(), starts.end(), x) - starts.begin()));
+    }
+    m_slab = Kokkos::View<int*, MemSpace>("kolibri::ib_slabs", host.size());
+    Kokkos::deep_copy(m_slab,
+                      Kokkos::View<const int*, Kokkos::HostSpace>(host.data(), host.size()));
+  }
+
+  /// Several ranks: which samples' stencils cross a rank border (node pairs in the domain on
+  /// two slabs of an axis), and their table rows. Static bodies: once.
+  struct SharedRows {
+    Kokkos::View<const R* [3], MemSpace> ref;
+    Kokkos::View<const int*, MemSpace> body;
+    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
+    Kokkos::View<const int*, MemSpace> slab;
+    int domain[3];
+    Kokkos::View<Index*, MemSpace> row, sample;
+    KOKKOS_INLINE_FUNCTION bool crosses(const Index s) const {
+      R r[3], x[3];
+      pose(body(s)).place(ref, s, r, x);
+      const Stencil<L::D, R> st(x);
+      int offset = 0;
+      for (int d = 0; d < L::D; ++d) {
+        const int a = st.base[d];
+        if (a >= 0 && a + 1 < domain[d] && slab(offset + a) != slab(offset + a + 1)) return true;
+        offset += domain[d];
+      }
+      return false;
+    }
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s, Index& next, const bool last) const {
+      const bool shared = crosses(s);
+      if (last) {
+        row(s) = shared ? next : Index(-1);
+        if (shared) sample(next) = s;
+      }
+      next += shared ? 1 : 0;
+    }
+  };
+
+  void find_shared_samples() {
+    if (!m_moving && m_stats.steps > 0) return;  // static bodies: the rows stay
+    const Index ns = m_stats.samples;
+    if (m_row.extent(0) == 0) {
+      m_row = Kokkos::View<Index*, MemSpace>("kolibri::ib_sample_row", ns);
+      m_shared_sample = Kokkos::View<Index*, MemSpace>("kolibri::ib_shared_sample", ns);
+    }
+    Index shared = 0;
+    Kokkos::parallel_scan("kolibri::ib_shared_rows",
+                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, ns),
+                          SharedRows{m_ref,
+                                     m_body,
+                                     m_pose,
+                                     m_slab,
+                                     {m_domain[0], m_domain[1], m_domain[2]},
+                                     m_row,
+                                     m_shared_sample},
+                          shared);
+    m_shared = shared;
+    if (Index(m_table.extent(0)) < shared * kTable) {
+      m_table = Kokkos::View<R*, MemSpace>("kolibri::ib_node_table",
+                                           std::size_t((shared * 5 / 4 + 16) * kTable));
+      m_table_host = Kokkos::create_mirror_view(m_table);
+    }
+    m_stats.shared_samples = std::max(m_stats.shared_samples, std::int64_t(shared));
+  }
 
   /// Gathering: one thread per node sums the stored forces of the samples whose stencil covers it.
   struct GatherNodes : SampleGrid {
@@ -498,8 +677,21 @@ class ImmersedBoundary {
   }
 
  private:
+  static constexpr int kTable = 5 * Stencil<L::D, R>::count;  ///< node-table entries a sample
   SolverConfig m_cfg;
-  ExecSpace m_exec{};  ///< the level's instance
+  ExecSpace m_exec{};                    ///< the level's instance
+  const Comm* m_comm = nullptr;          ///< several ranks: the node table is shared over them
+  Kokkos::View<int*, MemSpace> m_slab;   ///< several ranks: slabs of the domain's cells
+  int m_domain[3] = {0, 0, 0};           ///< several ranks: the domain's extent
+  Kokkos::View<Index*, MemSpace> m_row;  ///< several ranks: table row of a shared sample, or -1
+  Kokkos::View<Index*, MemSpace> m_shared_sample;  ///< several ranks: the sample of each row
+  Index m_shared = 0;                              ///< several ranks: shared samples this step
+  Kokkos::View<R*, MemSpace> m_table;  ///< several ranks: the shared rows, kTable values each
+  typename Kokkos::View<R*, MemSpace>::HostMirror m_table_host;
+  mutable std::vector<double> m_table_sum;  ///< several ranks: the rows as the ranks sum them
+  typename Kokkos::View<R* [3], MemSpace>::HostMirror
+      m_ref_host;                               ///< the samples (the loads' arms)
+  Kokkos::View<double* [3], MemSpace> m_total;  ///< each sample's force summed over the passes
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
   std::vector<std::array<double, 6>> m_bounds;
@@ -510,7 +702,6 @@ class ImmersedBoundary {
   Kokkos::View<BodyPose<R>*, MemSpace> m_pose;
   typename Kokkos::View<BodyPose<R>*, MemSpace>::HostMirror m_pose_host;
   Kokkos::View<R*, MemSpace> m_force, m_node;
-  Kokkos::View<Load6**, MemSpace> m_loads;
   Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
   NodeBox m_box;
   IbStats m_stats;

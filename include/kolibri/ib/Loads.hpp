@@ -22,6 +22,8 @@ struct IbStats {
   double seconds = 0.0;  ///< time in the immersed-boundary kernels (fenced; ib.timing only)
   bool timed = false;    ///< ib.timing: `seconds` was measured
   int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)
+  std::int64_t shared_samples =
+      0;  ///< several ranks: the most samples a step whose stencils cross a rank border
 };
 
 }  // namespace kolibri

@@ -72,12 +72,7 @@ struct Level {
              link_row.extent(0) ? link_row.data() : nullptr,
              link_distance.extent(0) ? link_distance.data() : nullptr,
              link_term.extent(0) ? link_term.data() : nullptr};
-    if (!cfg.bodies.empty()) {
-      if (dist.comm)
-        throw std::invalid_argument(
-            "kolibri: immersed bodies run on one rank (one GPU) for now; got a multi-rank run");
-      ib = ImmersedBoundary<L, S>(cfg, exec);
-    }
+    if (!cfg.bodies.empty()) ib = ImmersedBoundary<L, S>(cfg, exec, &dist);
   }
 
   /// A range over cells [begin, end) on this level's execution-space instance.
@@ -139,7 +134,7 @@ struct Level {
   Kokkos::View<R*, MemSpace> inlet_shape;             ///< inlet_shape_plane (empty: no profile)
   Boundary<L, R> rules{};     ///< the boundary rules the kernels apply (flags, faces, force)
   Distribution dist;          ///< multi-rank runs; comm is null otherwise
-  ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays, one rank)
+  ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays)
   ExecSpace exec{};           ///< the instance the level's kernels run on
 };
 
