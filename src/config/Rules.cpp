@@ -79,9 +79,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   if (c.moment_arrays != 1 && c.moment_arrays != 2)
     return RuleBreach{"model", "moment_arrays",
                       "expected 1 or 2, got " + std::to_string(c.moment_arrays)};
-  if (!c.bodies.empty() && c.streaming != Streaming::TwoArray)
+  if (!c.bodies.empty() && c.streaming == Streaming::Moments)
     return RuleBreach{"model", "streaming",
-                      "immersed bodies need streaming = \"two_array\", got " + streaming};
+                      "immersed bodies need populations: streaming = \"two_array\" or "
+                      "\"in_place\" (the moment representation takes no bodies yet), got " +
+                          streaming};
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";

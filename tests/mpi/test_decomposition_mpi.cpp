@@ -216,42 +216,45 @@ TEST(Decomposition, IdenticalToOneRankWithCurvedWalls) {
 // defaults).
 TEST(Decomposition, IdenticalToOneRankWithImmersedBodies) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q27})
-    for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
-      const bool two_d = lat == LatticeKind::D2Q9;
-      SolverConfig c = test::periodic_box(lat, 24, 16, two_d ? 1 : 12, 0.8);
-      c.initial.velocity = {0.04, 0.01, 0};
-      Body rest;
-      rest.name = "rest";
-      rest.shape = two_d ? Body::Shape::Cylinder : Body::Shape::Sphere;
-      rest.radius = 4.0, rest.spacing = 0.35;
-      rest.position = {12.0, 8.0, two_d ? 0.5 : 6.0};
-      Body moving = rest;
-      moving.name = "moving", moving.radius = 2.5;
-      moving.position = {5.3, 7.6, two_d ? 0.5 : 6.2};
-      moving.velocity = {0.01, 0.005, 0}, moving.angular_velocity = {0, 0, 0.01};
-      c.bodies = {rest, moving};
-      const std::string what = std::string(to_string(lat)) + " immersed bodies " + name(g);
-      expect_identical(c, g, 12, what);
-      if (g[0] > c.nx || g[1] > c.ny || g[2] > c.nz) continue;
-      auto one = make_solver(c), all = make_solver(c, distribute(c, comm(), g));
-      one->step(12), all->step(12);
-      const auto la = one->body_loads(), lb = all->body_loads();
-      ASSERT_EQ(la.size(), 2u);
-      ASSERT_EQ(lb.size(), 2u);
-      for (std::size_t k = 0; k < 2; ++k) {
-        EXPECT_GT(std::fabs(la[k].force[0]), 1e-8) << what << ": the body takes a force";
-        EXPECT_EQ(lb[k].force, la[k].force) << what << " " << la[k].name;
-        EXPECT_EQ(lb[k].torque, la[k].torque) << what << " " << la[k].name;
-        EXPECT_EQ(lb[k].centre, la[k].centre) << what << " " << la[k].name;
+    for (auto streaming : {Streaming::TwoArray, Streaming::InPlace})
+      for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
+        const bool two_d = lat == LatticeKind::D2Q9;
+        SolverConfig c = test::periodic_box(lat, 24, 16, two_d ? 1 : 12, 0.8);
+        c.initial.velocity = {0.04, 0.01, 0};
+        Body rest;
+        rest.name = "rest";
+        rest.shape = two_d ? Body::Shape::Cylinder : Body::Shape::Sphere;
+        rest.radius = 4.0, rest.spacing = 0.35;
+        rest.position = {12.0, 8.0, two_d ? 0.5 : 6.0};
+        Body moving = rest;
+        moving.name = "moving", moving.radius = 2.5;
+        moving.position = {5.3, 7.6, two_d ? 0.5 : 6.2};
+        moving.velocity = {0.01, 0.005, 0}, moving.angular_velocity = {0, 0, 0.01};
+        c.bodies = {rest, moving};
+        c.streaming = streaming;
+        const std::string what = std::string(to_string(lat)) + " " + to_string(streaming) +
+                                 " immersed bodies " + name(g);
+        expect_identical(c, g, 12, what);
+        if (g[0] > c.nx || g[1] > c.ny || g[2] > c.nz) continue;
+        auto one = make_solver(c), all = make_solver(c, distribute(c, comm(), g));
+        one->step(12), all->step(12);
+        const auto la = one->body_loads(), lb = all->body_loads();
+        ASSERT_EQ(la.size(), 2u);
+        ASSERT_EQ(lb.size(), 2u);
+        for (std::size_t k = 0; k < 2; ++k) {
+          EXPECT_GT(std::fabs(la[k].force[0]), 1e-8) << what << ": the body takes a force";
+          EXPECT_EQ(lb[k].force, la[k].force) << what << " " << la[k].name;
+          EXPECT_EQ(lb[k].torque, la[k].torque) << what << " " << la[k].name;
+          EXPECT_EQ(lb[k].centre, la[k].centre) << what << " " << la[k].name;
+        }
+        if (comm().size() > 1) {
+          EXPECT_GT(all->ib_stats().shared_samples, 0) << what << ": the bodies cross rank borders";
+          EXPECT_LT(all->ib_stats().shared_samples, all->ib_stats().samples) << what;
+          c.ib.spreading = ImmersedSettings::Spreading::Gather;
+          EXPECT_THROW(make_solver(c, distribute(c, comm(), g)), std::invalid_argument)
+              << "gathering runs on one rank";
+        }
       }
-      if (comm().size() > 1) {
-        EXPECT_GT(all->ib_stats().shared_samples, 0) << what << ": the bodies cross rank borders";
-        EXPECT_LT(all->ib_stats().shared_samples, all->ib_stats().samples) << what;
-        c.ib.spreading = ImmersedSettings::Spreading::Gather;
-        EXPECT_THROW(make_solver(c, distribute(c, comm(), g)), std::invalid_argument)
-            << "gathering runs on one rank";
-      }
-    }
 }
 
 // A porous sample ([geometry]: random spheres, wrapping across the periodic faces) driven by a

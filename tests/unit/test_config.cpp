@@ -89,7 +89,10 @@ TEST(Rules, EachBreachNamesItsKeyAndMakeSolverReportsTheSame) {
        [](SolverConfig& c) { c.streaming = Streaming::InPlace, c.face_kernels = true; }},
       {"model.moment_arrays", [](SolverConfig& c) { c.moment_arrays = 0; }},
       {"model.streaming",
-       [](SolverConfig& c) { c.streaming = Streaming::InPlace, c.bodies.resize(1); }},
+       [](SolverConfig& c) {
+         c.streaming = Streaming::Moments, c.collision = CollisionKind::Regularized;
+         c.bodies.resize(1);  // bodies need populations
+       }},
       {"model.acm_velocity",
        [](SolverConfig& c) {
          c.lattice = LatticeKind::D3Q27, c.collision = CollisionKind::AdaptiveCentralMoment;

@@ -114,7 +114,15 @@ struct Stencil {
   }
 };
 
-/// \brief The device side of the immersed bodies of one solver (two-array streaming).
+/// \brief Where the populations that the coming collision reads sit in the state handed to
+/// `ImmersedBoundary::apply`.
+enum class IbState {
+  Pull,          ///< post-collision f*_q of the upwind neighbour in its slot q (two arrays)
+  PullOpposite,  ///< in place before a streaming step: the upwind f*_q in slot opposite(q)
+  Own            ///< in place before a local step: the cell's own arriving f_q in slot q
+};
+
+/// \brief The device side of the immersed bodies of one solver (two-array or in-place streaming).
 template <class L, class S>
 class ImmersedBoundary {
  public:
@@ -183,9 +191,11 @@ class ImmersedBoundary {
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
   const IbStats& stats() const { return m_stats; }
 
-  /// Forces for the step that starts at time t from the post-collision state `src`.
-  /// Timed only on request (ib.timing): the timing fences the device twice a step.
-  void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc, const Slots& idx, std::int64_t t) {
+  /// Forces for the step that starts at time t from the state `src` (`state`: where the coming
+  /// collision's populations sit in it). Timed only on request (ib.timing): the timing fences
+  /// the device twice a step.
+  void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc,
+             const Slots& idx, std::int64_t t, const IbState state = IbState::Pull) {
     const bool timed = m_cfg.ib.timing;
     if (timed) Kokkos::fence();
     Kokkos::Timer timer;
@@ -198,7 +208,7 @@ class ImmersedBoundary {
     Kokkos::parallel_for(
         "kolibri::ib_nodes",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
-        Nodes{src, bc, idx, m_node, box});
+        Nodes{src, bc, idx, m_node, box, state});
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (m_comm) find_shared_samples();
     for (int pass = 0; pass < m_passes; ++pass) {
@@ -371,6 +381,7 @@ class ImmersedBoundary {
     Slots idx;
     Kokkos::View<R*, MemSpace> node;
     NodeBox box;
+    IbState state;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
       const Index n = box.global(i, bc.grid);
@@ -379,10 +390,23 @@ class ImmersedBoundary {
         return;
       }
       R f[L::Q];
-      if (bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder)  // the fluid kernel's fast path
-        gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
-      else
-        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
+      const bool fast =
+          bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder;  // the fluid kernels' fast path
+      const std::uint32_t links = bc.links ? bc.links[n] : 0u;
+      if (state == IbState::Own) {
+        for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(n, q)), q);
+      } else if (state == IbState::Pull) {
+        if (fast)
+          gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
+        else
+          bc.pull(n, links, f, PostCollision<L, S, Slots>{src, idx});
+      } else if (fast) {
+        const Rows rows = bc.grid.rows(n);
+        for (int q = 0; q < L::Q; ++q)
+          f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), L::opposite(q))), q);
+      } else {
+        bc.pull(n, links, f, PostCollisionInPlace<L, S, Slots>{src, idx});
+      }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
       node(i) = rho;

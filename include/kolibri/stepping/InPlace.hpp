@@ -39,8 +39,12 @@ class InPlace final : public Scheme<L, S> {
   void step(Level<L, S>& level, std::int64_t first, std::int64_t n) override {
     auto run = [&](auto idx) {
       using I = decltype(idx);
-      steps(InPlaceStep<L, S, C, I>{m_f, level.boundary, idx, m_op, level.rules, {}}, level, first,
-            n);
+      if (level.ib.active())  // the kernel that reads the bodies' force per cell
+        steps(InPlaceStep<L, S, C, I, true>{{}, m_f, level.boundary, idx, m_op, level.rules, {}},
+              level, first, n);
+      else
+        steps(InPlaceStep<L, S, C, I>{{}, m_f, level.boundary, idx, m_op, level.rules, {}}, level,
+              first, n);
     };
     with_layout<L>(this->m_idx, run);
   }
@@ -90,7 +94,7 @@ class InPlace final : public Scheme<L, S> {
   /// the level's instance. Every slot is touched by one cell in a streaming step, so the two
   /// streams share no values; the instances wait for each other on the device, not the host.
   template <class K>
-  void steps(K k, const Level<L, S>& level, std::int64_t first, std::int64_t nsteps) {
+  void steps(K k, Level<L, S>& level, std::int64_t first, std::int64_t nsteps) {
     const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
     const Index nborder = Index(level.border.extent(0));
     k.outlet_u = m_outlet_u;
@@ -99,12 +103,26 @@ class InPlace final : public Scheme<L, S> {
     k.link_same = m_link_same;
     k.link_leaving = m_link_leaving;
     k.link_cells = level.link_cells;
+    if constexpr (std::is_base_of_v<WithCellForce<R>, K>) k.cell_force.field = level.ib.force();
     const bool rules = m_link_same.extent(0) > 0;
     const bool outlets = level.outlet_rows.extent(0) > 0;
     const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.bc.faces = level.faces_at(first + s);
+      // Immersed bodies read the populations this step collides: before a streaming step the
+      // upwind cells' departing slots, ghost cells included, so on several ranks the forward
+      // exchange comes first (blocking) and the step does not overlap it.
+      bool exchanged = false;
+      if (level.ib.active()) {
+        if (!m_arriving && m_fwd.active()) {
+          level.exec.fence();  // the last step's writes, on the level's instance
+          m_fwd.run(m_f);
+          exchanged = true;
+        }
+        level.ib.apply(m_f, k.bc, this->m_idx, first + s,
+                       m_arriving ? IbState::Own : IbState::PullOpposite);
+      }
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
       } else if (m_fwd.active()) {
@@ -115,12 +133,14 @@ class InPlace final : public Scheme<L, S> {
         if (rules)  // so do the far-wall links
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
-        m_fwd.pack(m_f);
+        if (!exchanged) m_fwd.pack(m_f);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nb > nbb)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
-        m_fwd.post();
-        m_fwd.finish(m_f);  // the neighbours' departing populations in the ghost cells
+        if (!exchanged) {
+          m_fwd.post();
+          m_fwd.finish(m_f);  // the neighbours' departing populations in the ghost cells
+        }
         const ExecSpace& ex = m_rev.exec();
         m_join.join(m_fwd.exec(), ex);
         if (nborder > 0)

@@ -15,6 +15,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace kolibri {
 
@@ -292,6 +293,14 @@ struct CellForce {
   }
 };
 
+/// \brief The immersed bodies' force per cell, as a base of the kernels that read it (an empty
+/// base for those that do not: their functors keep their size).
+template <class R>
+struct WithCellForce {
+  CellForce<R> cell_force{};
+};
+struct WithoutCellForce {};
+
 /// \brief Post-collision population j of cell m in a two-array state: slot j of `src`.
 template <class L, class S, class I = SoA>
 struct PostCollision {
@@ -299,6 +308,17 @@ struct PostCollision {
   I idx;
   KOKKOS_INLINE_FUNCTION typename S::real operator()(Index m, int j) const {
     return S::template load<L>(src(idx(m, j)), j);
+  }
+};
+
+/// \brief Post-collision population j of cell m in an in-place state after a local step: slot
+/// opposite(j) (the AA pattern's departing slot).
+template <class L, class S, class I = SoA>
+struct PostCollisionInPlace {
+  Kokkos::View<const typename S::value_type*, MemSpace> src;
+  I idx;
+  KOKKOS_INLINE_FUNCTION typename S::real operator()(Index m, int j) const {
+    return S::template load<L>(src(idx(m, L::opposite(j))), j);
   }
 };
 
@@ -507,8 +527,12 @@ struct StreamCollide {
 /// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
 /// On several ranks the streaming step of the fluid cells next to a ghost layer (kFluidBorder)
 /// runs apart, from a list (BorderTag), so the halo exchanges can overlap the other cells'.
-template <class L, class S, class C, class I = SoA>
-struct InPlaceStep {
+/// `Forced`: the immersed bodies' force per cell (`cell_force`, from a base class) joins the
+/// uniform one. The unforced kernel's functor does not hold it: one more view made the functor
+/// 512 bytes or more, which Kokkos launches through constant memory on CUDA, a copy per launch
+/// that cost the in-place steps without bodies 1.2-1.6% (H100, docs/performance.md).
+template <class L, class S, class C, class I = SoA, bool Forced = false>
+struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>, WithoutCellForce> {
   using R = typename S::real;
   using V = typename S::value_type;
   Kokkos::View<V*, MemSpace> a;
@@ -528,13 +552,8 @@ struct InPlaceStep {
   /// LinkSaveTag, LinkCompleteTag: each row's boundary-list position (Level::link_cells).
   Kokkos::View<const std::uint32_t*, MemSpace> link_cells{};
 
-  struct Departing {  // post-collision population j of cell m: slot opposite(j)
-    Kokkos::View<V*, MemSpace> a;
-    I idx;
-    KOKKOS_INLINE_FUNCTION R operator()(Index m, int j) const {
-      return S::template load<L>(a(idx(m, L::opposite(j))), j);
-    }
-  };
+  using Departing =
+      PostCollisionInPlace<L, S, I>;  // post-collision f*_j of cell m: slot opposite(j)
   struct Arriving {  // arriving population q of cell m: slot q
     Kokkos::View<V*, MemSpace> a;
     I idx;
@@ -548,9 +567,20 @@ struct InPlaceStep {
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(n, q)), q);
-    collide(f, bc.force);
+    collide_at(n, f);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) a(idx(n, L::opposite(q))) = S::template store<L>(f[q], q);
+  }
+
+  /// Collide with the body force at cell n (uniform, plus the immersed bodies' where they act).
+  KOKKOS_INLINE_FUNCTION void collide_at(const Index n, R (&f)[L::Q]) const {
+    if constexpr (Forced) {
+      R F[3];
+      this->cell_force.template at<L::D>(n, idx.cells, bc.force, F);
+      collide(f, F);
+    } else {
+      collide(f, bc.force);
+    }
   }
 
   /// kFluid cells only: cells next to a ghost layer (kFluidBorder) go through BorderTag.
@@ -568,7 +598,7 @@ struct InPlaceStep {
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(rows.upwind<L>(q), L::opposite(q))), q);
-    collide(f, bc.force);
+    collide_at(n, f);
     KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
     for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
   }
@@ -597,7 +627,7 @@ struct InPlaceStep {
     } else {
       bc.pull(n, mask, f, Departing{a, idx}, nullptr, slot, same);
     }
-    collide(f, bc.force);
+    collide_at(n, f);
     R fr[L::Q];  // as stored: a no-op for native storage
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
