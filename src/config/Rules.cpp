@@ -84,6 +84,21 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
                       "immersed bodies need populations: streaming = \"two_array\" or "
                       "\"in_place\" (the moment representation takes no bodies yet), got " +
                           streaming};
+  for (std::size_t i = 0; i < c.bodies.size(); ++i) {
+    const Body& b = c.bodies[i];
+    const std::string section = "body[" + std::to_string(i) + "]";
+    if (b.oscillates() && b.frequency <= 0)
+      return RuleBreach{
+          section, "frequency",
+          "an oscillating body (amplitude or angular_amplitude) needs a frequency > 0 "
+          "(oscillations per step)"};
+    if (b.angular_amplitude != std::array<double, 3>{0, 0, 0} &&
+        b.angular_velocity != std::array<double, 3>{0, 0, 0})
+      return RuleBreach{
+          section, "angular_amplitude",
+          "a body either turns steadily (angular_velocity) or oscillates about an axis "
+          "(angular_amplitude), not both"};
+  }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";

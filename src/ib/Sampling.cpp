@@ -19,6 +19,31 @@ std::array<double, 9> axis_rotation(const std::array<double, 3>& axis, double an
           t * x * z - s * y, t * y * z + s * x, t * z * z + c};
 }
 
+BodyState body_state(const Body& b, double t) {
+  constexpr double two_pi = 6.283185307179586;
+  BodyState s;
+  const double w = two_pi * b.frequency, arg = w * t + b.phase;
+  const double sn = b.frequency > 0 ? std::sin(arg) : 0.0,
+               cs = b.frequency > 0 ? std::cos(arg) : 0.0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    s.centre[d] = b.position[d] + b.velocity[d] * t + b.amplitude[d] * sn;
+    s.velocity[d] = b.velocity[d] + b.amplitude[d] * w * cs;
+    s.acceleration[d] = -b.amplitude[d] * w * w * sn;
+  }
+  const double theta =
+      std::hypot(b.angular_amplitude[0], b.angular_amplitude[1], b.angular_amplitude[2]);
+  if (theta > 0) {  // the rules refuse it beside a steady rotation
+    s.rotation = axis_rotation(b.angular_amplitude, theta * sn);
+    for (std::size_t d = 0; d < 3; ++d) s.angular_velocity[d] = b.angular_amplitude[d] * w * cs;
+  } else {
+    const double spin =
+        std::hypot(b.angular_velocity[0], b.angular_velocity[1], b.angular_velocity[2]);
+    s.rotation = axis_rotation(b.angular_velocity, spin * t);
+    s.angular_velocity = b.angular_velocity;
+  }
+  return s;
+}
+
 namespace {
 void require(bool ok, const Body& b, const std::string& what) {
   if (!ok) throw std::invalid_argument("body \"" + b.name + "\": " + what);
@@ -75,9 +100,42 @@ Body retracted(Body b, int dims, double r) {
   return b;
 }
 
+/// Signed volume of a closed mesh with outward normals (divergence theorem).
+double enclosed(const TriangleMesh& m) {
+  double v = 0;
+  for (const auto& t : m.triangles) {
+    const Vec3 &a = m.vertices[std::size_t(t[0])], &b = m.vertices[std::size_t(t[1])],
+               &c = m.vertices[std::size_t(t[2])];
+    v += a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) +
+         a[2] * (b[0] * c[1] - b[1] * c[0]);
+  }
+  return std::fabs(v) / 6.0;
+}
+
 /// The body's samples in its own frame (the shape builders check the sizes), `retraction` cells
-/// inside.
-SurfaceSamples surface_of(const Body& original, int dims, double retraction) {
+/// inside; `volume`: what the body encloses before the retraction (BodySamples::volume).
+SurfaceSamples surface_of(const Body& original, int dims, double retraction, double& volume) {
+  constexpr double pi = 3.141592653589793;
+  const Body& o = original;
+  switch (o.shape) {
+    case Body::Shape::Sphere:
+      volume = 4.0 / 3.0 * pi * o.radius * o.radius * o.radius;
+      break;
+    case Body::Shape::Cylinder:
+      volume = dims == 2 ? pi * o.radius * o.radius
+               : o.caps  ? pi * o.radius * o.radius * o.length
+                         : 0.0;
+      break;
+    case Body::Shape::Box:
+      volume = o.size[0] * o.size[1] * (dims == 2 ? 1.0 : o.size[2]);
+      break;
+    case Body::Shape::Torus:
+      volume = 2.0 * pi * pi * o.radius * o.minor_radius * o.minor_radius;
+      break;
+    case Body::Shape::Mesh:
+      volume = 0.0;  // below, from the placed mesh
+      break;
+  }
   const Body b = retracted(original, dims, retraction);
   SurfaceSamples s;
   if (dims == 2) {
@@ -127,6 +185,7 @@ SurfaceSamples surface_of(const Body& original, int dims, double retraction) {
     pl.scale = b.shape == Body::Shape::Mesh ? b.scale : 1.0;
     pl.rotation_deg = {b.rotation[0], b.rotation[1], b.rotation[2]};
     place(m, pl);
+    if (b.shape == Body::Shape::Mesh) volume = enclosed(m);  // before the retraction
     if (b.shape == Body::Shape::Mesh && retraction != 0.0) retract(m, retraction);
     s = poisson_disk_samples(m, b.spacing, 1);
   }
@@ -138,8 +197,9 @@ BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib) {
   require(b.spacing > 0, b, "spacing must be positive (cells), got " + std::to_string(b.spacing));
   const int block = ib.block;
   SurfaceSamples s;
+  double volume = 0.0;
   try {
-    s = surface_of(b, dims, ib.retraction);
+    s = surface_of(b, dims, ib.retraction, volume);
   } catch (const std::invalid_argument& e) {
     require(false, b, e.what());
   }
@@ -151,6 +211,7 @@ BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib) {
   }
   BodySamples out;
   out.weight = s.weight();
+  out.volume = volume;
   out.box = {1e300, 1e300, 1e300, -1e300, -1e300, -1e300};
   for (const auto& p : s.position) {
     out.extent = std::max(out.extent, std::hypot(p[0], p[1], p[2]));

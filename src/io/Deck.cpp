@@ -880,11 +880,26 @@ Case parse_deck(const std::string& text, const std::string& file,
       b.angular_velocity = s.vec3<double>("angular_velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
     }
     b.velocity = s.vec3<double>("velocity", dims).value_or(std::array<double, 3>{0, 0, 0});
+    // Prescribed oscillation: angles in degrees in the deck, radians in the Body.
+    constexpr double degree = 3.141592653589793 / 180.0;
+    b.amplitude = s.vec3<double>("amplitude", dims).value_or(std::array<double, 3>{0, 0, 0});
+    if (dims == 2) {
+      b.angular_amplitude = {0, 0, s.number("angular_amplitude", 0.0) * degree};
+    } else {
+      b.angular_amplitude =
+          s.vec3<double>("angular_amplitude", dims).value_or(std::array<double, 3>{0, 0, 0});
+      for (double& a : b.angular_amplitude) a *= degree;
+    }
+    b.frequency = s.number("frequency", 0.0);
+    if (!(b.frequency >= 0.0 && b.frequency <= 0.5))
+      s.fail("frequency", "expected oscillations per step in [0, 0.5] (0: none)");
+    b.phase = s.number("phase", 0.0) * degree;
     b.spacing = s.number("spacing", 0.3);
     if (!(b.spacing > 0.02 && b.spacing <= 1.0))
       s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
-    s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file", "scale", "position",
-              "rotation", "velocity", "angular_velocity", "spacing"});
+    s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file",
+              "scale", "position", "rotation", "velocity", "angular_velocity", "amplitude",
+              "angular_amplitude", "frequency", "phase", "spacing"});
     sc.bodies.push_back(b);
   });
   // [ib]: how bodies act on the fluid

@@ -106,6 +106,21 @@ TEST(Immersed, RetractionMovesTheSamplesInsideEveryShape) {
   const auto from_file = sample_body(mesh, 3, ib);
   for (const auto& p : from_file.offsets) EXPECT_LE(std::hypot(p[0], p[1], p[2]), 5.6 + 1e-4);
   EXPECT_NEAR(from_file.extent, 5.6, 0.01);
+  // The volumes the bodies enclose, before the retraction (the fluid they carry along).
+  constexpr double pi = std::numbers::pi;
+  EXPECT_NEAR(circle.volume, pi * 25, 1e-9);
+  EXPECT_NEAR(sphere.volume, 4.0 / 3.0 * pi * 216, 1e-9);
+  EXPECT_NEAR(b.volume, 480, 1e-9);
+  EXPECT_NEAR(r.volume, 48, 1e-9);
+  EXPECT_NEAR(from_file.volume, 4.0 / 3.0 * pi * 216, 0.02 * 4.0 / 3.0 * pi * 216)
+      << "the tessellated sphere";
+  EXPECT_LT(from_file.volume, 4.0 / 3.0 * pi * 216) << "its flat triangles lie inside the sphere";
+  Body tube;
+  tube.shape = Body::Shape::Cylinder, tube.radius = 3, tube.length = 8, tube.caps = false,
+  tube.spacing = 0.4;
+  EXPECT_EQ(sample_body(tube, 3, ib).volume, 0.0) << "an open cylinder encloses no fluid";
+  tube.caps = true;
+  EXPECT_NEAR(sample_body(tube, 3, ib).volume, pi * 9 * 8, 1e-9);
   // A retraction that leaves nothing: refused, naming the key.
   ib.retraction = 5.0;
   try {
@@ -275,6 +290,66 @@ TEST(Immersed, MultiDirectForcingBringsTheSurfaceVelocityToTheBody) {
   EXPECT_LT(slip[1], 0.5 * slip[0]);    // more passes reduce the slip further
 }
 
+TEST(Immersed, OscillatingBodyFollowsItsPath) {
+  Body b;
+  b.position = {10, 12, 14}, b.velocity = {0.01, 0, 0};
+  b.amplitude = {2, 0, 1}, b.frequency = 0.01, b.phase = 0.3;
+  const double w = 2 * std::numbers::pi * b.frequency;
+  for (double t : {0.0, 17.0, 40.0}) {
+    const BodyState s = body_state(b, t);
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_NEAR(s.centre[d],
+                  b.position[d] + b.velocity[d] * t + b.amplitude[d] * std::sin(w * t + b.phase),
+                  1e-12);
+      const double h = 1e-3;  // the velocity and acceleration are the path's derivatives
+      const double up = body_state(b, t + h).centre[d], down = body_state(b, t - h).centre[d];
+      EXPECT_NEAR(s.velocity[d], (up - down) / (2 * h), 1e-8) << d;
+      EXPECT_NEAR(s.acceleration[d], (up - 2 * s.centre[d] + down) / (h * h), 1e-6) << d;
+    }
+  }
+  // Turning back and forth about z by 0.2 sin(w t + phase) radians.
+  b.angular_amplitude = {0, 0, 0.2};
+  const BodyState s = body_state(b, 17.0);
+  const double angle = 0.2 * std::sin(w * 17.0 + b.phase);
+  EXPECT_NEAR(s.rotation[0], std::cos(angle), 1e-12);
+  EXPECT_NEAR(s.rotation[3], std::sin(angle), 1e-12);
+  EXPECT_NEAR(s.angular_velocity[2], 0.2 * w * std::cos(w * 17.0 + b.phase), 1e-12);
+  // A body without oscillation: the steady motion, as before.
+  Body steady;
+  steady.position = {5, 6, 7}, steady.velocity = {0.02, 0.01, 0},
+  steady.angular_velocity = {0, 0.01, 0};
+  const BodyState q = body_state(steady, 30.0);
+  EXPECT_EQ(q.centre[0], 5 + 0.02 * 30.0);
+  EXPECT_EQ(q.acceleration, (std::array<double, 3>{0, 0, 0}));
+  EXPECT_EQ(q.rotation, axis_rotation({0, 0.01, 0}, 0.01 * 30.0));
+}
+
+TEST(Immersed, OscillatingBodyLoadsCountTheFluidItCarries) {
+  // A cylinder oscillating in fluid at rest: over one step the fluid gains the forcing's
+  // momentum, sum g = -(F_body - rho V a); the load adds rho V a, the rate of change of the
+  // momentum of the fluid the body encloses, which the forcing accelerates too.
+  auto c = test::periodic_box(LatticeKind::D2Q9, 32, 24, 1, 0.8);
+  Body b;
+  b.name = "shaker", b.shape = Body::Shape::Cylinder, b.radius = 4.0, b.spacing = 0.35;
+  b.position = {16.0, 12.0, 0.5}, b.amplitude = {2.0, 0, 0}, b.frequency = 1.0 / 200, b.phase = 0.5;
+  c.bodies = {b};
+  auto s = make_solver(c);
+  s->step(30);
+  const auto p0 = s->populations();
+  s->step(1);
+  const auto p1 = s->populations();
+  const auto loads = s->body_loads();
+  const std::size_t n = p0.size() / 9;
+  double dm = 0;
+  for (int q = 0; q < 9; ++q)
+    for (std::size_t i = 0; i < n; ++i)
+      dm += D2Q9::c(q, 0) * (p1[std::size_t(q) * n + i] - p0[std::size_t(q) * n + i]);
+  const double carried =
+      std::numbers::pi * 16.0 * body_state(b, 30.0).acceleration[0];  // rho V a, the step at t = 30
+  EXPECT_GT(std::fabs(carried), 1e-3) << "the check means something";
+  EXPECT_NEAR(loads[0].force[0], -dm + carried, 1e-10 + 1e-9 * std::fabs(carried));
+}
+
 TEST(Immersed, RefusesTheMomentRepresentation) {
   auto c = stream_past(LatticeKind::D2Q9, 0.04);
   c.streaming = Streaming::Moments;
@@ -357,6 +432,29 @@ retraction = 0.25
     EXPECT_TRUE(parse_deck(d, "ib.toml").solver.ib.timing);
   }
   EXPECT_NE(message("type = \"sphere\"", "type = \"mesh\"\nfile = \"missing.stl\"").find("cannot open"), std::string::npos);
+  // Prescribed oscillation: degrees in the deck, radians in the body; a frequency it needs.
+  {
+    std::string d = deck;
+    d.replace(d.find("velocity = [0.01, 0.0, 0.0]"), 27,
+              "amplitude = [2.0, 0.0, 1.0]\nangular_amplitude = [0.0, 90.0, 0.0]\nfrequency = "
+              "0.005\nphase = 180.0");
+    const Body b = parse_deck(d, "ib.toml").solver.bodies[0];
+    EXPECT_EQ(b.amplitude, (std::array<double, 3>{2.0, 0.0, 1.0}));
+    EXPECT_NEAR(b.angular_amplitude[1], std::numbers::pi / 2, 1e-15);
+    EXPECT_DOUBLE_EQ(b.frequency, 0.005);
+    EXPECT_NEAR(b.phase, std::numbers::pi, 1e-15);
+  }
+  EXPECT_NE(message("velocity = [0.01, 0.0, 0.0]", "amplitude = [2.0, 0.0, 0.0]")
+                .find("body[0].frequency"),
+            std::string::npos);
+  EXPECT_NE(message("velocity = [0.01, 0.0, 0.0]", "amplitude = [2.0, 0.0, 0.0]\nfrequency = 0.7")
+                .find("body[0].frequency"),
+            std::string::npos);
+  EXPECT_NE(message("angular_velocity = [0.0, 0.0, 0.002]",
+                    "angular_velocity = [0.0, 0.0, 0.002]\nangular_amplitude = [0.0, 0.0, "
+                    "10.0]\nfrequency = 0.01")
+                .find("body[1].angular_amplitude"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -262,6 +262,17 @@ struct Body {
   std::array<double, 3> velocity{0, 0, 0};  ///< translation (lattice units)
   std::array<double, 3> angular_velocity{0, 0, 0};  ///< about the centre (radians per step)
   double spacing = 0.3;                             ///< Poisson-disk sample spacing (cells)
+  /// Prescribed oscillation, on top of the steady motion: the centre moves by
+  /// amplitude sin(2 pi frequency t + phase); the body turns by |angular_amplitude|
+  /// sin(2 pi frequency t + phase) radians about angular_amplitude's direction.
+  std::array<double, 3> amplitude{0, 0, 0};          ///< translation amplitude (cells)
+  std::array<double, 3> angular_amplitude{0, 0, 0};  ///< rotation amplitude (radians; the axis)
+  double frequency = 0.0;                            ///< oscillations per step
+  double phase = 0.0;                                ///< radians
+  bool oscillates() const {
+    return amplitude != std::array<double, 3>{0, 0, 0} ||
+           angular_amplitude != std::array<double, 3>{0, 0, 0};
+  }
 };
 
 /// \brief How immersed boundaries act on the fluid (docs/theory.md, immersed boundaries).

@@ -159,8 +159,9 @@ class ImmersedBoundary {
       m_extent.push_back(bs[std::size_t(b)].extent);
       m_bounds.push_back(bs[std::size_t(b)].box);  // the samples' box (static bodies)
       const Body& body = cfg.bodies[std::size_t(b)];
+      m_volume.push_back(bs[std::size_t(b)].volume);
       m_moving = m_moving || body.velocity != std::array<double, 3>{0, 0, 0} ||
-                 body.angular_velocity != std::array<double, 3>{0, 0, 0};
+                 body.angular_velocity != std::array<double, 3>{0, 0, 0} || body.oscillates();
       for (std::size_t i = 0; i < bs[std::size_t(b)].offsets.size(); ++i) {
         const Index s = Index(m_offset[std::size_t(b)]) + Index(i);
         for (int d = 0; d < 3; ++d) hr(s, d) = R(bs[std::size_t(b)].offsets[i][std::size_t(d)]);
@@ -171,6 +172,7 @@ class ImmersedBoundary {
     Kokkos::deep_copy(m_body, hb);
     m_pose = Kokkos::View<BodyPose<R>*, MemSpace>("kolibri::ib_pose", nb);
     m_pose_host = Kokkos::create_mirror_view(m_pose);
+    m_acceleration.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
     m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
@@ -271,6 +273,10 @@ class ImmersedBoundary {
         l.torque[1] -= rd[2] * g[0] - rd[0] * g[2];
         l.torque[2] -= rd[0] * g[1] - rd[1] * g[0];
       }
+      // The fluid the body carries: its momentum changes at rho V a (reference density 1);
+      // the samples' forces accelerate it too, so the fluid outside exerts that much more.
+      for (int d = 0; d < 3; ++d)
+        l.force[std::size_t(d)] += m_volume[b] * m_acceleration[b][std::size_t(d)];
       for (int d = 0; d < 3; ++d) l.centre[std::size_t(d)] = double(m_pose_host(b).c[d]);
       out.push_back(l);
     }
@@ -284,16 +290,15 @@ class ImmersedBoundary {
     const int size[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
-      const Body& body = m_cfg.bodies[b];
+      const BodyState state = body_state(m_cfg.bodies[b], double(t));
+      m_acceleration[b] = state.acceleration;
       BodyPose<R>& p = m_pose_host(b);
-      const double w = std::hypot(body.angular_velocity[0], body.angular_velocity[1], body.angular_velocity[2]);
-      const auto rot = axis_rotation(body.angular_velocity, w * double(t));
-      for (int i = 0; i < 9; ++i) p.rot[i] = R(rot[std::size_t(i)]);
+      for (int i = 0; i < 9; ++i) p.rot[i] = R(state.rotation[std::size_t(i)]);
       for (int d = 0; d < 3; ++d) {
-        const double c = body.position[std::size_t(d)] + body.velocity[std::size_t(d)] * double(t);
+        const double c = state.centre[std::size_t(d)];
         p.c[d] = R(c);
-        p.v[d] = R(body.velocity[std::size_t(d)]);
-        p.w[d] = R(body.angular_velocity[std::size_t(d)]);
+        p.v[d] = R(state.velocity[std::size_t(d)]);
+        p.w[d] = R(state.angular_velocity[std::size_t(d)]);
         // Moving bodies: the bounding sphere; static ones: the samples' own box.
         lo[d] = std::min(lo[d], c + (m_moving ? -m_extent[b] : m_bounds[b][std::size_t(d)]));
         hi[d] = std::max(hi[d], c + (m_moving ? m_extent[b] : m_bounds[b][3 + std::size_t(d)]));
@@ -392,20 +397,19 @@ class ImmersedBoundary {
       R f[L::Q];
       const bool fast =
           bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder;  // the fluid kernels' fast path
-      const std::uint32_t links = bc.links ? bc.links[n] : 0u;
       if (state == IbState::Own) {
         for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(n, q)), q);
       } else if (state == IbState::Pull) {
         if (fast)
           gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
         else
-          bc.pull(n, links, f, PostCollision<L, S, Slots>{src, idx});
+          bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
       } else if (fast) {
         const Rows rows = bc.grid.rows(n);
         for (int q = 0; q < L::Q; ++q)
           f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), L::opposite(q))), q);
       } else {
-        bc.pull(n, links, f, PostCollisionInPlace<L, S, Slots>{src, idx});
+        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollisionInPlace<L, S, Slots>{src, idx});
       }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
@@ -718,6 +722,8 @@ class ImmersedBoundary {
   Kokkos::View<double* [3], MemSpace> m_total;  ///< each sample's force summed over the passes
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
+  std::vector<double> m_volume;                       ///< what each body encloses (cells^3)
+  std::vector<std::array<double, 3>> m_acceleration;  ///< each body's, at the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
   int m_passes = 1;

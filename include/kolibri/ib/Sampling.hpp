@@ -18,7 +18,19 @@ struct BodySamples {
   double weight = 0.0;
   double extent = 0.0;
   std::array<double, 6> box{};
+  /// The volume the surface encloses before the retraction (cells^3; 2D: the area times one
+  /// cell), the fluid the body carries along: its momentum's rate of change joins the loads.
+  /// An open cylinder (caps = false) encloses none.
+  double volume = 0.0;
 };
+
+/// \brief Where a body is at time t (steps) and how it moves: the steady motion plus the
+/// prescribed oscillation (Body::amplitude, angular_amplitude, frequency, phase).
+struct BodyState {
+  std::array<double, 3> centre{}, velocity{}, acceleration{}, angular_velocity{};
+  std::array<double, 9> rotation{};  ///< of the sample offsets since t = 0 (row-major)
+};
+BodyState body_state(const Body& b, double t);
 
 /// \brief Sample body `b` for a lattice of `dims` dimensions (2: closed curves in the x-y plane;
 /// 3: surfaces). Poisson-disk samples at least b.spacing apart on the surface retracted by
