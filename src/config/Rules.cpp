@@ -87,6 +87,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   for (std::size_t i = 0; i < c.bodies.size(); ++i) {
     const Body& b = c.bodies[i];
     const std::string section = "body[" + std::to_string(i) + "]";
+    if (!(b.frequency >= 0 && b.frequency <= 0.05))
+      return RuleBreach{section, "frequency",
+                        "expected oscillations per step in [0, 0.05] (0: none; at higher "
+                        "frequencies a step no longer resolves the motion), got " +
+                            std::to_string(b.frequency)};
     if (b.oscillates() && b.frequency <= 0)
       return RuleBreach{
           section, "frequency",

@@ -890,9 +890,7 @@ Case parse_deck(const std::string& text, const std::string& file,
           s.vec3<double>("angular_amplitude", dims).value_or(std::array<double, 3>{0, 0, 0});
       for (double& a : b.angular_amplitude) a *= degree;
     }
-    b.frequency = s.number("frequency", 0.0);
-    if (!(b.frequency >= 0.0 && b.frequency <= 0.5))
-      s.fail("frequency", "expected oscillations per step in [0, 0.5] (0: none)");
+    b.frequency = s.number("frequency", 0.0);  // its range: config/Rules.cpp
     b.phase = s.number("phase", 0.0) * degree;
     b.spacing = s.number("spacing", 0.3);
     if (!(b.spacing > 0.02 && b.spacing <= 1.0))

@@ -172,7 +172,7 @@ class ImmersedBoundary {
     Kokkos::deep_copy(m_body, hb);
     m_pose = Kokkos::View<BodyPose<R>*, MemSpace>("kolibri::ib_pose", nb);
     m_pose_host = Kokkos::create_mirror_view(m_pose);
-    m_acceleration.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
+    m_velocity_change.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
     m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
@@ -253,7 +253,9 @@ class ImmersedBoundary {
   std::vector<BodyLoad> loads() const {
     std::vector<BodyLoad> out;
     if (!active()) return out;
-    auto h = Kokkos::create_mirror_view(m_total);
+    // A copy of its own (create_mirror, not the view itself on host builds): the sum over the
+    // ranks must not land in m_total, or a second call would sum the sums.
+    auto h = Kokkos::create_mirror(m_total);
     Kokkos::deep_copy(h, m_total);
     if (m_comm) {  // each sample's total is non-zero on one rank: the sum is exact
       std::vector<double> all(h.data(), h.data() + h.size());
@@ -273,10 +275,12 @@ class ImmersedBoundary {
         l.torque[1] -= rd[2] * g[0] - rd[0] * g[2];
         l.torque[2] -= rd[0] * g[1] - rd[1] * g[0];
       }
-      // The fluid the body carries: its momentum changes at rho V a (reference density 1);
-      // the samples' forces accelerate it too, so the fluid outside exerts that much more.
+      // The fluid the body carries (density initial.density): the samples' forces change its
+      // momentum by rho0 V (u_b(t) - u_b(t - 1)) over the step, so the fluid outside pushes on
+      // the body that much more.
       for (int d = 0; d < 3; ++d)
-        l.force[std::size_t(d)] += m_volume[b] * m_acceleration[b][std::size_t(d)];
+        l.force[std::size_t(d)] +=
+            m_cfg.initial.density * m_volume[b] * m_velocity_change[b][std::size_t(d)];
       for (int d = 0; d < 3; ++d) l.centre[std::size_t(d)] = double(m_pose_host(b).c[d]);
       out.push_back(l);
     }
@@ -291,7 +295,9 @@ class ImmersedBoundary {
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
       const BodyState state = body_state(m_cfg.bodies[b], double(t));
-      m_acceleration[b] = state.acceleration;
+      const BodyState before = body_state(m_cfg.bodies[b], double(t - 1));
+      for (std::size_t d = 0; d < 3; ++d)
+        m_velocity_change[b][d] = state.velocity[d] - before.velocity[d];
       BodyPose<R>& p = m_pose_host(b);
       for (int i = 0; i < 9; ++i) p.rot[i] = R(state.rotation[std::size_t(i)]);
       for (int d = 0; d < 3; ++d) {
@@ -722,8 +728,8 @@ class ImmersedBoundary {
   Kokkos::View<double* [3], MemSpace> m_total;  ///< each sample's force summed over the passes
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
-  std::vector<double> m_volume;                       ///< what each body encloses (cells^3)
-  std::vector<std::array<double, 3>> m_acceleration;  ///< each body's, at the last step
+  std::vector<double> m_volume;                          ///< what each body encloses (cells^3)
+  std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
   int m_passes = 1;
