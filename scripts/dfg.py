@@ -22,13 +22,14 @@ recirculation length L_a (m; where u_x on the axis behind the cylinder turns pos
 Strouhal number St = f D / U from the lift's period and the extremes over the last periods.
 """
 import argparse
-import csv
 import json
 import math
 import os
 import re
 import subprocess
 import sys
+
+from caserun import rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,11 +85,6 @@ def immersed_deck(text):
             'spacing = 0.3\n\n[ib]\nloads_every = 1000')
     text = text[:start] + body + text[end:]
     return re.sub(r"obstacle_loads_every = \d+\n", "", text)
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def pressure(rho):

@@ -14,12 +14,12 @@ squares; they give C_d = 2.09 and C_i = 1.45 (their computation; the experiment:
 It also reports the fit's residual relative to the force's amplitude.
 """
 import argparse
-import csv
 import json
 import math
 import os
-import subprocess
 import sys
+
+from caserun import finished_run, rows, run_case
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KC, RE = 5.0, 100.0
@@ -43,16 +43,11 @@ def deck(d, box, periods, um):
 
 
 def analyse(out):
-    with open(os.path.join(out, "run.json")) as f:
-        meta = json.load(f)
-    with open(os.path.join(out, "summary.json")) as f:
-        if json.load(f).get("status") != "completed":
-            sys.exit(f"oscillating.py: the run in {out} did not complete: nothing to analyse")
+    meta, _ = finished_run(out, "oscillating.py")
     d, period, um = meta["D"], meta["period"], meta["um"]
     w = 2 * math.pi / period
-    with open(os.path.join(out, "bodies.csv"), newline="") as f:
-        rows = [(int(r["step"]), float(r["fx"])) for r in csv.DictReader(f)]
-    last = [(t, fx) for t, fx in rows if t >= rows[-1][0] - 2 * period]
+    history = [(int(r["step"]), float(r["fx"])) for r in rows(os.path.join(out, "bodies.csv"))]
+    last = [(t, fx) for t, fx in history if t >= history[-1][0] - 2 * period]
     # The cylinder's velocity u = -A w cos(w t) = -U_m cos(w t); du/dt = U_m w sin(w t).
     a_rows = [(-0.5 * d * abs(-um * math.cos(w * t)) * (-um * math.cos(w * t)),
                -0.25 * math.pi * d * d * um * w * math.sin(w * t), fx) for t, fx in last]
@@ -91,16 +86,7 @@ def main():
     if len(box) != 2:
         sys.exit("oscillating.py: --box takes two lengths (diameters)")
     text, meta = deck(a.D, box, a.periods, a.um)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "deck.toml"), "w") as f:
-        f.write(text)
-    meta["sets"] = a.set
-    with open(os.path.join(a.out, "run.json"), "w") as f:
-        json.dump(meta, f)
-    cmd = [a.kolibri, "run", os.path.join(a.out, "deck.toml"), "--output-dir", a.out]
-    for s in a.set:
-        cmd += ["--set", s]
-    sys.exit(subprocess.call(cmd))
+    sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 
 if __name__ == "__main__":

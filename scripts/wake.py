@@ -15,12 +15,12 @@ St = f D / U from the lift's upward zero crossings; the recirculation length L/D
 the body to where u_x on the axis turns positive (steady wakes).
 """
 import argparse
-import csv
 import json
 import math
 import os
-import subprocess
 import sys
+
+from caserun import finished_run, rows, run_case
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U = 0.05
@@ -59,18 +59,8 @@ def deck(body, d, re, box, upstream, time):
     return "\n".join(lines), nu
 
 
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def analyse(out):
-    with open(os.path.join(out, "run.json")) as f:
-        meta = json.load(f)
-    with open(os.path.join(out, "summary.json")) as f:
-        summary = json.load(f)
-    if summary.get("status") != "completed":
-        sys.exit(f"wake.py: the run in {out} did not complete: nothing to analyse")
+    meta, summary = finished_run(out, "wake.py")
     d, three = meta["D"], meta["body"] == "sphere"
     area = math.pi * d * d / 4 if three else d
     scale = 2.0 / (U * U * area)
@@ -143,16 +133,8 @@ def main():
     box += [0.0] * (3 - len(box))
     upstream = a.upstream if a.upstream is not None else 0.3 * box[0]
     text, _ = deck(a.body, a.D, a.re, box, upstream, a.time)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "deck.toml"), "w") as f:
-        f.write(text)
-    with open(os.path.join(a.out, "run.json"), "w") as f:
-        json.dump({"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream,
-                   "centre_x": upstream * a.D, "sets": a.set}, f)
-    cmd = [a.kolibri, "run", os.path.join(a.out, "deck.toml"), "--output-dir", a.out]
-    for s in a.set:
-        cmd += ["--set", s]
-    sys.exit(subprocess.call(cmd))
+    meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * a.D}
+    sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 
 if __name__ == "__main__":

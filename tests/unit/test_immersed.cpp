@@ -144,6 +144,25 @@ SolverConfig stream_past(LatticeKind lat, double U) {
   return c;
 }
 
+/// The fluid's momentum gain over one step of `s` (the populations before and after it).
+std::array<double, 3> momentum_gain_over_a_step(Solver& s, LatticeKind lat) {
+  const auto p0 = s.populations();
+  s.step(1);
+  const auto p1 = s.populations();
+  const int Q = s.populations_per_cell();
+  const std::size_t n = p0.size() / std::size_t(Q);
+  std::array<double, 3> dm{0, 0, 0};
+  for (int q = 0; q < Q; ++q)
+    for (std::size_t i = 0; i < n; ++i)
+      for (int d = 0; d < 3; ++d) {
+        const int cq = lat == LatticeKind::D2Q9    ? D2Q9::c(q, d)
+                       : lat == LatticeKind::D3Q19 ? D3Q19::c(q, d)
+                                                   : D3Q27::c(q, d);
+        dm[std::size_t(d)] += cq * (p1[std::size_t(q) * n + i] - p0[std::size_t(q) * n + i]);
+      }
+  return dm;
+}
+
 class ImmersedLattice : public ::testing::TestWithParam<LatticeKind> {};
 
 TEST_P(ImmersedLattice, FluidGainsMinusTheForceOnTheBody) {
@@ -155,20 +174,9 @@ TEST_P(ImmersedLattice, FluidGainsMinusTheForceOnTheBody) {
     else c.collision = col;
     auto s = make_solver(c);
     s->step(20);
-    const auto p0 = s->populations();
-    s->step(1);
-    const auto p1 = s->populations();
+    const auto dm = momentum_gain_over_a_step(*s, GetParam());
     const auto loads = s->body_loads();
     ASSERT_EQ(loads.size(), 1u);
-    const int Q = s->populations_per_cell();
-    const std::size_t n = p0.size() / std::size_t(Q);
-    std::array<double, 3> dm{0, 0, 0};
-    for (int q = 0; q < Q; ++q)
-      for (std::size_t i = 0; i < n; ++i)
-        for (int d = 0; d < 3; ++d) {
-          const int cq = GetParam() == LatticeKind::D2Q9 ? D2Q9::c(q, d) : GetParam() == LatticeKind::D3Q19 ? D3Q19::c(q, d) : D3Q27::c(q, d);
-          dm[std::size_t(d)] += cq * (p1[std::size_t(q) * n + i] - p0[std::size_t(q) * n + i]);
-        }
     EXPECT_GT(loads[0].force[0], 1e-4) << "the stream drags the body along +x";
     for (int d = 0; d < 3; ++d) EXPECT_NEAR(dm[std::size_t(d)], -loads[0].force[std::size_t(d)], 1e-10 + 1e-9 * std::fabs(loads[0].force[0])) << d;
   }
@@ -335,15 +343,8 @@ TEST(Immersed, OscillatingBodyLoadsCountTheFluidItCarries) {
   c.bodies = {b};
   auto s = make_solver(c);
   s->step(30);
-  const auto p0 = s->populations();
-  s->step(1);
-  const auto p1 = s->populations();
+  const double dm = momentum_gain_over_a_step(*s, LatticeKind::D2Q9)[0];
   const auto loads = s->body_loads();
-  const std::size_t n = p0.size() / 9;
-  double dm = 0;
-  for (int q = 0; q < 9; ++q)
-    for (std::size_t i = 0; i < n; ++i)
-      dm += D2Q9::c(q, 0) * (p1[std::size_t(q) * n + i] - p0[std::size_t(q) * n + i]);
   // rho V (u_b(30) - u_b(29)): the carried fluid's momentum change over the step at t = 30.
   const double carried =
       std::numbers::pi * 16.0 * (body_state(b, 30.0).velocity[0] - body_state(b, 29.0).velocity[0]);

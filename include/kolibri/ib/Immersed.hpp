@@ -114,14 +114,6 @@ struct Stencil {
   }
 };
 
-/// \brief Where the populations that the coming collision reads sit in the state handed to
-/// `ImmersedBoundary::apply`.
-enum class IbState {
-  Pull,          ///< post-collision f*_q of the upwind neighbour in its slot q (two arrays)
-  PullOpposite,  ///< in place before a streaming step: the upwind f*_q in slot opposite(q)
-  Own            ///< in place before a local step: the cell's own arriving f_q in slot q
-};
-
 /// \brief The device side of the immersed bodies of one solver (two-array or in-place streaming).
 template <class L, class S>
 class ImmersedBoundary {
@@ -193,11 +185,12 @@ class ImmersedBoundary {
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
   const IbStats& stats() const { return m_stats; }
 
-  /// Forces for the step that starts at time t from the state `src` (`state`: where the coming
-  /// collision's populations sit in it). Timed only on request (ib.timing): the timing fences
-  /// the device twice a step.
+  /// Forces for the step that starts at time t from the state `src`, laid out as the scheme's
+  /// `layout()` says: post-collision (the coming step pulls from the upwind slots q, or in place
+  /// opposite(q)) or arriving (in place before a local step: the cell's own slots). Timed only on
+  /// request (ib.timing): the timing fences the device twice a step.
   void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc,
-             const Slots& idx, std::int64_t t, const IbState state = IbState::Pull) {
+             const Slots& idx, std::int64_t t, const StateLayout& layout = {}) {
     const bool timed = m_cfg.ib.timing;
     if (timed) Kokkos::fence();
     Kokkos::Timer timer;
@@ -210,7 +203,7 @@ class ImmersedBoundary {
     Kokkos::parallel_for(
         "kolibri::ib_nodes",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
-        Nodes{src, bc, idx, m_node, box, state});
+        Nodes{src, bc, idx, m_node, box, layout});
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (m_comm) find_shared_samples();
     for (int pass = 0; pass < m_passes; ++pass) {
@@ -392,7 +385,7 @@ class ImmersedBoundary {
     Slots idx;
     Kokkos::View<R*, MemSpace> node;
     NodeBox box;
-    IbState state;
+    StateLayout layout;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
       const Index n = box.global(i, bc.grid);
@@ -403,19 +396,17 @@ class ImmersedBoundary {
       R f[L::Q];
       const bool fast =
           bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder;  // the fluid kernels' fast path
-      if (state == IbState::Own) {
+      const bool opposite = layout.opposite_slots;  // post-collision f*_q in slot opposite(q)
+      if (layout.arriving()) {
         for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(n, q)), q);
-      } else if (state == IbState::Pull) {
-        if (fast)
-          gather_interior<L, S>(src, idx, bc.grid.rows(n), f);
-        else
-          bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
       } else if (fast) {
         const Rows rows = bc.grid.rows(n);
         for (int q = 0; q < L::Q; ++q)
-          f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), L::opposite(q))), q);
-      } else {
+          f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), opposite ? L::opposite(q) : q)), q);
+      } else if (opposite) {
         bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollisionInPlace<L, S, Slots>{src, idx});
+      } else {
+        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
       }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
@@ -435,6 +426,12 @@ class ImmersedBoundary {
     Kokkos::View<const Flag*, MemSpace> flags;
     GridCells grid;
 
+    /// The interpolation stencil of sample s where its body is this step.
+    KOKKOS_INLINE_FUNCTION Stencil<L::D, R> stencil(const Index s) const {
+      R r[3], x[3];
+      pose(body(s)).place(ref, s, r, x);
+      return Stencil<L::D, R>(x);
+    }
     /// The cell of stencil node c, or -1 outside the node box.
     KOKKOS_INLINE_FUNCTION Index cell(const int (&c)[3]) const {
       return box.local(c[0], c[1], c[2]) < 0 ? -1 : box.cell_of(c, grid);
@@ -533,10 +530,8 @@ class ImmersedBoundary {
   struct Spread : SampleGrid {
     Kokkos::View<const R* [3], MemSpace> sample_force;
     KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
-      R r[3], x[3];
-      this->pose(this->body(s)).place(this->ref, s, r, x);
       const R g[3] = {sample_force(s, 0), sample_force(s, 1), sample_force(s, 2)};
-      this->spread(Stencil<L::D, R>(x), g);
+      this->spread(this->stencil(s), g);
     }
   };
 
@@ -546,10 +541,7 @@ class ImmersedBoundary {
     Samples k;
     Kokkos::View<const Index*, MemSpace> sample;  ///< the sample of each row
     KOKKOS_INLINE_FUNCTION void operator()(const Index j) const {
-      const Index s = sample(j);
-      R r[3], x[3];
-      k.pose(k.body(s)).place(k.ref, s, r, x);
-      const Stencil<L::D, R> st(x);
+      const Stencil<L::D, R> st = k.stencil(sample(j));
       for (int n = 0; n < Stencil<L::D, R>::count; ++n) {
         int c[3];
         st.node(n, c);
@@ -603,16 +595,12 @@ class ImmersedBoundary {
   /// Several ranks: which samples' stencils cross a rank border (node pairs in the domain on
   /// two slabs of an axis), and their table rows. Static bodies: once.
   struct SharedRows {
-    Kokkos::View<const R* [3], MemSpace> ref;
-    Kokkos::View<const int*, MemSpace> body;
-    Kokkos::View<const BodyPose<R>*, MemSpace> pose;
+    SampleGrid samples;  ///< the samples and poses (no node box needed)
     Kokkos::View<const int*, MemSpace> slab;
     int domain[3];
     Kokkos::View<Index*, MemSpace> row, sample;
     KOKKOS_INLINE_FUNCTION bool crosses(const Index s) const {
-      R r[3], x[3];
-      pose(body(s)).place(ref, s, r, x);
-      const Stencil<L::D, R> st(x);
+      const Stencil<L::D, R> st = samples.stencil(s);
       int offset = 0;
       for (int d = 0; d < L::D; ++d) {
         const int a = st.base[d];
@@ -641,9 +629,7 @@ class ImmersedBoundary {
     Index shared = 0;
     Kokkos::parallel_scan("kolibri::ib_shared_rows",
                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, ns),
-                          SharedRows{m_ref,
-                                     m_body,
-                                     m_pose,
+                          SharedRows{{m_ref, m_body, m_pose, NodeBox{}, m_force, 0, {}, {}},
                                      m_slab,
                                      {m_domain[0], m_domain[1], m_domain[2]},
                                      m_row,
@@ -684,11 +670,9 @@ class ImmersedBoundary {
       const Index n = this->box.global(i, this->grid);
       if (this->flags(n) == kSolid) return;
       R sum[3] = {R(0), R(0), R(0)};
-      visit(i, [&](const Index s, const int (&o)[3]) {
-        R r[3], xs[3];
-        this->pose(this->body(s)).place(this->ref, s, r, xs);
+      visit(i, [&](const Index s, const int(&o)[3]) {
         int c[3];
-        const R w = Stencil<L::D, R>(xs).node(o[0] + 2 * o[1] + 4 * o[2], c);
+        const R w = this->stencil(s).node(o[0] + 2 * o[1] + 4 * o[2], c);
         for (int d = 0; d < 3; ++d) sum[d] += w * sample_force(s, d);
       });
       for (int d = 0; d < L::D; ++d) this->force(d * this->cells + n) += sum[d];
@@ -722,7 +706,7 @@ class ImmersedBoundary {
   Index m_shared = 0;                              ///< several ranks: shared samples this step
   Kokkos::View<R*, MemSpace> m_table;  ///< several ranks: the shared rows, kTable values each
   typename Kokkos::View<R*, MemSpace>::HostMirror m_table_host;
-  mutable std::vector<double> m_table_sum;  ///< several ranks: the rows as the ranks sum them
+  std::vector<double> m_table_sum;  ///< several ranks: the rows as the ranks sum them
   typename Kokkos::View<R* [3], MemSpace>::HostMirror
       m_ref_host;                               ///< the samples (the loads' arms)
   Kokkos::View<double* [3], MemSpace> m_total;  ///< each sample's force summed over the passes

@@ -120,8 +120,7 @@ class InPlace final : public Scheme<L, S> {
           m_fwd.run(m_f);
           exchanged = true;
         }
-        level.ib.apply(m_f, k.bc, this->m_idx, first + s,
-                       m_arriving ? IbState::Own : IbState::PullOpposite);
+        level.ib.apply(m_f, k.bc, this->m_idx, first + s, layout());
       }
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
