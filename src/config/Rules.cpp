@@ -97,6 +97,15 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
           section, "frequency",
           "an oscillating body (amplitude or angular_amplitude) needs a frequency > 0 "
           "(oscillations per step)"};
+    if (b.free && (b.oscillates() || b.frequency > 0))
+      return RuleBreach{section, "free",
+                        "a free body moves under its loads: it takes no prescribed oscillation "
+                        "(amplitude, angular_amplitude, frequency)"};
+    if (b.free && (b.shape == Body::Shape::Mesh ||
+                   (b.shape == Body::Shape::Cylinder && c.lattice != LatticeKind::D2Q9 && !b.caps)))
+      return RuleBreach{section, "free",
+                        "free motion needs the fluid inside the body: a sphere, capped cylinder, "
+                        "box or torus (not a mesh or an open cylinder)"};
     if (b.angular_amplitude != std::array<double, 3>{0, 0, 0} &&
         b.angular_velocity != std::array<double, 3>{0, 0, 0})
       return RuleBreach{
@@ -104,6 +113,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
           "a body either turns steadily (angular_velocity) or oscillates about an axis "
           "(angular_amplitude), not both"};
   }
+  if (c.ib.gravity != std::array<double, 3>{0, 0, 0} &&
+      std::none_of(c.bodies.begin(), c.bodies.end(), [](const Body& b) { return b.free; }))
+    return RuleBreach{"ib", "gravity",
+                      "gravity acts on free bodies only (free = true in a [[body]]); a force on "
+                      "the fluid is physics.force"};
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";

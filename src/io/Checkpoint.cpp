@@ -230,6 +230,12 @@ std::string manifest_text(const CheckpointInfo& info, int ranks, const std::stri
   t.insert("format", format);
   t.insert("signature", info.signature);
   t.insert("deck", info.deck);
+  if (!info.body_motion.empty()) {
+    toml::array motion;
+    for (const double v : info.body_motion)
+      motion.push_back(hex64(std::bit_cast<std::uint64_t>(v)));
+    t.insert("body_motion", std::move(motion));
+  }
   toml::array pieces;
   for (std::size_t r = 0; r < boxes.size(); ++r) {
     const Box& b = boxes[r];
@@ -609,6 +615,21 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     m.fail("format", root.get("format"), "'" + info.format + "' is not one of single, per-rank");
   info.signature = m.string(root, "signature", "signature");
   info.deck = m.string(root, "deck", "deck");
+  if (const toml::node* bm = root.get("body_motion")) {  // free bodies only
+    const toml::array* a = bm->as_array();
+    if (!a) m.fail("body_motion", bm, "expected an array of 16-digit hexadecimal strings");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const auto* v = a->get(i)->as_string();
+      const std::string text = v ? v->get() : std::string();
+      std::uint64_t bits = 0;
+      const auto [end, bad] = std::from_chars(text.data(), text.data() + text.size(), bits, 16);
+      if (text.size() != 16 || bad != std::errc() || end != text.data() + text.size())
+        m.fail(
+            "body_motion", bm,
+            "entry " + std::to_string(i) + ": expected 16 hexadecimal digits, got '" + text + "'");
+      info.body_motion.push_back(std::bit_cast<double>(bits));
+    }
+  }
 
   const toml::node& pn = m.need(root, "piece", "piece");
   const toml::array* pieces = pn.as_array();

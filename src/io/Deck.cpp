@@ -892,12 +892,32 @@ Case parse_deck(const std::string& text, const std::string& file,
     }
     b.frequency = s.number("frequency", 0.0);  // its range: config/Rules.cpp
     b.phase = s.number("phase", 0.0) * degree;
+    b.free = s.boolean("free").value_or(false);
+    if (const auto rho = s.number("density")) {
+      if (!b.free) s.fail("density", "a body's density is for free motion: add free = true");
+      if (!(*rho > 0))
+        s.fail("density",
+               "expected a positive density (lattice units; the fluid's is initial.density)");
+      b.density = *rho;
+    } else if (b.free) {
+      s.fail(
+          "density",
+          "missing: a free body needs its density (lattice units; the fluid's is initial.density)");
+    }
     b.spacing = s.number("spacing", 0.3);
     if (!(b.spacing > 0.02 && b.spacing <= 1.0))
       s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
-    s.finish({"name", "type", "radius", "minor_radius", "length", "caps", "axis", "size", "file",
-              "scale", "position", "rotation", "velocity", "angular_velocity", "amplitude",
-              "angular_amplitude", "frequency", "phase", "spacing"});
+    s.finish({"name",      "type",
+              "radius",    "minor_radius",
+              "length",    "caps",
+              "axis",      "size",
+              "file",      "scale",
+              "position",  "rotation",
+              "velocity",  "angular_velocity",
+              "amplitude", "angular_amplitude",
+              "frequency", "phase",
+              "free",      "density",
+              "spacing"});
     sc.bodies.push_back(b);
   });
   // [ib]: how bodies act on the fluid
@@ -916,7 +936,20 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.ib.retraction = ib.number("retraction", sc.ib.retraction);
   if (!(sc.ib.retraction >= 0.0 && sc.ib.retraction <= 2.0))
     ib.fail("retraction", "expected 0 to 2 cells (how far the samples sit inside each body)");
-  ib.finish({"spreading", "iterations", "block", "loads_every", "timing", "retraction"});
+  sc.ib.gravity = ib.vec3<double>("gravity", dims).value_or(std::array<double, 3>{0, 0, 0});
+  sc.ib.contact_range = ib.number("contact_range", sc.ib.contact_range);
+  if (!(sc.ib.contact_range > 0.0 && sc.ib.contact_range <= 4.0))
+    ib.fail("contact_range",
+            "expected a distance in (0, 4] cells (walls push free bodies closer than it)");
+  sc.ib.contact_stiffness = ib.number("contact_stiffness", sc.ib.contact_stiffness);
+  if (!(sc.ib.contact_stiffness >= 0.0))
+    ib.fail("contact_stiffness", "expected a number of buoyant weights >= 0 (0: no wall contact)");
+  sc.ib.virtual_mass = ib.number("virtual_mass", sc.ib.virtual_mass);
+  if (!(sc.ib.virtual_mass >= 0.0 && sc.ib.virtual_mass <= 10.0))
+    ib.fail("virtual_mass",
+            "expected a coefficient in [0, 10] (free bodies' virtual mass, in fluid masses)");
+  ib.finish({"spreading", "iterations", "block", "loads_every", "timing", "retraction", "gravity",
+             "contact_range", "contact_stiffness", "virtual_mass"});
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
     for (const Section* sec : {&model, &domain, &boundary, &physics})

@@ -93,6 +93,15 @@ void Comm::sum(std::vector<double>& v) const {
 #endif
 }
 
+void Comm::sum(std::vector<std::int64_t>& v) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  if (m_mpi && !v.empty())
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, MPI_SUM, g_world);
+#else
+  (void)v;
+#endif
+}
+
 void Comm::bcast(std::string& s, int root) const {
 #if defined(KOLIBRI_HAVE_MPI)
   if (!m_mpi) return;

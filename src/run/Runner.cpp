@@ -338,6 +338,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (first.empty()) {
       restart_path = cand;
       solver->load_state(mine, restart_info.phase);
+      solver->set_body_motion(restart_info.body_motion);
       solver->set_steps_done(restart_info.step);
       break;
     }
@@ -415,7 +416,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     const std::string path = dir + "/bodies.csv";
     // The rows up to the restart step, its own included (a restart writes no loads before it steps).
     const std::string kept =
-        kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz\n", !restart_path.empty(), first_step + 1, 11);
+        kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz,vx,vy,vz,wx,wy,wz\n",
+                  !restart_path.empty(), first_step + 1, 17);
     loads_file = CsvFile(path, kept);
   });
   // Bounce-back obstacles: momentum-exchange force and torque, one row per obstacle.
@@ -451,10 +453,14 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     on_root(comm, [&] {
       std::string rows;
       for (const auto& l : loads) {
-        char buf[400];
-        std::snprintf(buf, sizeof buf, "%lld,%s,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.8g,%.8g,%.8g\n", (long long)step,
-                      l.name.c_str(), l.force[0], l.force[1], l.force[2], l.torque[0], l.torque[1], l.torque[2], l.centre[0],
-                      l.centre[1], l.centre[2]);
+        char buf[600];
+        std::snprintf(buf, sizeof buf,
+                      "%lld,%s,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.8g,%.8g,%."
+                      "8g,%.8g,%.8g,%.8g\n",
+                      (long long)step, l.name.c_str(), l.force[0], l.force[1], l.force[2],
+                      l.torque[0], l.torque[1], l.torque[2], l.centre[0], l.centre[1], l.centre[2],
+                      l.velocity[0], l.velocity[1], l.velocity[2], l.angular_velocity[0],
+                      l.angular_velocity[1], l.angular_velocity[2]);
         rows += buf;
       }
       loads_file.append(rows);  // all bodies of the step or none
@@ -636,6 +642,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.q = solver->populations_per_cell();
     info.global = {sc.nx, sc.ny, sc.nz};
     info.ranks = comm.size();
+    info.body_motion = solver->body_motion();
     {
       const StatePiece mine = solver->state(info.phase);
       write_checkpoint(comm, path, info, mine);

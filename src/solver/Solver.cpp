@@ -146,6 +146,10 @@ std::string solver_signature(const SolverConfig& c) {
     add("body" + std::to_string(i), b.name + "/" + std::to_string(int(b.shape)) + "/" + b.mesh + "/" + vec(b.position) + "/" +
                                         vec(b.rotation) + "/" + vec(b.velocity) + "/" + vec(b.angular_velocity) + "/" +
                                         num(b.spacing) + "/" + num(b.radius) + "/" + vec(b.size));
+    if (b.free)  // (older checkpoints: no free bodies)
+      add("body" + std::to_string(i) + ".free",
+          num(b.density) + "/" + vec(c.ib.gravity) + "/" + num(c.ib.contact_range) + "/" +
+              num(c.ib.contact_stiffness) + "/" + num(c.ib.virtual_mass));
   }
   return s;
 }

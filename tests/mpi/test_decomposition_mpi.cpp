@@ -230,7 +230,13 @@ TEST(Decomposition, IdenticalToOneRankWithImmersedBodies) {
         moving.name = "moving", moving.radius = 2.5;
         moving.position = {5.3, 7.6, two_d ? 0.5 : 6.2};
         moving.velocity = {0.01, 0.005, 0}, moving.angular_velocity = {0, 0, 0.01};
-        c.bodies = {rest, moving};
+        Body falling = moving;  // free: its motion comes from the loads summed over the ranks
+        falling.name = "falling", falling.velocity = {0, 0, 0},
+        falling.angular_velocity = {0, 0, 0};
+        falling.position = {19.4, 8.3, two_d ? 0.5 : 6.1};
+        falling.free = true, falling.density = 1.4;
+        c.ib.gravity = {0, -1e-4, 0};
+        c.bodies = {rest, moving, falling};
         c.streaming = streaming;
         const std::string what = std::string(to_string(lat)) + " " + to_string(streaming) +
                                  " immersed bodies " + name(g);
@@ -241,9 +247,11 @@ TEST(Decomposition, IdenticalToOneRankWithImmersedBodies) {
         const auto la = one->body_loads(), lb = all->body_loads();
         EXPECT_EQ(all->body_loads()[0].force, lb[0].force)
             << what << ": asking twice changes nothing";
-        ASSERT_EQ(la.size(), 2u);
-        ASSERT_EQ(lb.size(), 2u);
-        for (std::size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ(la.size(), 3u);
+        ASSERT_EQ(lb.size(), 3u);
+        EXPECT_EQ(all->body_motion(), one->body_motion()) << what << ": the free body's motion";
+        EXPECT_NE(la[2].centre, falling.position) << what << ": the free body moved";
+        for (std::size_t k = 0; k < 3; ++k) {
           EXPECT_GT(std::fabs(la[k].force[0]), 1e-8) << what << ": the body takes a force";
           EXPECT_EQ(lb[k].force, la[k].force) << what << " " << la[k].name;
           EXPECT_EQ(lb[k].torque, la[k].torque) << what << " " << la[k].name;

@@ -2,13 +2,18 @@
 // Immersed boundaries: stencil, sampling, momentum balance, scatter = gather, moving bodies, deck.
 #include <kolibri/geometry/Surface.hpp>
 #include <kolibri/ib/Immersed.hpp>
+#include <kolibri/ib/Motion.hpp>
 #include <kolibri/ib/Sampling.hpp>
+#include <kolibri/io/Checkpoint.hpp>
 #include <kolibri/io/Deck.hpp>
+#include <kolibri/run/Runner.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <sstream>
 
@@ -352,6 +357,228 @@ TEST(Immersed, OscillatingBodyLoadsCountTheFluidItCarries) {
   EXPECT_NEAR(loads[0].force[0], -dm + carried, 1e-10 + 1e-9 * std::fabs(carried));
   const auto again = s->body_loads();  // asking twice changes nothing
   EXPECT_EQ(again[0].force, loads[0].force);
+}
+
+/// A free disk in a periodic box (D2Q9, FP64): density `rho`, moving at `u0` at the start.
+SolverConfig free_disk(double rho, std::array<double, 3> u0) {
+  auto c = test::periodic_box(LatticeKind::D2Q9, 40, 32, 1, 0.8);
+  Body b;
+  b.name = "disk", b.shape = Body::Shape::Cylinder, b.radius = 5.0, b.spacing = 0.35;
+  b.position = {17.3, 15.8, 0.5}, b.velocity = u0, b.free = true, b.density = rho;
+  b.angular_velocity = {0, 0, 0.002};
+  c.bodies = {b};
+  return c;
+}
+
+/// The fluid's momentum: sum over cells and directions of c f.
+std::array<double, 3> fluid_momentum(const Solver& s) {
+  const auto p = s.populations();
+  const std::size_t n = p.size() / 9;
+  std::array<double, 3> m{0, 0, 0};
+  for (int q = 0; q < 9; ++q)
+    for (std::size_t i = 0; i < n; ++i)
+      for (int d = 0; d < 2; ++d) m[std::size_t(d)] += D2Q9::c(q, d) * p[std::size_t(q) * n + i];
+  return m;
+}
+
+TEST(FreeBodies, MomentumOfFluidAndBodyIsConserved) {
+  // Periodic box, no gravity: the body gains the forcing's load plus the change of the fluid's
+  // momentum inside it, so the fluid outside and the body together keep their momentum (to
+  // round-off; the virtual mass c adds its lagged term c a, which telescopes),
+  // heavy or light (light bodies stay stable: the inner fluid is measured, not taken to move
+  // rigidly with the body, and the virtual mass damps the explicit coupling).
+  for (const double rho : {1.5, 1.0, 0.3}) {
+    auto c = free_disk(rho, {0.02, -0.01, 0});
+    auto s = make_solver(c);
+    const double mass = rho * std::numbers::pi * 25.0;
+    std::array<double, 3> first{};
+    double moved = 0;
+    for (int t = 0; t < 150; ++t) {
+      const auto fluid = fluid_momentum(*s);  // before the step
+      s->step(1);
+      const FreeMotion m = FreeMotion::unpack(s->body_motion().data());
+      std::array<double, 3> total{};
+      // C = 1, rho_f = 1: the disk's area and a 2-cell layer on its samples' circumference.
+      const BodySamples bs = sample_body(c.bodies[0], 2, c.ib);
+      const double virtual_mass = bs.volume + kDraggedLayer * bs.weight * double(bs.offsets.size());
+      for (std::size_t d = 0; d < 2; ++d)
+        total[d] = fluid[d] - m.inner[d] + mass * m.velocity[d] + virtual_mass * m.acceleration[d];
+      if (t == 0) first = total;
+      for (std::size_t d = 0; d < 2; ++d)
+        EXPECT_NEAR(total[d], first[d], 1e-11) << "rho " << rho << " t " << t;
+      moved = std::hypot(m.centre[0] - 17.3, m.centre[1] - 15.8);
+    }
+    const auto loads = s->body_loads();
+    EXPECT_GT(moved, 0.1) << rho;  // it moved, and slowed down in the fluid
+    EXPECT_LT(std::hypot(loads[0].velocity[0], loads[0].velocity[1]), std::hypot(0.02, 0.01))
+        << rho;
+    EXPECT_EQ(loads[0].centre[0], FreeMotion::unpack(s->body_motion().data()).centre[0]);
+  }
+}
+
+TEST(FreeBodies, NeutralBodyAtRestStaysAtRest) {
+  auto c = free_disk(1.0, {0, 0, 0});
+  c.bodies[0].angular_velocity = {0, 0, 0};
+  c.ib.gravity = {0, -1e-4, 0};  // no buoyant weight: rho_body = rho_fluid
+  auto s = make_solver(c);
+  s->step(100);
+  const FreeMotion m = FreeMotion::unpack(s->body_motion().data());
+  EXPECT_LT(std::hypot(m.velocity[0], m.velocity[1]), 1e-12);
+  EXPECT_NEAR(m.centre[0], 17.3, 1e-10);
+}
+
+TEST(FreeBodies, SettlesOntoTheWallWhereContactHoldsItsWeight) {
+  // A heavy disk falls onto the bottom wall of a closed box and comes to rest where the contact
+  // force (stiffness x buoyant weight x (1 - h / range)^2) equals its buoyant weight:
+  // h = range (1 - 1 / sqrt(stiffness)) = 0.9 cells by default.
+  auto c = free_disk(2.0, {0, 0, 0});
+  c.bodies[0].angular_velocity = {0, 0, 0};
+  c.bodies[0].position = {20.0, 12.0, 0.5};
+  for (std::size_t f = 0; f < 4; ++f) c.faces[f].type = FaceType::Wall;
+  c.ib.gravity = {0, -2e-4, 0};
+  auto s = make_solver(c);
+  s->step(5000);
+  const FreeMotion m = FreeMotion::unpack(s->body_motion().data());
+  const double gap = m.centre[1] - 5.0;
+  EXPECT_NEAR(gap, 0.9, 0.02);
+  EXPECT_LT(std::fabs(m.velocity[1]), 1e-5);
+  EXPECT_NEAR(m.centre[0], 20.0, 1e-3);  // straight down (the samples are not quite symmetric)
+  RecordProperty("gap", std::to_string(gap));
+}
+
+TEST(FreeBodies, ContactForceAndReach) {
+  Body b;
+  b.shape = Body::Shape::Box, b.size = {4, 2, 6}, b.free = true, b.density = 2.0;
+  const std::array<double, 9> id{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  EXPECT_DOUBLE_EQ(reach(b, 3, id, {0, -1, 0}), 1.0);
+  EXPECT_NEAR(reach(b, 3, axis_rotation({0, 0, 1}, std::numbers::pi / 2), {0, 1, 0}), 2.0, 1e-12);
+  b.shape = Body::Shape::Cylinder, b.radius = 2, b.length = 10, b.axis = 2;
+  EXPECT_NEAR(reach(b, 3, id, {0, 0, 1}), 5.0, 1e-12);
+  EXPECT_NEAR(reach(b, 3, id, {1, 0, 0}), 2.0, 1e-12);
+  MotionSetting s;
+  s.gravity = {0, 0, -1e-3}, s.domain = {20, 20, 40}, s.walls = {false, false, true};
+  FreeMotion m;
+  m.centre = {10, 10, 5.5};  // 0.5 cells above the bottom wall: (1 - 0.5)^2 = 1/4
+  const double volume = std::numbers::pi * 4 * 10;
+  const auto f = contact_force(b, m, volume, s);
+  EXPECT_NEAR(f[2], 100.0 * (2.0 - 1.0) * volume * 1e-3 * 0.25, 1e-12);
+  EXPECT_EQ(f[0], 0.0);
+  m.centre[2] = 6.5;  // out of range
+  EXPECT_EQ(contact_force(b, m, volume, s)[2], 0.0);
+}
+
+TEST(FreeBodies, InnerFractionCoversTheBodyVolume) {
+  // The covered fractions of the cells add up to the body's volume (Kempe & Froehlich).
+  for (const auto kind : {ShapeDistance::Sphere, ShapeDistance::Box, ShapeDistance::Torus}) {
+    InnerMomentum<3, double> k{};
+    k.shape.kind = kind, k.shape.a = 6.3, k.shape.b = 2.2, k.shape.c = 3.1, k.shape.axis = 1;
+    for (int i = 0; i < 9; ++i) k.turn[i] = i % 4 == 0 ? 1.0 : 0.0;
+    for (int d = 0; d < 3; ++d) k.centre[d] = 12.27 + 0.1 * d;
+    double v = 0;
+    for (int z = 0; z < 26; ++z)
+      for (int y = 0; y < 26; ++y)
+        for (int x = 0; x < 26; ++x) v += k.covered({x + 0.5, y + 0.5, z + 0.5});
+    const double pi = std::numbers::pi;
+    const double exact = kind == ShapeDistance::Sphere ? 4.0 / 3.0 * pi * 6.3 * 6.3 * 6.3
+                         : kind == ShapeDistance::Box  ? 8.0 * 6.3 * 2.2 * 3.1
+                                                       : 2.0 * pi * pi * 6.3 * 2.2 * 2.2;
+    EXPECT_NEAR(v, exact, 0.002 * exact) << int(kind);
+  }
+}
+
+TEST(FreeBodies, DeckRulesAndCheckpointPacking) {
+  const std::string base = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 32
+ny = 32
+[physics]
+tau = 0.8
+[[body]]
+type = "cylinder"
+radius = 4
+position = [16, 16]
+)";
+  EXPECT_NE(test::deck_error(base + "free = true\n", "f.toml", {}).find("density"),
+            std::string::npos);
+  EXPECT_NE(test::deck_error(base + "density = 1.2\n", "f.toml", {}).find("free = true"),
+            std::string::npos);
+  EXPECT_NE(
+      test::deck_error(base + "free = true\ndensity = 1.2\namplitude = [1, 0]\nfrequency = 0.01\n",
+                       "f.toml", {})
+          .find("no prescribed oscillation"),
+      std::string::npos);
+  EXPECT_NE(test::deck_error(base + "[ib]\ngravity = [0, -1e-5]\n", "f.toml", {})
+                .find("free bodies only"),
+            std::string::npos);
+  EXPECT_EQ(test::deck_error(base + "free = true\ndensity = 1.2\n[ib]\ngravity = [0, -1e-5]\n",
+                             "f.toml", {}),
+            "no error");
+  FreeMotion m;
+  m.centre = {1.5, 2.25, 0.1}, m.velocity = {1e-3, -2e-17, 3}, m.rotation[1] = 0.1;
+  m.inner = {1, 2, 3, 4, 5, 6}, m.forcing = {-1, -2, -3, std::numbers::pi, 0, 1e-300},
+  m.started = true;
+  std::vector<double> packed;
+  m.pack(packed);
+  ASSERT_EQ(packed.size(), FreeMotion::kValues);
+  const FreeMotion back = FreeMotion::unpack(packed.data());
+  EXPECT_EQ(back.centre, m.centre);
+  EXPECT_EQ(back.velocity, m.velocity);
+  EXPECT_EQ(back.rotation, m.rotation);
+  EXPECT_EQ(back.inner, m.inner);
+  EXPECT_EQ(back.forcing, m.forcing);
+  EXPECT_TRUE(back.started);
+}
+
+TEST(FreeBodies, RestartContinuesTheMotion) {
+  // A disk falling in a channel, run to step 60 with a checkpoint at 30, then again from that
+  // checkpoint: the same loads, centres and velocities in bodies.csv.
+  const std::string deck = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 40
+ny = 48
+[physics]
+tau = 0.8
+[boundary]
+y_min = "wall"
+y_max = "wall"
+[[body]]
+name = "disk"
+type = "cylinder"
+radius = 4
+position = [20.3, 30.1]
+free = true
+density = 1.5
+[ib]
+gravity = [0, -1e-5]
+[run]
+name = "fall"
+steps = 60
+output_every = 0
+checkpoint_every = 30
+)";
+  const std::string dir = "run_free_restart";
+  std::filesystem::remove_all(dir);
+  const Case c = parse_deck(deck, "fall.toml", {"run.output_dir=\"" + dir + "\""});
+  std::ostringstream log;
+  RunOptions opts;
+  opts.deck_text = deck;
+  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
+  const auto read = [](const std::string& f) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string whole = read(dir + "/bodies.csv");
+  opts.restart = checkpoint_path(dir, "fall", 30);
+  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
+  EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
+  EXPECT_EQ(read(dir + "/bodies.csv"), whole);
+  EXPECT_NE(whole.find("vx,vy,vz,wx,wy,wz"), std::string::npos);
 }
 
 TEST(Immersed, RefusesTheMomentRepresentation) {

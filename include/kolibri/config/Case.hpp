@@ -269,6 +269,10 @@ struct Body {
   std::array<double, 3> angular_amplitude{0, 0, 0};  ///< rotation amplitude (radians; the axis)
   double frequency = 0.0;                            ///< oscillations per step
   double phase = 0.0;                                ///< radians
+  /// Free motion (ib/Motion.hpp): the body moves under the fluid's forces, gravity (ib.gravity)
+  /// and wall contact; `velocity` and `angular_velocity` are its initial ones.
+  bool free = false;
+  double density = 0.0;  ///< a free body's density (lattice units; the fluid's: initial.density)
   bool oscillates() const {
     return amplitude != std::array<double, 3>{0, 0, 0} ||
            angular_amplitude != std::array<double, 3>{0, 0, 0};
@@ -287,6 +291,15 @@ struct ImmersedSettings {
   /// forcing makes a body act larger than its surface. 0.3 cancels the drag's first-order error
   /// on the DFG 2D-1 cylinder (docs/theory.md, docs/validation.md).
   double retraction = 0.3;
+  /// Acceleration of gravity on free bodies (lattice units): their buoyant weight
+  /// (density - initial.density) V g. The fluid takes none (its hydrostatic pressure is left out).
+  std::array<double, 3> gravity{0, 0, 0};
+  double contact_range = 1.0;        ///< walls push free bodies closer than this (cells)
+  double contact_stiffness = 100.0;  ///< ... with this many buoyant weights at contact
+  /// Free bodies' virtual mass coefficient C (Schwarz et al. 2015; docs/theory.md): C times the
+  /// fluid the forcing drags along (inside the body and a 2-cell layer on its surface) joins
+  /// the mass and inertia, lagged a step: keeps light and small bodies stable.
+  double virtual_mass = 1.0;
 };
 template <>
 struct NameTable<ImmersedSettings::Spreading> {

@@ -26,9 +26,16 @@
 /// samples as one rank would, spreading onto its own nodes only. The loads sum the samples'
 /// forces over the ranks the same way (each sample's on one rank). Forces, fields and loads are
 /// the single-rank ones bit for bit.
+///
+/// Free bodies (Body::free) move under their loads (ib/Motion.hpp): after the node kernel of a
+/// step, the momentum of the fluid inside each (`InnerMomentum`, summed in fixed point over the
+/// ranks) and the forcing's load of the last step give the hydrodynamic force, and the body steps
+/// on the host, every rank alike, before the sample kernels place its samples.
 #pragma once
 
+#include <kolibri/ib/Inside.hpp>
 #include <kolibri/ib/Loads.hpp>
+#include <kolibri/ib/Motion.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/parallel/Distribution.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
@@ -153,7 +160,9 @@ class ImmersedBoundary {
       const Body& body = cfg.bodies[std::size_t(b)];
       m_volume.push_back(bs[std::size_t(b)].volume);
       m_moving = m_moving || body.velocity != std::array<double, 3>{0, 0, 0} ||
-                 body.angular_velocity != std::array<double, 3>{0, 0, 0} || body.oscillates();
+                 body.angular_velocity != std::array<double, 3>{0, 0, 0} || body.oscillates() ||
+                 body.free;
+      if (body.free) set_free(b, body, bs[std::size_t(b)]);
       for (std::size_t i = 0; i < bs[std::size_t(b)].offsets.size(); ++i) {
         const Index s = Index(m_offset[std::size_t(b)]) + Index(i);
         for (int d = 0; d < 3; ++d) hr(s, d) = R(bs[std::size_t(b)].offsets[i][std::size_t(d)]);
@@ -164,6 +173,17 @@ class ImmersedBoundary {
     Kokkos::deep_copy(m_body, hb);
     m_pose = Kokkos::View<BodyPose<R>*, MemSpace>("kolibri::ib_pose", nb);
     m_pose_host = Kokkos::create_mirror_view(m_pose);
+    m_setting.fluid_density = cfg.initial.density;
+    m_setting.gravity = cfg.ib.gravity;
+    m_setting.dims = L::D;
+    m_setting.walls = {!cfg.periodic_axes()[0], !cfg.periodic_axes()[1], !cfg.periodic_axes()[2]};
+    for (int d = 0; d < 3; ++d)
+      m_setting.domain[std::size_t(d)] = cfg.part.whole() ? (d == 0   ? cfg.nx
+                                                             : d == 1 ? cfg.ny
+                                                                      : cfg.nz)
+                                                          : cfg.part.global[std::size_t(d)];
+    m_setting.contact_range = cfg.ib.contact_range;
+    m_setting.contact_stiffness = cfg.ib.contact_stiffness;
     m_velocity_change.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
@@ -204,6 +224,8 @@ class ImmersedBoundary {
         "kolibri::ib_nodes",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
         Nodes{src, bc, idx, m_node, box, layout});
+    if (!m_free.empty()) move_free_bodies(box);
+    if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (m_comm) find_shared_samples();
     for (int pass = 0; pass < m_passes; ++pass) {
@@ -233,6 +255,10 @@ class ImmersedBoundary {
             Spread{{grid(box, bc, idx)}, m_sample_force});
       }
     }
+    if (!m_free.empty()) {  // the forcing's load on each free body, for its next step
+      const auto sums = forcing_loads();
+      for (const int b : m_free) m_motion[std::size_t(b)].forcing = sums[std::size_t(b)];
+    }
     if (timed) {
       Kokkos::fence();
       m_stats.seconds += timer.seconds();
@@ -241,56 +267,167 @@ class ImmersedBoundary {
     ++m_stats.steps;
   }
 
-  /// Force and torque on each body during the last step (copies from the device). On several
-  /// ranks a collective call: every rank must make it.
+  /// Force and torque on each body during the last step (copies from the device), and its
+  /// centre and velocities. On several ranks a collective call: every rank must make it.
   std::vector<BodyLoad> loads() const {
     std::vector<BodyLoad> out;
     if (!active()) return out;
-    // A copy of its own (create_mirror, not the view itself on host builds): the sum over the
-    // ranks must not land in m_total, or a second call would sum the sums.
-    auto h = Kokkos::create_mirror(m_total);
-    Kokkos::deep_copy(h, m_total);
-    if (m_comm) {  // each sample's total is non-zero on one rank: the sum is exact
-      std::vector<double> all(h.data(), h.data() + h.size());
-      m_comm->sum(all);
-      std::copy(all.begin(), all.end(), h.data());
-    }
+    const auto sums = forcing_loads();
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
       BodyLoad l;
       l.name = m_cfg.bodies[b].name;
-      for (auto s = Index(m_offset[b]); s < Index(m_offset[b + 1]); ++s) {
-        R r[3], x[3];
-        m_pose_host(b).place(m_ref_host, s, r, x);
-        const double g[3] = {h(s, 0), h(s, 1), h(s, 2)};
-        const double rd[3] = {double(r[0]), double(r[1]), double(r[2])};
-        for (int d = 0; d < 3; ++d) l.force[std::size_t(d)] -= g[d];
-        l.torque[0] -= rd[1] * g[2] - rd[2] * g[1];
-        l.torque[1] -= rd[2] * g[0] - rd[0] * g[2];
-        l.torque[2] -= rd[0] * g[1] - rd[1] * g[0];
-      }
       // The fluid the body carries (density initial.density): the samples' forces change its
       // momentum by rho0 V (u_b(t) - u_b(t - 1)) over the step, so the fluid outside pushes on
       // the body that much more.
-      for (int d = 0; d < 3; ++d)
-        l.force[std::size_t(d)] +=
-            m_cfg.initial.density * m_volume[b] * m_velocity_change[b][std::size_t(d)];
-      for (int d = 0; d < 3; ++d) l.centre[std::size_t(d)] = double(m_pose_host(b).c[d]);
+      for (std::size_t d = 0; d < 3; ++d) {
+        l.force[d] = sums[b][d] + m_cfg.initial.density * m_volume[b] * m_velocity_change[b][d];
+        l.torque[d] = sums[b][3 + d];
+        l.centre[d] = double(m_pose_host(b).c[d]);
+        l.velocity[d] = double(m_pose_host(b).v[d]);
+        l.angular_velocity[d] = double(m_pose_host(b).w[d]);
+      }
       out.push_back(l);
     }
     return out;
   }
 
+  /// The free bodies' motion, packed for a checkpoint (FreeMotion::pack, in body order).
+  std::vector<double> motion() const {
+    std::vector<double> out;
+    for (const int b : m_free) m_motion[std::size_t(b)].pack(out);
+    return out;
+  }
+  /// Take the free bodies' motion back from a checkpoint (as motion() packed it).
+  void set_motion(const std::vector<double>& packed) {
+    if (packed.size() != m_free.size() * FreeMotion::kValues)
+      throw std::invalid_argument("the checkpoint holds the motion of " +
+                                  std::to_string(packed.size() / FreeMotion::kValues) +
+                                  " free bodies, the deck has " + std::to_string(m_free.size()));
+    for (std::size_t i = 0; i < m_free.size(); ++i)
+      m_motion[std::size_t(m_free[i])] =
+          FreeMotion::unpack(packed.data() + i * FreeMotion::kValues);
+  }
+
  private:
+  /// Per body: force and torque of its samples on it over the last step (minus their forces on
+  /// the fluid; torque about its centre), each sample's force summed over the ranks (it is
+  /// non-zero on one), then over the samples in their order: the same on any rank count.
+  std::vector<std::array<double, 6>> forcing_loads() const {
+    // A copy of its own (create_mirror, not the view itself on host builds): the sum over the
+    // ranks must not land in m_total, or a second call would sum the sums.
+    auto h = Kokkos::create_mirror(m_total);
+    Kokkos::deep_copy(h, m_total);
+    if (m_comm) {
+      std::vector<double> all(h.data(), h.data() + h.size());
+      m_comm->sum(all);
+      std::copy(all.begin(), all.end(), h.data());
+    }
+    std::vector<std::array<double, 6>> out(m_cfg.bodies.size(), std::array<double, 6>{});
+    for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
+      auto& l = out[b];
+      for (auto s = Index(m_offset[b]); s < Index(m_offset[b + 1]); ++s) {
+        R r[3], x[3];
+        m_pose_host(b).place(m_ref_host, s, r, x);
+        const double g[3] = {h(s, 0), h(s, 1), h(s, 2)};
+        const double rd[3] = {double(r[0]), double(r[1]), double(r[2])};
+        for (std::size_t d = 0; d < 3; ++d) l[d] -= g[d];
+        l[3] -= rd[1] * g[2] - rd[2] * g[1];
+        l[4] -= rd[2] * g[0] - rd[0] * g[2];
+        l[5] -= rd[0] * g[1] - rd[1] * g[0];
+      }
+    }
+    return out;
+  }
+
+  /// Body b moves freely: its mass, inertia, shape and fixed-point scales, and its state at t = 0.
+  void set_free(int b, const Body& body, const BodySamples& samples) {
+    m_free.push_back(b);
+    m_motion.resize(m_cfg.bodies.size());
+    m_inertia.resize(m_cfg.bodies.size());
+    m_shape.resize(m_cfg.bodies.size());
+    m_fixed_bits.resize(m_cfg.bodies.size());
+    FreeMotion& m = m_motion[std::size_t(b)];
+    m.centre = body.position, m.velocity = body.velocity,
+    m.angular_velocity = body.angular_velocity;
+    m_inertia[std::size_t(b)] = inertia_of(body, L::D, samples.volume);
+    add_virtual_mass(m_inertia[std::size_t(b)], body, samples, m_cfg.initial.density,
+                     m_cfg.ib.virtual_mass);
+    m_shape[std::size_t(b)] = ShapeDistance::of(body, L::D);
+    // |rho u*| < 2 in every covered cell of the body's box: the sums fit in 62 bits.
+    const double reach = samples.extent + m_cfg.ib.retraction + 2.0;
+    const double cells = std::pow(2.0 * reach + 2.0, double(L::D));
+    const auto bits = [](double bound) {
+      return std::clamp(61 - int(std::ceil(std::log2(bound))), 16, 52);
+    };
+    m_fixed_bits[std::size_t(b)] = {bits(2.0 * cells), bits(2.0 * cells * reach)};
+  }
+
+  /// The free bodies' step (ib/Motion.hpp): the fluid inside each from the node box, then the
+  /// equations of motion; their poses for this step's samples.
+  void move_free_bodies(const NodeBox& box) {
+    std::vector<std::int64_t> sums;
+    for (const int b : m_free) {
+      const Body& body = m_cfg.bodies[std::size_t(b)];
+      const FreeMotion& m = m_motion[std::size_t(b)];
+      InnerMomentum<L::D, R> k{m_node,
+                               {},
+                               {},
+                               {},
+                               {},
+                               m_shape[std::size_t(b)],
+                               std::ldexp(1.0, m_fixed_bits[std::size_t(b)][0]),
+                               std::ldexp(1.0, m_fixed_bits[std::size_t(b)][1])};
+      const auto turn = body_frame(body, L::D, m.rotation);
+      for (int d = 0; d < 3; ++d) {
+        k.lo[d] = box.lo[d], k.n[d] = box.n[d];
+        k.centre[d] = m.centre[std::size_t(d)];
+      }
+      for (int i = 0; i < 9; ++i) k.turn[i] = turn[std::size_t(i)];
+      FixedSums sum;
+      Kokkos::parallel_reduce(
+          "kolibri::ib_inner_momentum",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()), k, sum);
+      for (const std::int64_t v : sum.v) sums.push_back(v);
+    }
+    if (m_comm) m_comm->sum(sums);  // exact: integers
+    for (std::size_t i = 0; i < m_free.size(); ++i) {
+      const auto b = std::size_t(m_free[i]);
+      std::array<double, 6> inner{};
+      for (std::size_t k = 0; k < 6; ++k)
+        inner[k] = std::ldexp(double(sums[6 * i + k]), -m_fixed_bits[b][k < 3 ? 0 : 1]);
+      FreeMotion& m = m_motion[b];
+      const std::array<double, 3> before = m.velocity;
+      if (m.started) {
+        advance(m, m_cfg.bodies[b], m_inertia[b], m_volume[b], inner, m_setting);
+      } else {
+        m.inner = inner, m.started = true;
+      }
+      for (std::size_t d = 0; d < 3; ++d) m_velocity_change[b][d] = m.velocity[d] - before[d];
+      BodyPose<R>& p = m_pose_host(b);
+      for (int j = 0; j < 9; ++j) p.rot[j] = R(m.rotation[std::size_t(j)]);
+      for (std::size_t d = 0; d < 3; ++d) {
+        p.c[d] = R(m.centre[d]);
+        p.v[d] = R(m.velocity[d]);
+        p.w[d] = R(m.angular_velocity[d]);
+      }
+    }
+  }
+
   /// Poses at time t (host; the domain's coordinates), and the node box around every body
   /// (clipped to this rank's own cells: its box without the ghost layers).
   NodeBox set_poses(std::int64_t t) {
     const int size[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
-      const BodyState state = body_state(m_cfg.bodies[b], double(t));
-      const BodyState before = body_state(m_cfg.bodies[b], double(t - 1));
-      for (std::size_t d = 0; d < 3; ++d)
-        m_velocity_change[b][d] = state.velocity[d] - before.velocity[d];
+      const bool free = m_cfg.bodies[b].free;
+      // A free body's pose of the last step: it moves (less than half a cell) before its samples.
+      const BodyState state = free ? m_motion[b].pose() : body_state(m_cfg.bodies[b], double(t));
+      const double margin = free ? 1.0 : 0.0;
+      if (!free) {
+        const BodyState before = body_state(m_cfg.bodies[b], double(t - 1));
+        for (std::size_t d = 0; d < 3; ++d)
+          m_velocity_change[b][d] = state.velocity[d] - before.velocity[d];
+      }
       BodyPose<R>& p = m_pose_host(b);
       for (int i = 0; i < 9; ++i) p.rot[i] = R(state.rotation[std::size_t(i)]);
       for (int d = 0; d < 3; ++d) {
@@ -299,12 +436,13 @@ class ImmersedBoundary {
         p.v[d] = R(state.velocity[std::size_t(d)]);
         p.w[d] = R(state.angular_velocity[std::size_t(d)]);
         // Moving bodies: the bounding sphere; static ones: the samples' own box.
-        lo[d] = std::min(lo[d], c + (m_moving ? -m_extent[b] : m_bounds[b][std::size_t(d)]));
-        hi[d] = std::max(hi[d], c + (m_moving ? m_extent[b] : m_bounds[b][3 + std::size_t(d)]));
+        lo[d] =
+            std::min(lo[d], c + (m_moving ? -m_extent[b] - margin : m_bounds[b][std::size_t(d)]));
+        hi[d] = std::max(hi[d],
+                         c + (m_moving ? m_extent[b] + margin : m_bounds[b][3 + std::size_t(d)]));
       }
       p.weight = R(m_weight[b]);
     }
-    if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
     NodeBox box;
     for (int d = 0; d < 3; ++d) {
       if (d >= L::D) {
@@ -716,6 +854,12 @@ class ImmersedBoundary {
   std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
+  std::vector<int> m_free;                       ///< the free bodies, in body order
+  std::vector<FreeMotion> m_motion;              ///< per body (free ones only)
+  std::vector<RigidInertia> m_inertia;           ///< per body (free ones only)
+  std::vector<ShapeDistance> m_shape;            ///< per body (free ones only)
+  std::vector<std::array<int, 2>> m_fixed_bits;  ///< fixed-point bits of the inner sums
+  MotionSetting m_setting;
   int m_passes = 1;
   Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;
   Kokkos::View<int*, MemSpace> m_body, m_slot;

@@ -9,10 +9,12 @@
 
 namespace kolibri {
 
-/// \brief Force and torque on a body during the last step (lattice units), and where it was.
+/// \brief Force and torque on a body during the last step (lattice units), and where it was
+/// and how it moved.
 struct BodyLoad {
   std::string name;
   std::array<double, 3> force{0, 0, 0}, torque{0, 0, 0}, centre{0, 0, 0};
+  std::array<double, 3> velocity{0, 0, 0}, angular_velocity{0, 0, 0};
 };
 
 /// \brief Sizes and costs of the immersed boundaries of a run.

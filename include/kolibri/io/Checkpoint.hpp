@@ -38,6 +38,9 @@ struct CheckpointInfo {
   int phase = 0;                ///< state layout (SolverState::phase)
   int ranks = 1;                ///< ranks that wrote it
   std::string format;           ///< "single" (one HDF5 file) or "per-rank"
+  /// The free bodies' motion (Solver::body_motion; the same on every rank), kept bit for bit
+  /// (hexadecimal IEEE 754 patterns in the manifest); empty without free bodies.
+  std::vector<double> body_motion;
   std::vector<Box> boxes;       ///< per writing rank (filled when read)
   std::vector<std::uint64_t> checksums;  ///< per writing rank (filled when read)
 };

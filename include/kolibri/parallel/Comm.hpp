@@ -58,6 +58,8 @@ class Comm {
   bool any(bool v) const { return max(std::int64_t(v)) != 0; }
   /// Element-wise sum of `v` over ranks, result on every rank.
   void sum(std::vector<double>& v) const;
+  /// Element-wise sum of `v` over ranks, result on every rank (exact: integers).
+  void sum(std::vector<std::int64_t>& v) const;
   /// Root's string on every rank.
   void bcast(std::string& s, int root = 0) const;
   /// Every rank's bytes, concatenated in rank order, on `root` (empty elsewhere); `counts` gets

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace kolibri {
@@ -79,6 +80,14 @@ class Solver {
   virtual double exchange_time_per_step(int /*repeats*/) { return 0.0; }
   /// Force and torque on each immersed body during the last step (empty without bodies).
   virtual std::vector<BodyLoad> body_loads() const { return {}; }
+  /// The free bodies' motion for a checkpoint (ib/Motion.hpp's FreeMotion, packed; empty
+  /// without free bodies), and taking it back on a restart (throws std::invalid_argument when
+  /// it does not fit the deck's free bodies).
+  virtual std::vector<double> body_motion() const { return {}; }
+  virtual void set_body_motion(const std::vector<double>& packed) {
+    if (!packed.empty())
+      throw std::invalid_argument("the checkpoint holds free bodies' motion; this solver has none");
+  }
   /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
   /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).
   virtual std::vector<BodyLoad> obstacle_loads() const { return {}; }

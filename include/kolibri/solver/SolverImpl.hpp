@@ -215,6 +215,10 @@ class SolverImpl final : public Solver {
   }
   int populations_per_cell() const override { return m_scheme->slots().count; }
   std::vector<BodyLoad> body_loads() const override { return m_level.ib.loads(); }
+  std::vector<double> body_motion() const override { return m_level.ib.motion(); }
+  void set_body_motion(const std::vector<double>& packed) override {
+    m_level.ib.set_motion(packed);
+  }
 
   std::vector<BodyLoad> obstacle_loads() const override {
     const auto& obstacles = m_cfg.obstacles;
