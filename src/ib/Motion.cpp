@@ -230,6 +230,20 @@ void advance(FreeMotion& m, const Body& b, const RigidInertia& inertia, double v
     throw std::runtime_error("free body \"" + b.name + "\" moved " + std::to_string(moved) +
                              " cells in one step (at most 0.5: lower the lattice velocities, "
                              "i.e. gravity, or refine the time step)");
+  for (int d = 0; d < s.dims; ++d) {  // the bodies' node box does not wrap across periodic faces
+    if (s.walls[std::size_t(d)]) continue;
+    V3 n{0, 0, 0};
+    n[std::size_t(d)] = 1.0;
+    const double up = reach(b, s.dims, m.rotation, n);
+    n[std::size_t(d)] = -1.0;
+    const double down = reach(b, s.dims, m.rotation, n);
+    const double x = m.centre[std::size_t(d)];
+    if (x - down < 0.0 || x + up > s.domain[std::size_t(d)])
+      throw std::runtime_error(
+          "free body \"" + b.name + "\" reached the periodic faces across " +
+          std::string(1, char('x' + d)) +
+          " (immersed bodies do not cross them yet: a larger domain, or walls)");
+  }
   for (int d = 0; d < s.dims; ++d)
     if (!(m.centre[std::size_t(d)] >= 0.0 && m.centre[std::size_t(d)] <= s.domain[std::size_t(d)]))
       throw std::runtime_error("free body \"" + b.name + "\" left the domain along " +

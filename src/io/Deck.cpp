@@ -942,8 +942,11 @@ Case parse_deck(const std::string& text, const std::string& file,
     ib.fail("contact_range",
             "expected a distance in (0, 4] cells (walls push free bodies closer than it)");
   sc.ib.contact_stiffness = ib.number("contact_stiffness", sc.ib.contact_stiffness);
-  if (!(sc.ib.contact_stiffness >= 0.0))
-    ib.fail("contact_stiffness", "expected a number of buoyant weights >= 0 (0: no wall contact)");
+  if (!(sc.ib.contact_stiffness == 0.0 || sc.ib.contact_stiffness > 1.0))
+    ib.fail("contact_stiffness",
+            "expected 0 (no wall contact) or more than 1 buoyant weight (a body resting on a wall "
+            "stops "
+            "range (1 - 1/sqrt(stiffness)) above it; at 1 or less it would sink into the wall)");
   sc.ib.virtual_mass = ib.number("virtual_mass", sc.ib.virtual_mass);
   if (!(sc.ib.virtual_mass >= 0.0 && sc.ib.virtual_mass <= 10.0))
     ib.fail("virtual_mass",

@@ -416,6 +416,23 @@ TEST(FreeBodies, MomentumOfFluidAndBodyIsConserved) {
   }
 }
 
+TEST(FreeBodies, StopsAtPeriodicFaces) {
+  // The bodies' node box does not wrap across periodic faces: a free body that reaches them
+  // stops the run with an error naming it instead of losing its samples there.
+  auto c = free_disk(1.5, {0.04, 0, 0});
+  c.bodies[0].position = {34.6, 15.8, 0.5};
+  c.bodies[0].angular_velocity = {0, 0, 0};
+  auto s = make_solver(c);
+  try {
+    s->step(300);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"disk\" reached the periodic faces across x"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(FreeBodies, NeutralBodyAtRestStaysAtRest) {
   auto c = free_disk(1.0, {0, 0, 0});
   c.bodies[0].angular_velocity = {0, 0, 0};
@@ -515,6 +532,10 @@ position = [16, 16]
   EXPECT_EQ(test::deck_error(base + "free = true\ndensity = 1.2\n[ib]\ngravity = [0, -1e-5]\n",
                              "f.toml", {}),
             "no error");
+  EXPECT_NE(test::deck_error(base + "free = true\ndensity = 1.2\n[ib]\ncontact_stiffness = 0.5\n",
+                             "f.toml", {})
+                .find("sink into the wall"),
+            std::string::npos);
   FreeMotion m;
   m.centre = {1.5, 2.25, 0.1}, m.velocity = {1e-3, -2e-17, 3}, m.rotation[1] = 0.1;
   m.inner = {1, 2, 3, 4, 5, 6}, m.forcing = {-1, -2, -3, std::numbers::pi, 0, 1e-300},
