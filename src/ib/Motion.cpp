@@ -224,7 +224,12 @@ void advance(FreeMotion& m, const Body& b, const RigidInertia& inertia, double v
   m.angular_velocity = w_new;
   m.rotation =
       multiply(axis_rotation(w_mean, std::hypot(w_mean[0], w_mean[1], w_mean[2])), m.rotation);
+  // The next step measures the inner angular momentum about the new centre: this one moves
+  // there too, L' = L - (c_t - c_{t-1}) x P, so that their difference holds no centre shift.
   m.inner = inner_now;
+  const V3 shift = cross({m.centre[0] - c[0], m.centre[1] - c[1], m.centre[2] - c[2]},
+                         {inner_now[0], inner_now[1], inner_now[2]});
+  for (std::size_t d = 0; d < 3; ++d) m.inner[3 + d] -= shift[d];
   const double moved = std::hypot(m.centre[0] - c[0], m.centre[1] - c[1], m.centre[2] - c[2]);
   if (!(moved <= 0.5))
     throw std::runtime_error("free body \"" + b.name + "\" moved " + std::to_string(moved) +
