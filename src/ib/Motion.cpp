@@ -49,6 +49,21 @@ M3 initial_rotation(const Body& b, int dims) {
 }
 }  // namespace
 
+MotionSetting MotionSetting::of(const SolverConfig& cfg, int dims) {
+  MotionSetting s;
+  s.fluid_density = cfg.initial.density;
+  s.gravity = cfg.ib.gravity;
+  s.dims = dims;
+  const auto periodic = cfg.periodic_axes();
+  for (int d = 0; d < 3; ++d) {
+    s.walls[std::size_t(d)] = !periodic[std::size_t(d)];
+    s.domain[std::size_t(d)] = cfg.global_n(d);
+  }
+  s.contact_range = cfg.ib.contact_range;
+  s.contact_stiffness = cfg.ib.contact_stiffness;
+  return s;
+}
+
 BodyState FreeMotion::pose() const {
   BodyState s;
   s.centre = centre, s.velocity = velocity, s.angular_velocity = angular_velocity;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief Files the tests write: a scratch directory per test, ASCII STL meshes, and the error a
-/// deck text gives.
+/// \brief Files the tests write and read: a scratch directory per test, ASCII STL meshes, a
+/// file's contents, and the error a deck text gives.
 #pragma once
 
 #include <kolibri/geometry/Surface.hpp>
@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,14 @@ inline std::string ascii_stl(const TriangleMesh& m, const char* eol = "\n") {
     s += std::string("    endloop") + eol + "  endfacet" + eol;
   }
   return s + "endsolid tetra" + eol;
+}
+
+/// \brief The whole contents of the file at `path` (empty when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 /// \brief The DeckError message of a deck text read as `path` with `overrides`, or "no error".

@@ -7,14 +7,15 @@
 
 #include <gtest/gtest.h>
 
-#include "CheckpointData.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+
+#include "CheckpointData.hpp"
+#include "TestFiles.hpp"
 
 namespace {
 using namespace kolibri;
@@ -32,12 +33,7 @@ std::string fresh_dir() {
   return name;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::slurp;
 
 void spit(const std::string& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);

@@ -12,8 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <numbers>
 #include <sstream>
 
@@ -581,24 +579,18 @@ steps = 60
 output_every = 0
 checkpoint_every = 30
 )";
-  const std::string dir = "run_free_restart";
-  std::filesystem::remove_all(dir);
+  const test::ScratchDir scratch;
+  const std::string dir = scratch.dir().string();
   const Case c = parse_deck(deck, "fall.toml", {"run.output_dir=\"" + dir + "\""});
   std::ostringstream log;
   RunOptions opts;
   opts.deck_text = deck;
   ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
-  const auto read = [](const std::string& f) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  const std::string whole = read(dir + "/bodies.csv");
+  const std::string whole = test::slurp(dir + "/bodies.csv");
   opts.restart = checkpoint_path(dir, "fall", 30);
   ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
   EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
-  EXPECT_EQ(read(dir + "/bodies.csv"), whole);
+  EXPECT_EQ(test::slurp(dir + "/bodies.csv"), whole);
   EXPECT_NE(whole.find("vx,vy,vz,wx,wy,wz"), std::string::npos);
 }
 

@@ -12,16 +12,13 @@
 #include <sstream>
 #include <sys/resource.h>
 
+#include "TestFiles.hpp"
+
 namespace {
 using namespace kolibri;
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::slurp;
 
 TEST(Output, Hdf5RoundTrip) {
   MacroFields f;

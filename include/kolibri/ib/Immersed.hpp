@@ -128,6 +128,20 @@ class ImmersedBoundary {
   using R = typename S::real;
   using V = typename S::value_type;
 
+ private:
+  /// A free body: which, its motion, mass and inertia, shape, and the fixed-point bits of its
+  /// inner sums (linear, angular).
+  struct FreeBody {
+    int body = 0;
+    FreeMotion motion;
+    RigidInertia inertia;
+    ShapeDistance shape;
+    std::array<int, 2> bits{};
+  };
+  /// Each sample's force over a step's passes, on the host.
+  using HostTotals = typename Kokkos::View<double* [3], MemSpace>::HostMirror;
+
+ public:
   ImmersedBoundary() = default;
   /// `exec`: the instance the immersed-boundary kernels run on (the level's); `dist`: the ranks
   /// of a multi-rank run and their boxes (null or without comm: one rank), `cfg` this rank's piece.
@@ -162,7 +176,8 @@ class ImmersedBoundary {
       m_moving = m_moving || body.velocity != std::array<double, 3>{0, 0, 0} ||
                  body.angular_velocity != std::array<double, 3>{0, 0, 0} || body.oscillates() ||
                  body.free;
-      if (body.free) set_free(b, body, bs[std::size_t(b)]);
+      m_free_slot.push_back(body.free ? int(m_free.size()) : -1);
+      if (body.free) m_free.push_back(free_body(b, body, bs[std::size_t(b)]));
       for (std::size_t i = 0; i < bs[std::size_t(b)].offsets.size(); ++i) {
         const Index s = Index(m_offset[std::size_t(b)]) + Index(i);
         for (int d = 0; d < 3; ++d) hr(s, d) = R(bs[std::size_t(b)].offsets[i][std::size_t(d)]);
@@ -173,21 +188,12 @@ class ImmersedBoundary {
     Kokkos::deep_copy(m_body, hb);
     m_pose = Kokkos::View<BodyPose<R>*, MemSpace>("kolibri::ib_pose", nb);
     m_pose_host = Kokkos::create_mirror_view(m_pose);
-    m_setting.fluid_density = cfg.initial.density;
-    m_setting.gravity = cfg.ib.gravity;
-    m_setting.dims = L::D;
-    m_setting.walls = {!cfg.periodic_axes()[0], !cfg.periodic_axes()[1], !cfg.periodic_axes()[2]};
-    for (int d = 0; d < 3; ++d)
-      m_setting.domain[std::size_t(d)] = cfg.part.whole() ? (d == 0   ? cfg.nx
-                                                             : d == 1 ? cfg.ny
-                                                                      : cfg.nz)
-                                                          : cfg.part.global[std::size_t(d)];
-    m_setting.contact_range = cfg.ib.contact_range;
-    m_setting.contact_stiffness = cfg.ib.contact_stiffness;
+    m_setting = MotionSetting::of(cfg, L::D);
     m_velocity_change.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
     m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
     m_passes = std::max(1, cfg.ib.iterations);
     m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
+    m_total_host = Kokkos::create_mirror(m_total);
     const bool gather = cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (gather || m_passes > 1)  // forces stored per sample: gathering, and passes after the first
       m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
@@ -256,8 +262,8 @@ class ImmersedBoundary {
       }
     }
     if (!m_free.empty()) {  // the forcing's load on each free body, for its next step
-      const auto sums = forcing_loads();
-      for (const int b : m_free) m_motion[std::size_t(b)].forcing = sums[std::size_t(b)];
+      const auto& totals = sample_totals();
+      for (FreeBody& f : m_free) f.motion.forcing = forcing_load(std::size_t(f.body), totals);
     }
     if (timed) {
       Kokkos::fence();
@@ -272,16 +278,17 @@ class ImmersedBoundary {
   std::vector<BodyLoad> loads() const {
     std::vector<BodyLoad> out;
     if (!active()) return out;
-    const auto sums = forcing_loads();
+    const auto& totals = sample_totals();
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
       BodyLoad l;
       l.name = m_cfg.bodies[b].name;
+      const std::array<double, 6> forcing = forcing_load(b, totals);
       // The fluid the body carries (density initial.density): the samples' forces change its
       // momentum by rho0 V (u_b(t) - u_b(t - 1)) over the step, so the fluid outside pushes on
       // the body that much more.
       for (std::size_t d = 0; d < 3; ++d) {
-        l.force[d] = sums[b][d] + m_cfg.initial.density * m_volume[b] * m_velocity_change[b][d];
-        l.torque[d] = sums[b][3 + d];
+        l.force[d] = forcing[d] + m_cfg.initial.density * m_volume[b] * m_velocity_change[b][d];
+        l.torque[d] = forcing[3 + d];
         l.centre[d] = double(m_pose_host(b).c[d]);
         l.velocity[d] = double(m_pose_host(b).v[d]);
         l.angular_velocity[d] = double(m_pose_host(b).w[d]);
@@ -294,7 +301,7 @@ class ImmersedBoundary {
   /// The free bodies' motion, packed for a checkpoint (FreeMotion::pack, in body order).
   std::vector<double> motion() const {
     std::vector<double> out;
-    for (const int b : m_free) m_motion[std::size_t(b)].pack(out);
+    for (const FreeBody& f : m_free) f.motion.pack(out);
     return out;
   }
   /// Take the free bodies' motion back from a checkpoint (as motion() packed it).
@@ -304,83 +311,71 @@ class ImmersedBoundary {
                                   std::to_string(packed.size() / FreeMotion::kValues) +
                                   " free bodies, the deck has " + std::to_string(m_free.size()));
     for (std::size_t i = 0; i < m_free.size(); ++i)
-      m_motion[std::size_t(m_free[i])] =
-          FreeMotion::unpack(packed.data() + i * FreeMotion::kValues);
+      m_free[i].motion = FreeMotion::unpack(packed.data() + i * FreeMotion::kValues);
   }
 
  private:
-  /// Per body: force and torque of its samples on it over the last step (minus their forces on
-  /// the fluid; torque about its centre), each sample's force summed over the ranks (it is
-  /// non-zero on one), then over the samples in their order: the same on any rank count.
-  std::vector<std::array<double, 6>> forcing_loads() const {
-    // A copy of its own (create_mirror, not the view itself on host builds): the sum over the
-    // ranks must not land in m_total, or a second call would sum the sums.
-    auto h = Kokkos::create_mirror(m_total);
-    Kokkos::deep_copy(h, m_total);
+  /// Each sample's force over the last step's passes, summed over the ranks (it is non-zero on
+  /// one: exact), in a host copy of its own (not the device view itself on host builds: the sum
+  /// over the ranks must not land in m_total, or a second call would sum the sums).
+  const HostTotals& sample_totals() const {
+    Kokkos::deep_copy(m_total_host, m_total);
     if (m_comm) {
-      std::vector<double> all(h.data(), h.data() + h.size());
-      m_comm->sum(all);
-      std::copy(all.begin(), all.end(), h.data());
+      m_total_sum.assign(m_total_host.data(), m_total_host.data() + m_total_host.size());
+      m_comm->sum(m_total_sum);
+      std::copy(m_total_sum.begin(), m_total_sum.end(), m_total_host.data());
     }
-    std::vector<std::array<double, 6>> out(m_cfg.bodies.size(), std::array<double, 6>{});
-    for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
-      auto& l = out[b];
-      for (auto s = Index(m_offset[b]); s < Index(m_offset[b + 1]); ++s) {
-        R r[3], x[3];
-        m_pose_host(b).place(m_ref_host, s, r, x);
-        const double g[3] = {h(s, 0), h(s, 1), h(s, 2)};
-        const double rd[3] = {double(r[0]), double(r[1]), double(r[2])};
-        for (std::size_t d = 0; d < 3; ++d) l[d] -= g[d];
-        l[3] -= rd[1] * g[2] - rd[2] * g[1];
-        l[4] -= rd[2] * g[0] - rd[0] * g[2];
-        l[5] -= rd[0] * g[1] - rd[1] * g[0];
-      }
+    return m_total_host;
+  }
+  /// Force and torque of body b's samples on it over the last step (minus their forces on the
+  /// fluid; torque about its centre), summed in sample order: the same on any rank count.
+  std::array<double, 6> forcing_load(std::size_t b, const HostTotals& h) const {
+    std::array<double, 6> l{};
+    for (auto s = Index(m_offset[b]); s < Index(m_offset[b + 1]); ++s) {
+      R r[3], x[3];
+      m_pose_host(b).place(m_ref_host, s, r, x);
+      const double g[3] = {h(s, 0), h(s, 1), h(s, 2)};
+      const double rd[3] = {double(r[0]), double(r[1]), double(r[2])};
+      for (std::size_t d = 0; d < 3; ++d) l[d] -= g[d];
+      l[3] -= rd[1] * g[2] - rd[2] * g[1];
+      l[4] -= rd[2] * g[0] - rd[0] * g[2];
+      l[5] -= rd[0] * g[1] - rd[1] * g[0];
     }
-    return out;
+    return l;
   }
 
-  /// Body b moves freely: its mass, inertia, shape and fixed-point scales, and its state at t = 0.
-  void set_free(int b, const Body& body, const BodySamples& samples) {
-    m_free.push_back(b);
-    m_motion.resize(m_cfg.bodies.size());
-    m_inertia.resize(m_cfg.bodies.size());
-    m_shape.resize(m_cfg.bodies.size());
-    m_fixed_bits.resize(m_cfg.bodies.size());
-    FreeMotion& m = m_motion[std::size_t(b)];
-    m.centre = body.position, m.velocity = body.velocity,
-    m.angular_velocity = body.angular_velocity;
-    m_inertia[std::size_t(b)] = inertia_of(body, L::D, samples.volume);
-    add_virtual_mass(m_inertia[std::size_t(b)], body, samples, m_cfg.initial.density,
-                     m_cfg.ib.virtual_mass);
-    m_shape[std::size_t(b)] = ShapeDistance::of(body, L::D);
+  /// Body b moving freely: its state at t = 0, mass and inertia, shape and fixed-point scales.
+  FreeBody free_body(int b, const Body& body, const BodySamples& samples) const {
+    FreeBody f;
+    f.body = b;
+    f.motion.centre = body.position, f.motion.velocity = body.velocity,
+    f.motion.angular_velocity = body.angular_velocity;
+    f.inertia = inertia_of(body, L::D, samples.volume);
+    add_virtual_mass(f.inertia, body, samples, m_cfg.initial.density, m_cfg.ib.virtual_mass);
+    f.shape = ShapeDistance::of(body, L::D);
     // |rho u*| < 2 in every covered cell of the body's box: the sums fit in 62 bits.
     const double reach = samples.extent + m_cfg.ib.retraction + 2.0;
     const double cells = std::pow(2.0 * reach + 2.0, double(L::D));
     const auto bits = [](double bound) {
       return std::clamp(61 - int(std::ceil(std::log2(bound))), 16, 52);
     };
-    m_fixed_bits[std::size_t(b)] = {bits(2.0 * cells), bits(2.0 * cells * reach)};
+    f.bits = {bits(2.0 * cells), bits(2.0 * cells * reach)};
+    return f;
   }
 
   /// The free bodies' step (ib/Motion.hpp): the fluid inside each from the node box, then the
   /// equations of motion; their poses for this step's samples.
   void move_free_bodies(const NodeBox& box) {
     std::vector<std::int64_t> sums;
-    for (const int b : m_free) {
-      const Body& body = m_cfg.bodies[std::size_t(b)];
-      const FreeMotion& m = m_motion[std::size_t(b)];
-      InnerMomentum<L::D, R> k{m_node,
-                               {},
-                               {},
-                               {},
-                               {},
-                               m_shape[std::size_t(b)],
-                               std::ldexp(1.0, m_fixed_bits[std::size_t(b)][0]),
-                               std::ldexp(1.0, m_fixed_bits[std::size_t(b)][1])};
-      const auto turn = body_frame(body, L::D, m.rotation);
+    for (const FreeBody& f : m_free) {
+      const auto turn = body_frame(m_cfg.bodies[std::size_t(f.body)], L::D, f.motion.rotation);
+      InnerMomentum<L::D, R> k{};
+      k.node = m_node;
+      k.shape = f.shape;
+      k.scale = std::ldexp(1.0, f.bits[0]), k.arm_scale = std::ldexp(1.0, f.bits[1]);
       for (int d = 0; d < 3; ++d) {
         k.lo[d] = box.lo[d], k.n[d] = box.n[d];
-        k.centre[d] = m.centre[std::size_t(d)];
+        k.centre[d] = f.motion.centre[std::size_t(d)];
       }
       for (int i = 0; i < 9; ++i) k.turn[i] = turn[std::size_t(i)];
       FixedSums sum;
@@ -391,14 +386,15 @@ class ImmersedBoundary {
     }
     if (m_comm) m_comm->sum(sums);  // exact: integers
     for (std::size_t i = 0; i < m_free.size(); ++i) {
-      const auto b = std::size_t(m_free[i]);
+      FreeBody& f = m_free[i];
+      const auto b = std::size_t(f.body);
       std::array<double, 6> inner{};
       for (std::size_t k = 0; k < 6; ++k)
-        inner[k] = std::ldexp(double(sums[6 * i + k]), -m_fixed_bits[b][k < 3 ? 0 : 1]);
-      FreeMotion& m = m_motion[b];
+        inner[k] = std::ldexp(double(sums[6 * i + k]), -f.bits[k < 3 ? 0 : 1]);
+      FreeMotion& m = f.motion;
       const std::array<double, 3> before = m.velocity;
       if (m.started) {
-        advance(m, m_cfg.bodies[b], m_inertia[b], m_volume[b], inner, m_setting);
+        advance(m, m_cfg.bodies[b], f.inertia, m_volume[b], inner, m_setting);
       } else {
         m.inner = inner, m.started = true;
       }
@@ -419,9 +415,10 @@ class ImmersedBoundary {
     const int size[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (std::size_t b = 0; b < m_cfg.bodies.size(); ++b) {
-      const bool free = m_cfg.bodies[b].free;
+      const bool free = m_free_slot[b] >= 0;
       // A free body's pose of the last step: it moves (less than half a cell) before its samples.
-      const BodyState state = free ? m_motion[b].pose() : body_state(m_cfg.bodies[b], double(t));
+      const BodyState state = free ? m_free[std::size_t(m_free_slot[b])].motion.pose()
+                                   : body_state(m_cfg.bodies[b], double(t));
       const double margin = free ? 1.0 : 0.0;
       if (!free) {
         const BodyState before = body_state(m_cfg.bodies[b], double(t - 1));
@@ -714,10 +711,7 @@ class ImmersedBoundary {
   void set_slabs(const Distribution& dist) {
     std::vector<int> host;
     for (int d = 0; d < 3; ++d) {
-      const int size = m_cfg.part.whole() ? (d == 0   ? m_cfg.nx
-                                             : d == 1 ? m_cfg.ny
-                                                      : m_cfg.nz)
-                                          : m_cfg.part.global[std::size_t(d)];
+      const int size = m_cfg.global_n(d);
       m_domain[d] = size;
       std::vector<int> starts;
       for (const Box& b : dist.boxes) starts.push_back(b.lo[std::size_t(d)]);
@@ -848,17 +842,16 @@ class ImmersedBoundary {
   typename Kokkos::View<R* [3], MemSpace>::HostMirror
       m_ref_host;                               ///< the samples (the loads' arms)
   Kokkos::View<double* [3], MemSpace> m_total;  ///< each sample's force summed over the passes
+  mutable HostTotals m_total_host;              ///< sample_totals()'s copy (a view of its own)
+  mutable std::vector<double> m_total_sum;      ///< several ranks: the totals as the ranks sum them
   std::vector<std::int64_t> m_offset;
   std::vector<double> m_weight, m_extent;
   std::vector<double> m_volume;                          ///< what each body encloses (cells^3)
   std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
-  std::vector<int> m_free;                       ///< the free bodies, in body order
-  std::vector<FreeMotion> m_motion;              ///< per body (free ones only)
-  std::vector<RigidInertia> m_inertia;           ///< per body (free ones only)
-  std::vector<ShapeDistance> m_shape;            ///< per body (free ones only)
-  std::vector<std::array<int, 2>> m_fixed_bits;  ///< fixed-point bits of the inner sums
+  std::vector<FreeBody> m_free;  ///< in body order
+  std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1
   MotionSetting m_setting;
   int m_passes = 1;
   Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;

@@ -73,6 +73,9 @@ struct MotionSetting {
   std::array<bool, 3> walls{false, false, false};  ///< axes whose faces bound the domain
   double contact_range = 1.0;                      ///< ib.contact_range (cells)
   double contact_stiffness = 100.0;                ///< ib.contact_stiffness
+
+  /// The setting of a case on a lattice of `dims` dimensions (the whole domain's, on any rank).
+  static MotionSetting of(const SolverConfig& cfg, int dims);
 };
 
 /// \brief The rotation from body `b`'s own frame to the domain's after it turned by `rotation`
