@@ -7,6 +7,114 @@ namespace kolibri {
 
 namespace {
 std::string quoted(const char* name) { return std::string("\"") + name + "\""; }
+
+/// What a refined grid (refine/) takes for now, and its regions.
+std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
+  const Refinement& r = c.refinement;
+  if (r.levels < 1 || r.levels > Refinement::kMaxLevels)
+    return RuleBreach{"refinement", "levels",
+                      "expected 1 to " + std::to_string(Refinement::kMaxLevels) +
+                          " levels (1: no refinement), got " + std::to_string(r.levels)};
+  if (!r.active()) {
+    if (!r.regions.empty())
+      return RuleBreach{"refinement", "levels",
+                        "[[refinement.region]] tables need refinement.levels > 1"};
+    return std::nullopt;
+  }
+  const std::string need = "a refined grid runs ";
+  if (c.streaming != Streaming::TwoArray)
+    return RuleBreach{"model", "streaming",
+                      need +
+                          "streaming = \"two_array\" for now (in place and the moment "
+                          "representation on levels are not built yet), got " +
+                          quoted(to_string(c.streaming))};
+  if (c.storage != StorageKind::Same)
+    return RuleBreach{
+        "model", "storage",
+        need + "FP32 or FP64 storage (storage = \"same\"), got " + quoted(to_string(c.storage))};
+  switch (c.collision) {
+    case CollisionKind::RecursiveRegularized:
+    case CollisionKind::Mrt:
+      return RuleBreach{"model", "collision",
+                        need +
+                            "bgk, trt, regularized, cm, acm or kbc (the levels are compiled "
+                            "for these), got " +
+                            quoted(to_string(c.collision))};
+    default:
+      break;
+  }
+  if (c.tile_edge != 0)
+    return RuleBreach{"model", "layout",
+                      need + "its own blocks: layout = \"dense\" (or auto), not \"tiles\""};
+  if (c.face_kernels)
+    return RuleBreach{"model", "boundary_kernels",
+                      need + "one kernel a level: boundary_kernels = \"list\""};
+  if (c.collision_kernels != 1)
+    return RuleBreach{"model", "collision_kernels", need + "one collision launch a level"};
+  if (!c.bodies.empty())
+    return RuleBreach{"refinement", "levels",
+                      "immersed bodies ([[body]]) on a refined grid are not built yet"};
+  if (c.geometry.given())
+    return RuleBreach{"refinement", "levels",
+                      "[geometry] solids on a refined grid are not built yet (obstacles are)"};
+  for (std::size_t i = 0; i < c.obstacles.size(); ++i)
+    if (c.obstacles[i].link_rules())
+      return RuleBreach{"obstacle[" + std::to_string(i) + "]", "wall",
+                        need +
+                            "halfway bounce-back on obstacles for now: no interpolated or "
+                            "rotating walls"};
+  for (std::size_t f = 0; f < 6; ++f) {
+    const FaceBC& b = c.faces[f];
+    if (b.profile != InletProfile::Uniform || b.time_dependent())
+      return RuleBreach{"boundary", std::string(kFaceNames[f]) + ".profile",
+                        need +
+                            "uniform, steady inlets and moving walls for now (no profile, "
+                            "ramp or period)"};
+  }
+  const int dims = dimensions(c.lattice), edge = 1 << refine_block_shift(dims);
+  const char* axis[3] = {"nx", "ny", "nz"};
+  const int n[3] = {c.nx, c.ny, c.nz};
+  const auto periodic = c.periodic_axes();
+  for (int d = 0; d < dims; ++d)
+    if (periodic[std::size_t(d)] && n[d] % edge != 0)
+      return RuleBreach{"domain", axis[d],
+                        std::string("a refined grid's blocks are ") + std::to_string(edge) +
+                            " cells a side: a periodic axis needs a multiple of " +
+                            std::to_string(edge) + " cells, got " + std::to_string(n[d])};
+  if (r.regions.empty())
+    return RuleBreach{"refinement", "levels",
+                      "levels = " + std::to_string(r.levels) +
+                          " needs [[refinement.region]] tables saying where the finer levels go"};
+  for (std::size_t i = 0; i < r.regions.size(); ++i) {
+    const RefinementRegion& g = r.regions[i];
+    const std::string section = "refinement.region[" + std::to_string(i) + "]";
+    if (g.level < 1 || g.level >= r.levels)
+      return RuleBreach{section, "level",
+                        "expected a level from 1 to refinement.levels - 1 = " +
+                            std::to_string(r.levels - 1) + ", got " + std::to_string(g.level)};
+    if (g.kind == RefinementRegion::Kind::Box) {
+      for (int d = 0; d < dims; ++d)
+        if (!(g.max[std::size_t(d)] > g.min[std::size_t(d)]) || g.max[std::size_t(d)] <= 0 ||
+            g.min[std::size_t(d)] >= n[d])
+          return RuleBreach{section, "max",
+                            "expected max > min on every axis, overlapping the box (cells of "
+                            "level 0)"};
+      continue;
+    }
+    if (!(g.width > 0))
+      return RuleBreach{section, "width", "expected a band width > 0 (cells of its level)"};
+    bool known = g.around == "obstacles" || g.around == "walls";
+    for (std::size_t k = 0; k < c.obstacles.size() && !known; ++k)
+      known = obstacle_name(c.obstacles, k) == g.around;
+    if (!known)
+      return RuleBreach{section, "around",
+                        "expected \"obstacles\", \"walls\" or an obstacle's name, got " +
+                            quoted(g.around.c_str())};
+    if (g.around == "obstacles" && c.obstacles.empty())
+      return RuleBreach{section, "around", "around = \"obstacles\", but the deck has none"};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
@@ -159,6 +267,7 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
                             kFaceNames[std::size_t(2 * a)] + " is " + to_string(lo) + " but " +
                             kFaceNames[std::size_t(2 * a + 1)] + " is " + to_string(hi)};
   }
+  if (const auto breach = refinement_rule(c)) return breach;
   if (!(c.tau > 0.5))
     return RuleBreach{
         "physics", "tau",

@@ -437,7 +437,7 @@ void for_each_table(Section& top, const std::string& key, const std::string& fil
   const toml::array* arr = n->as_array();
   if (!arr || !arr->is_array_of_tables()) top.fail(key, "expected [[" + key + "]] tables");
   for (std::size_t i = 0; i < arr->size(); ++i) {
-    Section s(file, key + "[" + std::to_string(i) + "]", arr->get(i)->as_table());
+    Section s(file, top.full(key) + "[" + std::to_string(i) + "]", arr->get(i)->as_table());
     fn(s, i);
   }
 }
@@ -953,9 +953,41 @@ Case parse_deck(const std::string& text, const std::string& file,
             "expected a coefficient in [0, 10] (free bodies' virtual mass, in fluid masses)");
   ib.finish({"spreading", "iterations", "block", "loads_every", "timing", "retraction", "gravity",
              "contact_range", "contact_stiffness", "virtual_mass"});
+  // [refinement]: the levels of a refined grid and where they go
+  Section refinement(file, "refinement", subtable(top, "refinement"));
+  if (refinement.present()) {
+    sc.refinement.levels = int(refinement.integer("levels", 1, 1, Refinement::kMaxLevels));
+    for_each_table(refinement, "region", file, [&](Section& s, std::size_t) {
+      RefinementRegion g;
+      const auto level = s.integer("level");
+      if (!level) s.fail("level", "missing: the level the region reaches (1 to levels - 1)");
+      g.level = int(std::clamp<std::int64_t>(*level, -1, Refinement::kMaxLevels));
+      g.kind = s.choice_of("type", RefinementRegion::Kind::Box);
+      if (g.kind == RefinementRegion::Kind::Box) {
+        const auto lo = s.vec3<double>("min", dims), hi = s.vec3<double>("max", dims);
+        if (!lo) s.fail("min", "missing: a box region needs min = [...] and max = [...] (cells)");
+        if (!hi) s.fail("max", "missing: a box region needs min = [...] and max = [...] (cells)");
+        g.min = *lo, g.max = *hi;
+        if (dims == 2) g.min[2] = 0.0, g.max[2] = 1.0;
+      } else {
+        const auto around = s.string("around");
+        if (!around)
+          s.fail("around",
+                 "missing: a band goes around \"obstacles\", \"walls\" or an obstacle's name");
+        g.around = *around;
+        const auto width = s.number("width");
+        if (!width) s.fail("width", "missing: the band's width in cells of its level");
+        g.width = *width;
+      }
+      s.finish({"level", "type", "min", "max", "around", "width"});
+      sc.refinement.regions.push_back(g);
+    });
+    refinement.finish({"levels", "region"});
+  }
+
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
-    for (const Section* sec : {&model, &domain, &boundary, &physics})
+    for (const Section* sec : {&model, &domain, &boundary, &physics, &refinement})
       if (sec->path() == breach->section) sec->fail(breach->key, breach->message);
     top.fail(breach->section + "." + breach->key, breach->message);
   }
@@ -986,6 +1018,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
   rc.write_fields = run.boolean("write_fields").value_or(true);
   rc.checkpoint_every = run.integer("checkpoint_every", 0, 0, std::int64_t(1) << 40);
+  if (sc.refinement.active() && rc.checkpoint_every > 0)
+    run.fail("checkpoint_every", "checkpoints of refined runs ([refinement]) are not built yet");
   rc.checkpoint_keep = int(run.integer("checkpoint_keep", 2, 1, 1000));
   run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress",
               "write_fields", "checkpoint_every", "checkpoint_keep", "obstacle_loads_every",
@@ -1081,7 +1115,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   });
 
   top.finish({"model", "domain", "boundary", "initial", "physics", "units", "obstacle", "geometry",
-              "run", "parallel", "probe", "body", "ib", "tune"});
+              "run", "parallel", "probe", "body", "ib", "tune", "refinement"});
   return c;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/file.h>
+#include <tuple>
 #include <unistd.h>
 #include <utility>
 
@@ -146,35 +147,19 @@ void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<h
 }
 }  // namespace
 
-void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step,
-                       const Units& units) {
+namespace {
+/// An HDF5 file built in memory by `fill(file)` (detail::create_in_memory), then written to
+/// `path` through `path.tmp` and a rename.
+template <class Fill>
+void write_hdf5_atomic(const std::string& path, const Fill& fill) {
   const std::string tmp = path + ".tmp";
   const H5Quiet quiet;
   std::vector<unsigned char> image;
-  {  // built in memory (detail::create_in_memory), then written with plain writes
+  {
     H5Handle file{detail::create_in_memory(), H5Fclose};
     if (file.id < 0)
       throw OutputError(path + ": HDF5 cannot create the file in memory" + h5_detail());
-    const std::vector<hsize_t> dims = {hsize_t(f.nz), hsize_t(f.ny), hsize_t(f.nx)};
-    write_dataset(file.id, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
-    write_dataset(file.id, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(), path);
-    write_dataset(file.id, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
-    std::vector<double> p(f.rho.size());
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = lattice_pressure(f.rho[i]);
-    write_dataset(file.id, "pressure", H5T_NATIVE_DOUBLE, dims, p.data(), path);
-    if (units.given) {
-      for (double& v : p) v = units.pressure(v);
-      write_dataset(file.id, "pressure_si", H5T_NATIVE_DOUBLE, dims, p.data(), path);
-      std::vector<std::array<double, 3>> u(f.u.size());
-      for (std::size_t i = 0; i < u.size(); ++i)
-        for (std::size_t d = 0; d < 3; ++d) u[i][d] = units.velocity(f.u[i][d]);
-      write_dataset(file.id, "velocity_si", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3},
-                    u.data(), path);
-      const double scale[3] = {units.dx, units.dt, units.density};
-      write_dataset(file.id, "units_dx_dt_density", H5T_NATIVE_DOUBLE, {3}, scale, path);
-    }
-    const long long s = step;
-    write_dataset(file.id, "step", H5T_NATIVE_LLONG, {1}, &s, path);
+    fill(file.id);
     image = detail::image_of(file.id);
     if (image.empty())
       throw OutputError(path + ": HDF5 could not build the file image" + h5_detail());
@@ -186,6 +171,117 @@ void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64
     std::remove(tmp.c_str());
     throw OutputError(path + ": cannot rename from " + tmp + " (" + std::strerror(e) + ")");
   }
+}
+}  // namespace
+
+void write_fields_hdf5(const std::string& path, const MacroFields& f, std::int64_t step,
+                       const Units& units) {
+  write_hdf5_atomic(path, [&](hid_t file) {
+    const std::vector<hsize_t> dims = {hsize_t(f.nz), hsize_t(f.ny), hsize_t(f.nx)};
+    write_dataset(file, "density", H5T_NATIVE_DOUBLE, dims, f.rho.data(), path);
+    write_dataset(file, "velocity", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3}, f.u.data(),
+                  path);
+    write_dataset(file, "solid", H5T_NATIVE_UINT8, dims, f.solid.data(), path);
+    std::vector<double> p(f.rho.size());
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = lattice_pressure(f.rho[i]);
+    write_dataset(file, "pressure", H5T_NATIVE_DOUBLE, dims, p.data(), path);
+    if (units.given) {
+      for (double& v : p) v = units.pressure(v);
+      write_dataset(file, "pressure_si", H5T_NATIVE_DOUBLE, dims, p.data(), path);
+      std::vector<std::array<double, 3>> u(f.u.size());
+      for (std::size_t i = 0; i < u.size(); ++i)
+        for (std::size_t d = 0; d < 3; ++d) u[i][d] = units.velocity(f.u[i][d]);
+      write_dataset(file, "velocity_si", H5T_NATIVE_DOUBLE, {dims[0], dims[1], dims[2], 3},
+                    u.data(), path);
+      const double scale[3] = {units.dx, units.dt, units.density};
+      write_dataset(file, "units_dx_dt_density", H5T_NATIVE_DOUBLE, {3}, scale, path);
+    }
+    const long long s = step;
+    write_dataset(file, "step", H5T_NATIVE_LLONG, {1}, &s, path);
+  });
+}
+
+std::vector<std::int64_t> write_levels_hdf5(const std::string& path,
+                                            const std::vector<LevelFields>& levels,
+                                            std::int64_t step, int dims) {
+  std::vector<std::int64_t> counts;
+  write_hdf5_atomic(path, [&](hid_t file) {
+    const int corners = dims == 3 ? 8 : 4;
+    for (const LevelFields& l : levels) {
+      const double half = 0.5 / double(1 << l.level);
+      std::vector<float> xyz;
+      std::vector<double> rho, p;
+      std::vector<std::array<double, 3>> u;
+      for (std::size_t t = 0; t < l.rho.size(); ++t) {
+        if (l.flag[t] != kLevelFluid) continue;
+        const auto& c = l.centre[t];
+        for (int k = 0; k < corners; ++k) {  // VTK's hexahedron (quadrilateral) corner order
+          const int bx = (k & 1) ^ ((k >> 1) & 1), by = (k >> 1) & 1, bz = k >> 2;
+          xyz.push_back(float(c[0] + (bx ? half : -half)));
+          xyz.push_back(float(c[1] + (by ? half : -half)));
+          xyz.push_back(dims == 3 ? float(c[2] + (bz ? half : -half)) : 0.0f);
+        }
+        rho.push_back(l.rho[t]);
+        p.push_back(lattice_pressure(l.rho[t]));
+        u.push_back(l.u[t]);
+      }
+      const auto n = hsize_t(rho.size());
+      counts.push_back(std::int64_t(n));
+      std::vector<std::int32_t> cells(std::size_t(n) * std::size_t(corners));
+      for (std::size_t i = 0; i < cells.size(); ++i) cells[i] = std::int32_t(i);
+      const std::string at = "level" + std::to_string(l.level) + "_";
+      write_dataset(file, (at + "points").c_str(), H5T_NATIVE_FLOAT, {n * hsize_t(corners), 3},
+                    xyz.data(), path);
+      write_dataset(file, (at + "cells").c_str(), H5T_NATIVE_INT32, {n, hsize_t(corners)},
+                    cells.data(), path);
+      write_dataset(file, (at + "density").c_str(), H5T_NATIVE_DOUBLE, {n}, rho.data(), path);
+      write_dataset(file, (at + "pressure").c_str(), H5T_NATIVE_DOUBLE, {n}, p.data(), path);
+      write_dataset(file, (at + "velocity").c_str(), H5T_NATIVE_DOUBLE, {n, 3}, u.data(), path);
+    }
+    const long long s = step;
+    write_dataset(file, "step", H5T_NATIVE_LLONG, {1}, &s, path);
+  });
+  return counts;
+}
+
+std::string xdmf_levels_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs,
+                               const std::vector<std::int64_t>& cells, int dims) {
+  std::ostringstream x;
+  const int corners = dims == 3 ? 8 : 4;
+  x << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+    << "  <Grid Name=\"kolibri_levels\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const auto& [step, file] : outputs) {
+    x << "   <Grid Name=\"step_" << step
+      << "\" GridType=\"Collection\" CollectionType=\"Spatial\">\n"
+      << "    <Time Value=\"" << step << "\"/>\n";
+    for (std::size_t l = 0; l < cells.size(); ++l) {
+      const std::string n = std::to_string(cells[l]),
+                        at = file + ":/level" + std::to_string(l) + "_";
+      x << "    <Grid Name=\"level_" << l << "\" GridType=\"Uniform\">\n"
+        << "     <Topology TopologyType=\"" << (dims == 3 ? "Hexahedron" : "Quadrilateral")
+        << "\" NumberOfElements=\"" << n << "\">\n"
+        << "      <DataItem Dimensions=\"" << n << " " << corners
+        << "\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">" << at << "cells</DataItem>\n"
+        << "     </Topology>\n     <Geometry GeometryType=\"XYZ\">\n"
+        << "      <DataItem Dimensions=\"" << cells[l] * corners
+        << " 3\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">" << at
+        << "points</DataItem>\n"
+        << "     </Geometry>\n";
+      for (const auto& [name, kind, extent] :
+           {std::tuple{"density", "Scalar", n}, std::tuple{"pressure", "Scalar", n},
+            std::tuple{"velocity", "Vector", n + " 3"}})
+        x << "     <Attribute Name=\"" << name << "\" AttributeType=\"" << kind
+          << "\" Center=\"Cell\">\n      <DataItem Dimensions=\"" << extent
+          << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" << at << name
+          << "</DataItem>\n     </Attribute>\n";
+      x << "     <Attribute Name=\"level\" AttributeType=\"Scalar\" Center=\"Grid\">\n"
+        << "      <DataItem Dimensions=\"1\" Format=\"XML\">" << l << "</DataItem>\n"
+        << "     </Attribute>\n    </Grid>\n";
+    }
+    x << "   </Grid>\n";
+  }
+  x << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  return x.str();
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Output.hpp>
+#include <kolibri/refine/RefinedGrid.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -67,6 +68,37 @@ void set_bench_case(SolverConfig& c, BenchCase domain, int n, double porosity) {
       c.geometry.solid = std::move(solid);
       c.initial.velocity = {0.0, 0.05, 0.0};
       c.force = {0.0, 1e-6, 0.0};
+      return;
+    }
+    case BenchCase::RefinedSphere: {
+      // n: the finest level's length (level 2, four cells a level-0 cell).
+      c.nx = c.nz = std::max(8, n / 4);
+      c.ny = std::max(8, int(std::lround(n * (192.0 / 272.0) / 4.0)));
+      if (two_d) c.nz = 1;
+      for (int f = 2; f < (two_d ? 4 : 6); ++f) c.faces[std::size_t(f)].type = FaceType::Wall;
+      c.faces[0].type = FaceType::VelocityInlet;
+      c.faces[0].velocity = {0.05, 0.0, 0.0};
+      c.faces[1].type = FaceType::PressureOutlet;
+      c.initial.velocity = {0.05, 0.0, 0.0};
+      Obstacle o;
+      o.name = "sphere";
+      o.shape = two_d ? Obstacle::Shape::Cylinder : Obstacle::Shape::Sphere;
+      const double r = std::max(1.0, n / 68.0);
+      o.center = {0.3 * c.nx, 0.5 * c.ny, two_d ? 0.5 : 0.5 * c.nz};
+      o.radius = r;
+      c.obstacles.push_back(o);
+      c.refinement.levels = 3;
+      RefinementRegion wake, near;
+      wake.level = 1;
+      wake.min = {o.center[0] - 4 * r, o.center[1] - 4 * r, two_d ? 0.0 : o.center[2] - 4 * r};
+      wake.max = {o.center[0] + 8 * r, o.center[1] + 4 * r, two_d ? 1.0 : o.center[2] + 4 * r};
+      near.level = 2;
+      for (int d = 0; d < 3; ++d) {
+        near.min[std::size_t(d)] = o.center[std::size_t(d)] - 2.5 * r;
+        near.max[std::size_t(d)] = o.center[std::size_t(d)] + 2.5 * r;
+      }
+      if (two_d) near.min[2] = 0.0, near.max[2] = 1.0;
+      c.refinement.regions = {wake, near};
       return;
     }
     case BenchCase::Closed:
@@ -208,6 +240,12 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                         if (!supports(lat, col)) continue;
                         if (domain == BenchCase::SphereInterpolated && str == Streaming::Moments)
                           continue;  // link rules: populations only
+                        if (domain == BenchCase::RefinedSphere &&
+                            (str != Streaming::TwoArray || prec.storage != StorageKind::Same ||
+                             col == CollisionKind::RecursiveRegularized ||
+                             col == CollisionKind::Mrt || alpha > 0 || split != 1 || per_face ||
+                             tile > 0 || size <= 0))
+                          continue;  // what refined grids run (config/Rules.hpp), given sizes
 
                         if (str != Streaming::Moments && arrays != o.moment_arrays.front())
                           continue;  // once
@@ -220,13 +258,15 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
   for (const auto& [domain, lat, prec, col, str, size, alpha, split, per_face, tile, arrays,
                     porosity] : specs) {
     int n = size;
+    const bool refined = domain == BenchCase::RefinedSphere;
     if (n <= 0) {
       const double cells =
           o.memory_fraction * double(device_free_memory()) / bytes_per_cell(lat, prec, str, arrays);
       n = int(std::floor(std::cbrt(cells)));
       n -= n % 8;
     }
-    if (double(n) * n * n * bytes_per_cell(lat, prec, str, arrays) > 0.95 * double(device_free_memory())) {
+    if (!refined && double(n) * n * n * bytes_per_cell(lat, prec, str, arrays) >
+                        0.95 * double(device_free_memory())) {
       out << "skip " << to_string(lat) << " " << name(prec).c_str() << " n=" << n
           << ": does not fit\n";
       continue;
@@ -270,6 +310,15 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     r.tile_edge = tile;
     if (tile > 0) r.alpha = 0;
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
+    if (const auto* grid = dynamic_cast<const RefinedGrid*>(s.get())) {
+      // mahmoud2024's count: every level's fluid cells times its steps.
+      r.mlups = double(s->fluid_cells()) * double(steps) / secs * 1e-6;
+      const auto& levels = grid->octree().levels;
+      for (const RefinedLevel& l : levels) r.level_cells.push_back(l.fluid_cells);
+      const int finest = int(levels.size()) - 1;
+      r.effective_mlups = double(c.cells()) * std::ldexp(1.0, (dimensions(lat) + 1) * finest) *
+                          double(steps) / secs * 1e-6;
+    }
     r.bytes_per_update = s->bytes_per_update();
     r.bytes_per_cell = s->bytes_per_cell();
     r.fluid_cells = s->fluid_cells();
@@ -299,6 +348,16 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         to_string(lat), to_string(col), name(prec).c_str(), to_string(str), kernels.c_str(), n,
         r.mlups, r.bytes_per_update, r.gbs, 100.0 * r.fraction, r.bytes_per_cell);
     out << line << std::flush;
+    if (!r.level_cells.empty()) {
+      std::string cells;
+      for (const std::int64_t k : r.level_cells)
+        cells += (cells.empty() ? "" : ", ") + std::to_string(k);
+      std::snprintf(line, sizeof line,
+                    "       levels' fluid cells %s; a uniform grid at the finest spacing would "
+                    "need %.1f MLUPS for the same time\n",
+                    cells.c_str(), r.effective_mlups);
+      out << line << std::flush;
+    }
     if (c.geometry.given()) {
       std::snprintf(line, sizeof line,
                     "       porosity %.3f: %.1f fluid MLUPS (%s); %d^%d tiles: tile porosity "
@@ -360,6 +419,15 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                                                               : "two-array pull");
     if (r.domain == BenchCase::Porous)
       j.add("sphere_diameter", porous_sphere_diameter(r.n)).add("seed", 1);
+    if (!r.level_cells.empty()) {
+      std::string cells = "[";
+      for (std::size_t k = 0; k < r.level_cells.size(); ++k)
+        cells += (k ? ", " : "") + std::to_string(r.level_cells[k]);
+      j.add("levels", int(r.level_cells.size()))
+          .add_raw("level_fluid_cells", cells + "]")
+          .add("effective_mlups", r.effective_mlups)
+          .add("mlups_counts", "every level's fluid cells times its steps (mahmoud2024)");
+    }
     if (r.domain == BenchCase::Porous || r.domain == BenchCase::Vessel)
       j.add("tile_porosity", r.tile_porosity)
           .add("model_bandwidth_overhead_t2c", r.model_bandwidth_t2c)

@@ -30,7 +30,11 @@ bool inside_shape(const Obstacle& o, const double (&p)[3]) {
 // Cell (x, y, z) has its centre at (x + 1/2, y + 1/2, z + 1/2) in deck coordinates, so a box
 // from min to max (in cells) covers cells whose centre lies inside [min, max].
 bool covers(const Obstacle& o, int x, int y, int z) {
-  const double p[3] = {x + 0.5, y + 0.5, z + 0.5};
+  return covers_point(o, {x + 0.5, y + 0.5, z + 0.5});
+}
+
+bool covers_point(const Obstacle& o, const std::array<double, 3>& x) {
+  const double p[3] = {x[0], x[1], x[2]};
   return inside_shape(o, p) != o.solid_outside;
 }
 

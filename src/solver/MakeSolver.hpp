@@ -15,4 +15,8 @@
 namespace kolibri::Impl {
 template <class L, class S, class C>
 std::unique_ptr<Solver> make_solver_of(const SolverConfig& cfg, const Distribution* dist);
+/// The refined-grid solver of cfg (cfg.refinement.active(); one rank), src/refine/.
+std::unique_ptr<Solver> make_refined_solver(const SolverConfig& cfg);
+template <class L, class S, class C>
+std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg);
 }  // namespace kolibri::Impl

@@ -134,6 +134,16 @@ std::string solver_signature(const SolverConfig& c) {
            "/" + vec(o.angular_velocity);
     add("obstacle" + std::to_string(i), v);
   }
+  if (c.refinement.active()) {  // (older checkpoints: no refinement)
+    std::string v = std::to_string(c.refinement.levels);
+    for (const RefinementRegion& g : c.refinement.regions)  // (+= by parts: GCC 12's -Wrestrict)
+      for (const std::string& part : {std::to_string(g.level), std::string(to_string(g.kind)),
+                                      vec(g.min), vec(g.max), g.around, num(g.width)}) {
+        v += '/';
+        v += part;
+      }
+    add("refinement", v);
+  }
   if (c.geometry.given())  // the cells it made solid (older checkpoints: none)
     add("geometry", hex64(checksum64(reinterpret_cast<const std::byte*>(c.geometry.solid->data()),
                                      c.geometry.solid->size())));
@@ -206,12 +216,17 @@ std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* 
 
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
   check(cfg);
+  if (cfg.refinement.active()) return Impl::make_refined_solver(cfg);
   return make_local(cfg, nullptr);
 }
 
 std::unique_ptr<Solver> make_solver(const SolverConfig& cfg, const Distribution& dist) {
   check(cfg);
-  if (!dist.comm || dist.comm->size() == 1) return make_local(cfg, nullptr);
+  if (!dist.comm || dist.comm->size() == 1) return make_solver(cfg);
+  if (cfg.refinement.active())
+    throw std::invalid_argument(
+        "make_solver: refined grids ([refinement]) run on one rank for now, got " +
+        std::to_string(dist.comm->size()) + " ranks");
   return make_local(dist.dc.local_config(cfg), &dist);
 }
 

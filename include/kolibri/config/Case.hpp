@@ -197,6 +197,9 @@ inline std::string obstacle_name(const std::vector<Obstacle>& all, std::size_t k
 
 /// \brief True where the obstacle covers the centre of cell (x, y, z) (src/solver/Geometry.cpp).
 bool covers(const Obstacle& o, int x, int y, int z);
+/// \brief True where the obstacle's solid holds point x (deck coordinates, cells): `covers` at
+/// any point, as the levels of a refined grid ask it at their own cell centres.
+bool covers_point(const Obstacle& o, const std::array<double, 3>& x);
 /// \brief Where the segment from `a` (not covered) to `b` (covered) first enters the obstacle's
 /// solid side, as the fraction t of the way (0 < t <= 1; deck coordinates, cells); 1 where no
 /// crossing is found in floating point (b on the surface).
@@ -334,6 +337,32 @@ struct NameTable<InitialCondition::Kind> {
       Named<K>{K::DoubleShearLayer, "double_shear_layer"}, Named<K>{K::File, "file"}};
 };
 
+/// \brief A region of a refined grid (mahmoud2024; refine/Octree.hpp): the blocks it touches
+/// reach at least `level`. A box in the deck's cells (level 0), or a band of `width` cells of
+/// that level around the obstacles' surfaces (all, or one by name) or the non-periodic faces.
+struct RefinementRegion {
+  int level = 1;
+  enum class Kind { Box, Band } kind = Kind::Box;
+  std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< Box: corners (cells of level 0)
+  std::string around;                                ///< Band: "obstacles", "walls" or a name
+  double width = 0.0;                                ///< Band: cells of `level`
+};
+template <>
+struct NameTable<RefinementRegion::Kind> {
+  using K = RefinementRegion::Kind;
+  static constexpr std::array entries{Named<K>{K::Box, "box"}, Named<K>{K::Band, "band"}};
+};
+/// \brief Grid refinement ([refinement]): `levels` levels of cells, each half the width of the
+/// one above and stepped twice as often; level 0 is the deck's box. 1: no refinement.
+struct Refinement {
+  static constexpr int kMaxLevels = 8;
+  int levels = 1;
+  std::vector<RefinementRegion> regions;
+  bool active() const { return levels > 1; }
+};
+/// log2 of a refined grid's block edge in cells: 4^3 in 3D, 8^2 in 2D (64 cells a block).
+inline constexpr int refine_block_shift(int dims) { return dims == 3 ? 2 : 3; }
+
 /// \brief Where a solver's box sits in the whole domain (multi-rank runs). The box of nx x ny x
 /// nz cells includes the ghost layers; local cell (0, 0, 0) is global cell `origin`. A side with
 /// `ghost` = 1 is a one-cell layer of a neighbour rank's cells (filled by the halo exchange,
@@ -381,6 +410,7 @@ struct SolverConfig {
   std::vector<Body> bodies;  ///< immersed-boundary solids
   ImmersedSettings ib;
   InitialCondition initial;
+  Refinement refinement;  ///< levels of a refined grid ([refinement])
   Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
   /// Per axis: true where its faces are periodic (of the whole domain).
   std::array<bool, 3> periodic_axes() const {
@@ -535,5 +565,6 @@ inline const char* to_string(FaceType e) { return name_of(e); }
 inline const char* to_string(InletProfile e) { return name_of(e); }
 inline const char* to_string(Obstacle::Wall e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
+inline const char* to_string(RefinementRegion::Kind e) { return name_of(e); }
 
 }  // namespace kolibri

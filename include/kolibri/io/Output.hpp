@@ -5,6 +5,7 @@
 /// leaves a half-written file behind.
 #pragma once
 
+#include <kolibri/refine/RefinedGrid.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <array>
@@ -87,6 +88,18 @@ MacroFields read_fields_hdf5(const std::string& path);
 /// layers reaching one cell past the domain's faces read from across them (periodic).
 MacroFields read_fields_hdf5(const std::string& path, const std::array<int, 3>& origin,
                              const std::array<int, 3>& n);
+
+/// \brief The fluid cells of a refined grid's levels in HDF5 (refine/): per level l, each cell as
+/// a hexahedron (a quadrilateral in 2D, `dims` = 2) of its own width, /level<l>_points (its
+/// corners, level-0 cells), /level<l>_cells (their indices), /level<l>_density, _pressure and
+/// _velocity. Returns the cells written per level (for xdmf_levels_series).
+std::vector<std::int64_t> write_levels_hdf5(const std::string& path,
+                                            const std::vector<LevelFields>& levels,
+                                            std::int64_t step, int dims);
+/// \brief The XDMF time series of write_levels_hdf5's files: at each time a spatial collection
+/// of the levels, which ParaView opens as one dataset.
+std::string xdmf_levels_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs,
+                               const std::vector<std::int64_t>& cells, int dims);
 
 /// \brief The XDMF time series over the written HDF5 files (file name relative to the XDMF).
 std::string xdmf_series(const std::vector<std::pair<std::int64_t, std::string>>& outputs, int nx,

@@ -38,8 +38,23 @@ struct NameTable<PrecisionChoice> {
 /// - sphere: the channel with a bounce-back sphere (a disc in 2D) of diameter n/4 at x = n/4 on
 ///   the axis;
 /// - sphere_interpolated: the same sphere with interpolated walls (Obstacle::Wall::Interpolated).
+/// - refined_sphere: mahmoud2024's wind tunnel, refined around a sphere (three levels): n is the
+///   finest level's length, the box n x 0.706 n x n of finest cells (its three sizes: 272, 544,
+///   816), level 0 a quarter of that; a velocity inlet at x_min (u = 0.05), a pressure outlet at
+///   x_max, walls elsewhere; a bounce-back sphere of radius n/68 level-0 cells at 0.3 of the
+///   length; level 2 within 2.5 radii of its centre, level 1 from 4 radii upstream to 8 downstream
+///   and 4 across. MLUPS count every level's fluid cells times its steps (mahmoud2024).
 /// MLUPS count every cell of the box, solid ones included (as FluidX3D counts).
-enum class BenchCase { Periodic, Closed, Channel, Sphere, SphereInterpolated, Porous, Vessel };
+enum class BenchCase {
+  Periodic,
+  Closed,
+  Channel,
+  Sphere,
+  SphereInterpolated,
+  Porous,
+  Vessel,
+  RefinedSphere
+};
 template <>
 struct NameTable<BenchCase> {
   static constexpr std::array entries{
@@ -49,7 +64,8 @@ struct NameTable<BenchCase> {
       Named<BenchCase>{BenchCase::Sphere, "sphere"},
       Named<BenchCase>{BenchCase::SphereInterpolated, "sphere_interpolated"},
       Named<BenchCase>{BenchCase::Porous, "porous"},
-      Named<BenchCase>{BenchCase::Vessel, "vessel"}};
+      Named<BenchCase>{BenchCase::Vessel, "vessel"},
+      Named<BenchCase>{BenchCase::RefinedSphere, "refined_sphere"}};
 };
 
 /// \brief The configuration of `domain` for lattice `lat` and edge n (faces, obstacle, initial
@@ -105,6 +121,10 @@ struct BenchResult {
   double fluid_mlups = 0;
   double tile_porosity = 0, model_bandwidth_t2c = 0, model_bandwidth_tgb = 0;
   double model_memory_t2c = 0, model_memory_tgb = 0;
+  /// Refined cases: fluid cells per level, and the rate of the uniform grid at the finest
+  /// level's spacing that these steps stand for (its cells x 2^(levels - 1) steps a step).
+  std::vector<std::int64_t> level_cells{};
+  double effective_mlups = 0;
 };
 
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The fused kernel of one level of a refined grid (mahmoud2024's Fig. 4f carried to every
+/// level): one thread per cell of the level's leaves gathers its arriving populations, from the
+/// same level, from the coarser level (explosion) or from the finer one (coalescence), resolves
+/// walls, collides and writes, in one launch per level step. No ghost layer and no atomics: the
+/// fine level keeps its last two states (two arrays), and the coarse level steps between the
+/// fine level's two steps, so a coarse cell reads the fine populations that cross into it from
+/// both fine steps directly (docs/theory.md, "Grid refinement": the rules and why they conserve
+/// mass exactly).
+///
+/// Layout: a level's populations are blocked like the tiled grid's, value q of place l of leaf
+/// slot s at (s Q + q) V + l (V = E^D cells a block), which is CSoA(V) over the cell number
+/// t = s V + l: the code off the hot path reads it through Slots::csoa(cells, Q, V).
+#pragma once
+
+#include <kolibri/refine/Octree.hpp>
+#include <kolibri/stepping/ObstacleLoads.hpp>
+#include <kolibri/stepping/StreamCollide.hpp>
+
+// The general path's per-direction rule is a call, not 27 inlined copies: it runs on few cells,
+// and inlined it would grow the kernel (and its registers) for the fast path's sake of none.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define KOLIBRI_REFINE_OUT_OF_LINE __noinline__
+#else
+#define KOLIBRI_REFINE_OUT_OF_LINE __attribute__((noinline))
+#endif
+
+namespace kolibri {
+
+struct LevelStepTag {
+  static constexpr const char* label = "kolibri::refine_level_step";
+};
+
+/// \brief One step of one level (two arrays, pull), thread t = leaf slot V + place.
+///
+/// A cell whose links word is free of kLevelSlow reads every direction from a leaf of its own
+/// level, or bounces back from a resting wall or solid (its own opposite slot, chosen by the
+/// mask): the tiled grid's gather, the neighbour blocks' slots loaded once. Other cells take
+/// the general path (`general`), direction by direction.
+template <class L, class S, class C>
+struct LevelStep {
+  using R = typename S::real;
+  using V = typename S::value_type;
+  static constexpr int SX = refine_block_shift(L::D);  ///< log2 of the block edge
+  static constexpr int E = 1 << SX;
+  static constexpr int VS = SX * L::D;  ///< log2 of the cells a block
+  static constexpr Index TV = Index(1) << VS;
+
+  const V* src = nullptr;  ///< this level's last state (post-collision)
+  V* dst = nullptr;        ///< its next; at parity 1 it still holds the state before `src`
+  const std::uint8_t* flags = nullptr;
+  const std::uint32_t* links = nullptr;
+  const std::int32_t* neighbours = nullptr;  ///< RefinedLevel::neighbours
+  const std::int32_t* coarse = nullptr;      ///< RefinedLevel::coarse (level > 0)
+  const std::int32_t* children = nullptr;    ///< RefinedLevel::children (a finer level exists)
+  const std::int32_t* origin = nullptr;      ///< leaf slot -> its block position (3 ints)
+  /// The coarser level's state at the start of its step (level > 0).
+  const V* coarse_state = nullptr;
+  /// The finer level's last state and the one before (a finer level exists): the finer level
+  /// has made the first of its two steps when this level steps.
+  const V* fine_now = nullptr;
+  const V* fine_before = nullptr;
+  /// Re-entry links (RefinedLevel::reentry_start, reentry_key) and their saved values
+  /// (ReentrySave, before the first of this level's two steps).
+  const std::int32_t* reentry_start = nullptr;
+  const std::int32_t* reentry_key = nullptr;
+  const V* reentry_value = nullptr;
+  int n[3] = {1, 1, 1};   ///< this level's box in its cells
+  int parity = 0;         ///< 0 or 1: this step's place in the coarser level's step
+  bool pressure = false;  ///< a face is held at its density (the general path needs u)
+  DeviceFaces<R> faces;
+  R force[3] = {R(0), R(0), R(0)};
+  C collide;
+
+  KOKKOS_INLINE_FUNCTION static Index at(Index slot, int q, Index place) {
+    return ((slot * L::Q + q) << VS) + place;
+  }
+  KOKKOS_INLINE_FUNCTION static int place_of(int x, int y, int z) {
+    return (x & (E - 1)) | ((y & (E - 1)) << SX) | (L::D == 3 ? (z & (E - 1)) << (2 * SX) : 0);
+  }
+  /// Row k = 13 + dx + 3 dy + 9 dz of the neighbour tables for the block of cell b (unwrapped)
+  /// seen from the block of cell p.
+  KOKKOS_INLINE_FUNCTION static int block_offset(const int (&p)[3], const int (&b)[3]) {
+    int k = 13;
+    k += (b[0] >> SX) - (p[0] >> SX);
+    k += 3 * ((b[1] >> SX) - (p[1] >> SX));
+    if (L::D == 3) k += 9 * ((b[2] >> SX) - (p[2] >> SX));
+    return k;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index t) const {
+    if (flags[t] != kLevelFluid) return;
+    const std::uint32_t mask = links[t];
+    const Index s = t >> VS, l = t & (TV - 1);
+    R f[L::Q];
+    if (mask & kLevelSlow)
+      general(s, l, f);
+    else
+      gather(s, l, mask, f);
+    R F[3] = {force[0], force[1], force[2]};
+    collide(f, F);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) dst[at(s, q, l)] = S::template store<L>(f[q], q);
+  }
+
+  /// Every direction from a leaf of this level or bounced back (bit q of `mask`): at most 8
+  /// blocks, their slots loaded before the gather, each direction's block picked at compile time.
+  KOKKOS_INLINE_FUNCTION void gather(const Index s, const Index l, const std::uint32_t mask,
+                                     R (&f)[L::Q]) const {
+    const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
+              lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
+    const int sx = lx == 0       ? -1
+                   : lx == E - 1 ? 1
+                                 : 0,
+              sy = ly == 0       ? -1
+                   : ly == E - 1 ? 1
+                                 : 0,
+              sz = L::D == 3 ? (lz == 0       ? -1
+                                : lz == E - 1 ? 1
+                                              : 0)
+                             : 0;
+    const std::int32_t* nb = neighbours + s * 27 + 13;
+    const Index n1 = nb[sx], n2 = nb[3 * sy], n3 = nb[sx + 3 * sy], n4 = nb[9 * sz],
+                n5 = nb[sx + 9 * sz], n6 = nb[3 * sy + 9 * sz], n7 = nb[sx + 3 * sy + 9 * sz];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+      const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
+      const Index lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
+      const Index hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
+      const Index slot = az ? hi : lo;
+      const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) +
+                          (ay ? cy * E * E : 0) + (az ? cz * E * E * E : 0);
+      const bool wall = q > 0 && ((mask >> q) & 1u);
+      f[q] = S::template load<L>(src[wall ? at(s, L::opposite(q), l) : at(slot, q, place)], q);
+    }
+  }
+
+  /// The general path: each direction by the rules of docs/theory.md.
+  KOKKOS_INLINE_FUNCTION void general(const Index s, const Index l, R (&f)[L::Q]) const {
+    const int p[3] = {(origin[3 * s] << SX) + (int(l) & (E - 1)),
+                      (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1)),
+                      L::D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0};
+    R u[3] = {R(0), R(0), R(0)};
+    if (pressure) {
+      R fs[L::Q];
+      for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
+      velocity(fs, u);
+    }
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) f[q] = arriving(s, l, p, q, u);
+  }
+
+  /// u = (sum c f* - F/2) / rho of post-collision populations (pressure faces).
+  KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
+    R rho = R(0), j[3] = {R(0), R(0), R(0)};
+    for (int k = 0; k < L::Q; ++k) {
+      rho += fs[k];
+      for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
+    }
+    for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
+  }
+
+  /// Cell v of this level moved into the box across periodic faces: false past a non-periodic
+  /// face, `face` the one whose rule applies (face_priority at edges and corners).
+  KOKKOS_INLINE_FUNCTION bool inside(int (&v)[3], int& face) const {
+    face = -1;
+    for (int d = 0; d < L::D; ++d) {
+      if (v[d] >= 0 && v[d] < n[d]) continue;
+      const int crossed = v[d] < 0 ? 2 * d : 2 * d + 1;
+      if (faces.type[crossed] == static_cast<int>(FaceType::Periodic))
+        v[d] = v[d] < 0 ? v[d] + n[d] : v[d] - n[d];
+      else if (face < 0 || face_priority(faces.type[crossed]) < face_priority(faces.type[face]))
+        face = crossed;
+    }
+    return face < 0;
+  }
+  /// Cell v of the finer level (twice this level's box) inside the box, wrapped like `inside`.
+  KOKKOS_INLINE_FUNCTION bool inside_finer(int (&v)[3]) const {
+    for (int d = 0; d < L::D; ++d) {
+      const int m = 2 * n[d];
+      if (v[d] >= 0 && v[d] < m) continue;
+      if (faces.type[v[d] < 0 ? 2 * d : 2 * d + 1] != static_cast<int>(FaceType::Periodic))
+        return false;
+      v[d] = v[d] < 0 ? v[d] + m : v[d] - m;
+    }
+    return true;
+  }
+
+  KOKKOS_INLINE_FUNCTION R own(const Index s, const int q, const Index l) const {
+    return S::template load<L>(src[at(s, q, l)], q);
+  }
+  /// A face's rule for arriving population q, from the cell's own post-collision opposite one.
+  KOKKOS_INLINE_FUNCTION R face_rule(int q, int face, R back, const R (&u)[3]) const {
+    const R w = R(L::w(q));
+    switch (static_cast<FaceType>(faces.type[face])) {
+      case FaceType::MovingWall:
+      case FaceType::VelocityInlet: {
+        const R* uw = faces.velocity[face];
+        const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
+        return back + R(6) * w * faces.density[face] * cu;
+      }
+      case FaceType::PressureOutlet:
+      case FaceType::PressureInlet: {
+        const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
+        const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+        return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
+      }
+      default:
+        return back;
+    }
+  }
+
+  /// Arriving population q of the cell at p (leaf slot s, place l).
+  KOLIBRI_REFINE_OUT_OF_LINE KOKKOS_FUNCTION R arriving(const Index s, const Index l,
+                                                        const int (&p)[3], const int q,
+                                                        const R (&u)[3]) const {
+    if (q == 0) return own(s, 0, l);
+    const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
+    const int o = L::opposite(q);
+    if (fine_now) {  // the children of this cell whose sources lie at the finer level
+      const int behind[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+      const std::int32_t code_behind = neighbours[s * 27 + block_offset(p, behind)];
+      int from_fine = 0;
+      R sum = R(0);
+      for (int ch = 0; ch < (1 << L::D); ++ch) {
+        // Child 2p + o; its source one fine cell upwind lies in this level's cell
+        // p + floor((o - c) / 2), the one two fine cells upwind in p - c. Where that cell is
+        // refined, the finer level holds the source (its state after its first step, or before).
+        int one[3], two[3], cell[3];
+        for (int d = 0; d < 3; ++d) {
+          const int od = d < L::D ? (ch >> d) & 1 : 0;
+          const int cd = d < L::D ? 2 * p[d] + od : 0;
+          one[d] = cd - c[d], two[d] = cd - 2 * c[d], cell[d] = p[d] + ((od - c[d]) >> 1);
+        }
+        std::int32_t code = neighbours[s * 27 + block_offset(p, cell)];
+        const V* from = nullptr;
+        int* x = one;
+        if (code <= -kRefinedBase && inside_finer(one)) {
+          from = fine_now;
+        } else if (code_behind <= -kRefinedBase && inside_finer(two)) {
+          from = fine_before, code = code_behind, x = two;
+        }
+        if (!from) continue;  // this level's rule
+        const Index r = -(code + kRefinedBase);
+        const int octant = ((x[0] >> SX) & 1) | (((x[1] >> SX) & 1) << 1) |
+                           (L::D == 3 ? ((x[2] >> SX) & 1) << 2 : 0);
+        const Index slot = children[(r << L::D) + octant];
+        sum += S::template load<L>(from[at(slot, q, place_of(x[0], x[1], x[2]))], q);
+        ++from_fine;
+      }
+      constexpr R inv = R(1.0 / (1 << L::D));
+      if (from_fine == (1 << L::D)) return sum * inv;
+      if (from_fine > 0)
+        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, u)) * inv;
+    }
+    return same_level(s, l, p, q, o, c, u);
+  }
+
+  /// The rule of this level for arriving population q: from the upwind leaf cell, a face, a
+  /// solid cell (halfway bounce-back) or the coarser level (explosion).
+  KOKKOS_INLINE_FUNCTION R same_level(const Index s, const Index l, const int (&p)[3], const int q,
+                                      const int o, const int (&c)[3], const R (&u)[3]) const {
+    int b[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    const int k = block_offset(p, b);
+    int face;
+    if (!inside(b, face)) return face_rule(q, face, own(s, o, l), u);
+    const std::int32_t code = neighbours[s * 27 + k];
+    const int place = place_of(b[0], b[1], b[2]);
+    if (code >= 0) {
+      if (flags[(Index(code) << VS) + place] == kLevelSolid) return own(s, o, l);
+      return S::template load<L>(src[at(code, q, place)], q);
+    }
+    // The coarser level (code == kCoarserBlock): the first step reads the coarse cell the
+    // upwind cell lies in; the second the coarse cell one coarse step upwind of this cell's
+    // parent, or past a face the face's rule on the cell's own state before the first step.
+    if (parity == 0)
+      return S::template load<L>(
+          coarse_state[at(coarse[s * 27 + k], q, place_of(b[0] >> 1, b[1] >> 1, b[2] >> 1))], q);
+    int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
+    const int k2 = block_offset(p, b2);
+    if (!inside(b2, face)) return face_rule(q, face, S::template load<L>(dst[at(s, o, l)], o), u);
+    if (neighbours[s * 27 + k2] >= 0) {  // re-entry: this level's f*_q(t) two cells upwind
+      const std::int32_t key = std::int32_t(l << 5) | q;
+      for (std::int32_t e = reentry_start[s]; e < reentry_start[s + 1]; ++e)
+        if (reentry_key[e] == key) return S::template load<L>(reentry_value[e], q);
+    }
+    return S::template load<L>(
+        coarse_state[at(coarse[s * 27 + k2], q, place_of(b2[0] >> 1, b2[1] >> 1, b2[2] >> 1))], q);
+  }
+};
+
+/// After each step of a level with obstacle links: each link's f*_k (its cell's post-collision
+/// population into the solid) into row `row` of the level's link history, one row a step of
+/// the level within a step of level 0 (the steps differ: a level alternates with the levels
+/// above it, so the loads average a whole cycle).
+struct LinkRecordTag {
+  static constexpr const char* label = "kolibri::refine_link_record";
+};
+template <class L, class S>
+struct LinkRecord {
+  using V = typename S::value_type;
+  static constexpr int VS = refine_block_shift(L::D) * L::D;
+  const V* f = nullptr;
+  const std::int32_t* cell = nullptr;
+  const std::uint8_t* dir = nullptr;
+  V* history = nullptr;
+  Index row = 0, links = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(LinkRecordTag, const Index i) const {
+    const Index t = cell[i];
+    history[row * links + i] =
+        f[((((t >> VS) * L::Q) + dir[i]) << VS) + (t & ((Index(1) << VS) - 1))];
+  }
+};
+
+/// \brief The momentum a level's links into an obstacle give it in one recorded step (a row of
+/// the link history), in the level's lattice units: 2 c_k f*_k a link (halfway bounce-back at
+/// rest, ObstacleLoads.hpp), and the torque about `centre` (level-0 cells) with the arm to the
+/// link's midpoint.
+template <class L, class S>
+struct LevelLinkMomentum {
+  using R = typename S::real;
+  using V = typename S::value_type;
+  using value_type = LinkSums;
+  static constexpr int SX = refine_block_shift(L::D);
+  static constexpr int VS = SX * L::D;
+  const V* f = nullptr;  ///< the recorded row: one value a link
+  const std::int32_t* cell = nullptr;
+  const std::uint8_t* dir = nullptr;
+  const std::int32_t* origin = nullptr;
+  double width = 1.0;  ///< a cell of the level in level-0 cells
+  double centre[3] = {0, 0, 0};
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, LinkSums& sum) const {
+    const Index t = cell[i], s = t >> VS;
+    const int k = dir[i], l = int(t & ((Index(1) << VS) - 1)), e = (1 << SX) - 1;
+    const int p[3] = {(origin[3 * s] << SX) + (l & e), (origin[3 * s + 1] << SX) + ((l >> SX) & e),
+                      L::D == 3 ? (origin[3 * s + 2] << SX) + (l >> (2 * SX)) : 0};
+    const double fk = double(S::template load<L>(f[i], k));
+    double F[3], r[3];
+    for (int a = 0; a < 3; ++a) {
+      F[a] = 2.0 * L::c(k, a) * fk;
+      r[a] = a < L::D ? (p[a] + 0.5 + 0.5 * L::c(k, a)) * width - centre[a] : 0.5 - centre[a];
+    }
+    for (int a = 0; a < 3; ++a) sum.add(a, F[a]);
+    sum.add(3, r[1] * F[2] - r[2] * F[1]);
+    sum.add(4, r[2] * F[0] - r[0] * F[2]);
+    sum.add(5, r[0] * F[1] - r[1] * F[0]);
+  }
+  KOKKOS_INLINE_FUNCTION void init(LinkSums& a) const { a = LinkSums(); }
+  KOKKOS_INLINE_FUNCTION void join(LinkSums& a, const LinkSums& b) const { a.add(b); }
+  KOKKOS_INLINE_FUNCTION void join(volatile LinkSums& a,
+                                   const volatile LinkSums& b) const {  // Kokkos 3
+    LinkSums x, y;
+    for (int k = 0; k < 6; ++k) x.v[k] = a.v[k], x.c[k] = a.c[k], y.v[k] = b.v[k], y.c[k] = b.c[k];
+    x.add(y);
+    for (int k = 0; k < 6; ++k) {
+      a.v[k] = x.v[k];
+      a.c[k] = x.c[k];
+    }
+  }
+};
+
+/// Before the first of a level's two steps: the re-entry links' sources, f*_q at the start of
+/// the coarser level's step, saved for the second step (which overwrites them).
+struct ReentrySaveTag {
+  static constexpr const char* label = "kolibri::refine_reentry_save";
+};
+template <class V, int VS, int Q>
+struct ReentrySave {
+  const V* src = nullptr;
+  const std::int32_t* source = nullptr;  ///< RefinedLevel::reentry_source
+  const std::int32_t* key = nullptr;     ///< RefinedLevel::reentry_key (its q)
+  V* value = nullptr;
+  KOKKOS_INLINE_FUNCTION void operator()(ReentrySaveTag, const Index e) const {
+    const Index t = source[e];
+    const int q = key[e] & 31;
+    value[e] = src[(((t >> VS) * Q + q) << VS) + (t & ((Index(1) << VS) - 1))];
+  }
+};
+
+}  // namespace kolibri

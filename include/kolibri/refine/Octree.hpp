@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The levels of a refined grid (mahmoud2024, after Rohde et al. 2006 and Schornbaum &
+/// Ruede 2016), built on the host: level 0 is the deck's box cut into blocks of E^D cells (E = 4
+/// in 3D, 8 in 2D); a block is either a leaf, whose cells are updated at its level, or refined
+/// into 2^D blocks of the next level (cells of half the width, two steps for one of the parent).
+/// Only leaves hold cells. The blocks are balanced (a refined block's 26 neighbours exist at its
+/// level, so levels meet at most one apart). docs/theory.md, "Grid refinement", derives the
+/// transfer rules that read these tables; docs/design.md, "Refinement", the layout.
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// A leaf cell that is updated.
+inline constexpr std::uint8_t kLevelFluid = 0;
+/// A leaf cell inside an obstacle: never updated; its fluid neighbours bounce back from it.
+inline constexpr std::uint8_t kLevelSolid = 1;
+/// A leaf cell past the box's end (a block that the box's extent cuts): never updated or read.
+inline constexpr std::uint8_t kLevelOutside = 2;
+
+/// A cell's links word: bit q set where arriving population q is the cell's own opposite one
+/// (halfway bounce-back from a resting wall or a solid neighbour), and kLevelSlow where some
+/// direction needs the general path (another level, a moving wall, an inlet or an outlet).
+inline constexpr std::uint32_t kLevelSlow = 1u << 31;
+
+/// Codes in a leaf's neighbour table besides a leaf slot (>= 0): outside a non-periodic face, a
+/// position at the coarser level (see RefinedLevel::coarse), or refined (-(kRefinedBase + r) for
+/// refined block r of the level).
+inline constexpr std::int32_t kOutsideBlock = -1;
+inline constexpr std::int32_t kCoarserBlock = -2;
+inline constexpr std::int32_t kRefinedBase = 3;
+
+/// \brief tau at level `level` for tau0 at level 0: the same viscosity in physical units with
+/// the acoustic scaling dt ~ dx, so tau_l - 1/2 = 2^l (tau_0 - 1/2) (mahmoud2024 eq. 9).
+inline double level_tau(double tau0, int level) {
+  return 0.5 + double(std::int64_t(1) << level) * (tau0 - 0.5);
+}
+
+/// \brief One level's leaves and the tables its kernel reads (slot-major, E^D cells a block,
+/// place = x + E (y + E z) in the block).
+struct RefinedLevel {
+  int level = 0;
+  std::array<int, 3> n{1, 1, 1};            ///< the level's box in its own cells
+  std::array<int, 3> blocks{1, 1, 1};       ///< block positions along each axis
+  std::vector<std::array<int, 3>> leaf;     ///< leaf slot -> block position
+  std::vector<std::array<int, 3>> refined;  ///< refined index -> block position
+  /// Leaf slot s, offset (dx, dy, dz) at 27 s + 13 + dx + 3 dy + 9 dz (wrapped across periodic
+  /// faces): a leaf slot, kOutsideBlock, kCoarserBlock or -(kRefinedBase + r).
+  std::vector<std::int32_t> neighbours;
+  /// Same indexing: where neighbours says kCoarserBlock, the leaf slot of the level above that
+  /// holds the position; else -1. Empty at level 0.
+  std::vector<std::int32_t> coarse;
+  /// Refined block r's children at the next level, octant o = ox + 2 oy + 4 oz at 2^D r + o: a
+  /// leaf slot there, or -1 (refined further, or past the box's end).
+  std::vector<std::int32_t> children;
+  /// Re-entry links (a concave corner of the level's region: two cells upwind lies the level
+  /// again, one cell upwind the coarser level): for leaf slot s, entries reentry_start[s] to
+  /// reentry_start[s + 1], each its receiving place and direction (place << 5 | q) and its
+  /// source cell (slot V + place), whose f*_q at the start of the coarser step the second step
+  /// reads. Empty at level 0.
+  std::vector<std::int32_t> reentry_start, reentry_key, reentry_source;
+  /// Links from fluid cells into obstacles' solid cells of this level (halfway bounce-back), for
+  /// the obstacles' loads: the fluid cell (slot V + place) and the direction into the solid,
+  /// obstacle k's links at link_start[k] .. link_start[k + 1] (a solid cell covered by several
+  /// obstacles belongs to the first in the deck).
+  std::vector<std::int32_t> link_cell;
+  std::vector<std::uint8_t> link_dir;
+  std::vector<std::int64_t> link_start;
+  std::vector<std::uint8_t> flags;   ///< kLevelFluid, kLevelSolid, kLevelOutside per leaf cell
+  std::vector<std::uint32_t> links;  ///< per leaf cell (kLevelSlow and bounce-back bits)
+  std::int64_t fluid_cells = 0;
+  std::int64_t slow_cells = 0;  ///< fluid cells that take the general path
+
+  std::int64_t cells() const { return std::int64_t(flags.size()); }
+};
+
+/// \brief The levels of a refined grid, coarsest first.
+struct Octree {
+  int dims = 3;
+  int shift = 2;  ///< log2 of the block edge
+  std::vector<RefinedLevel> levels;
+
+  int edge() const { return 1 << shift; }
+  int block_cells() const { return 1 << (shift * dims); }
+  /// Fluid cell updates of one coarse step: sum over the levels of fluid cells x 2^level (the
+  /// MLUPS count of mahmoud2024).
+  std::int64_t updates_per_step() const {
+    std::int64_t u = 0;
+    for (const RefinedLevel& l : levels) u += l.fluid_cells << l.level;
+    return u;
+  }
+};
+
+/// \brief The levels of cfg.refinement over cfg's box, for a lattice with `velocities` (c_q,
+/// q = 0 .. Q-1). Throws std::invalid_argument, naming the deck key, where the case cannot be
+/// refined as asked (an obstacle cut by a level interface: refine around it).
+Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities);
+
+/// \brief One line per level: its cells, fluid cells, blocks and general-path cells.
+std::vector<std::string> octree_report(const Octree& tree);
+
+}  // namespace kolibri

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The solver of a refined grid (mahmoud2024): the levels of refine/Octree.hpp on the
+/// device, each with its two population arrays and its collision operator (tau rescaled so the
+/// viscosity is the same everywhere), stepped by the recursive cycle of docs/theory.md, "Grid
+/// refinement": a level steps between the two steps of the level below it, one fused launch
+/// (refine/LevelStep.hpp) a level step. Fields, probes and reductions see the deck's box (level
+/// 0): a level-0 cell holds the volume average of the leaves inside it.
+#pragma once
+
+#include <kolibri/collision/Factory.hpp>
+#include <kolibri/refine/LevelStep.hpp>
+#include <kolibri/refine/Octree.hpp>
+#include <kolibri/refine/RefinedGrid.hpp>
+#include <kolibri/solver/Solver.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+namespace Impl {
+template <class L, class S, class C>
+std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg);
+}  // namespace Impl
+
+template <class L, class S, class C>
+class RefinedSolver final : public Solver, public RefinedGrid {
+ public:
+  using R = typename S::real;
+  using V = typename S::value_type;
+  using Step = LevelStep<L, S, C>;
+  static constexpr int VS = Step::VS;
+  static constexpr Index TV = Step::TV;
+
+  explicit RefinedSolver(const SolverConfig& cfg) : Solver(cfg) {
+    std::vector<std::array<int, 3>> c(L::Q);
+    for (int q = 0; q < L::Q; ++q) c[std::size_t(q)] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
+    m_tree = build_octree(cfg, c);
+    m_fluid_cells = m_tree.updates_per_step();
+    for (std::size_t f = 0; f < 6; ++f) m_pressure = m_pressure || is_pressure(cfg.faces[f].type);
+    for (const RefinedLevel& h : m_tree.levels) {
+      DeviceLevel d;
+      d.cells = h.cells();
+      d.flags = to_device(h.flags, "kolibri::refine_flags");
+      d.links = to_device(h.links, "kolibri::refine_links");
+      d.neighbours = to_device(h.neighbours, "kolibri::refine_neighbours");
+      d.coarse = to_device(h.coarse, "kolibri::refine_coarse");
+      d.children = to_device(h.children, "kolibri::refine_children");
+      std::vector<std::int32_t> origin;
+      for (const auto& b : h.leaf) origin.insert(origin.end(), b.begin(), b.end());
+      d.origin = to_device(origin, "kolibri::refine_origin");
+      d.reentry_start = to_device(h.reentry_start, "kolibri::refine_reentry_start");
+      d.reentry_key = to_device(h.reentry_key, "kolibri::refine_reentry_key");
+      d.reentry_source = to_device(h.reentry_source, "kolibri::refine_reentry_source");
+      d.reentry_value =
+          Kokkos::View<V*, MemSpace>("kolibri::refine_reentry_value", h.reentry_key.size());
+      d.link_cell = to_device(h.link_cell, "kolibri::refine_link_cell");
+      d.link_dir = to_device(h.link_dir, "kolibri::refine_link_dir");
+      d.link_history =
+          Kokkos::View<V*, MemSpace>("kolibri::refine_link_history", h.link_cell.size() << h.level);
+      for (auto& f : d.f)
+        f = Kokkos::View<V*, MemSpace>(
+            Kokkos::view_alloc("kolibri::refine_f", Kokkos::WithoutInitializing),
+            std::size_t(d.cells * L::Q));
+      SolverConfig at = cfg;
+      at.tau = level_tau(cfg.tau, h.level);
+      at.acm_viscosity = cfg.acm_viscosity * double(1 << h.level);  // a lattice viscosity
+      d.op = CollisionFactory<C>::make(at);
+      const double scale = 1.0 / double(1 << h.level);  // a force per mass: dt^2 / dx
+      for (int k = 0; k < 3; ++k) d.force[k] = R(cfg.force[std::size_t(k)] * scale);
+      d.volume = std::ldexp(1.0, -L::D * h.level);
+      m_levels.push_back(d);
+    }
+    if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
+      const auto n = std::size_t(cfg.cells());
+      initialize(std::vector<double>(n, cfg.initial.density),
+                 std::vector<std::array<double, 3>>(n, cfg.initial.velocity));
+    } else {
+      std::vector<double> rho;
+      std::vector<std::array<double, 3>> u;
+      initial_fields(cfg, rho, u);
+      initialize(rho, u);
+    }
+  }
+
+  const Octree& octree() const override { return m_tree; }
+
+  void step(std::int64_t n) override {
+    for (std::int64_t i = 0; i < n; ++i) advance(0, 0);
+    Kokkos::fence();
+    m_steps += n;
+  }
+
+  /// Fields on the deck's box, interpolated (trilinear between level-0 cell centres) to every
+  /// leaf cell's centre.
+  void initialize(const std::vector<double>& rho,
+                  const std::vector<std::array<double, 3>>& u) override {
+    if (rho.size() != std::size_t(m_cfg.cells()) || u.size() != rho.size())
+      throw std::invalid_argument("initialize: expected " + std::to_string(m_cfg.cells()) +
+                                  " values per field");
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      DeviceLevel& d = m_levels[l];
+      const RefinedLevel& h = m_tree.levels[l];
+      Kokkos::View<double*, MemSpace> d_rho("kolibri::refine_rho_init", std::size_t(d.cells));
+      Kokkos::View<double* [3], MemSpace> d_u("kolibri::refine_u_init", std::size_t(d.cells));
+      auto h_rho = Kokkos::create_mirror_view(d_rho);
+      auto h_u = Kokkos::create_mirror_view(d_u);
+      for (Index t = 0; t < d.cells; ++t) {
+        const auto x = centre(h, t);
+        double r = m_cfg.initial.density, v[3] = {0.0, 0.0, 0.0};
+        if (h.flags[std::size_t(t)] == kLevelFluid) interpolate(rho, u, x, r, v);
+        h_rho(t) = r;
+        for (int k = 0; k < 3; ++k) h_u(t, k) = v[k];
+      }
+      Kokkos::deep_copy(d_rho, h_rho);
+      Kokkos::deep_copy(d_u, h_u);
+      InitEquilibrium<L, S, C> init{
+          d.f[0], d_rho, d_u, slots(d), {d.force[0], d.force[1], d.force[2]}, false, d.op};
+      Kokkos::parallel_for("kolibri::refine_init",
+                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, d.cells),
+                           init);
+      Kokkos::deep_copy(d.f[1], d.f[0]);
+      d.cur = 0;
+      for (std::size_t r = 0; r < (std::size_t(1) << l); ++r) record_links(int(l));
+    }
+    Kokkos::fence();
+  }
+
+  LevelFields level_fields(int l) const override {
+    const DeviceLevel& d = m_levels[std::size_t(l)];
+    const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    Kokkos::View<double*, MemSpace> rho("kolibri::refine_rho", std::size_t(d.cells));
+    Kokkos::View<double* [3], MemSpace> u("kolibri::refine_u", std::size_t(d.cells));
+    const Kokkos::View<const V*, MemSpace> f = d.f[d.cur];
+    const auto flags = d.flags;
+    const Slots idx = slots(d);
+    const R force[3] = {d.force[0], d.force[1], d.force[2]};
+    const double rho0 = m_cfg.initial.density;
+    Kokkos::parallel_for(
+        "kolibri::refine_fields",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, d.cells),
+        KOKKOS_LAMBDA(const Index t) {
+          if (flags(t) != kLevelFluid) {
+            rho(t) = rho0;
+            u(t, 0) = u(t, 1) = u(t, 2) = 0.0;
+            return;
+          }
+          double r, v[3];
+          cell_moments<L, S>(f, idx, t, force, r, v);
+          rho(t) = r;
+          for (int k = 0; k < 3; ++k) u(t, k) = v[k];
+        });
+    const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);
+    const auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, u);
+    LevelFields out;
+    out.level = l;
+    out.centre.resize(std::size_t(d.cells));
+    out.rho.resize(std::size_t(d.cells));
+    out.u.resize(std::size_t(d.cells));
+    out.flag = h.flags;
+    for (Index t = 0; t < d.cells; ++t) {
+      out.centre[std::size_t(t)] = centre(h, t);
+      out.rho[std::size_t(t)] = hr(t);
+      out.u[std::size_t(t)] = {hu(t, 0), hu(t, 1), hu(t, 2)};
+    }
+    return out;
+  }
+
+  /// Each level-0 cell: the volume average of the fluid leaf cells inside it (mass-weighted for
+  /// the velocity); solid where none is fluid.
+  MacroFields macroscopic() const override {
+    MacroFields m;
+    m.nx = m_cfg.nx, m.ny = m_cfg.ny, m.nz = m_cfg.nz;
+    const auto n = std::size_t(m_cfg.cells());
+    std::vector<double> mass(n, 0.0), vol(n, 0.0);
+    std::vector<std::array<double, 3>> mom(n, {0.0, 0.0, 0.0});
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const LevelFields f = level_fields(int(l));
+      const double v = m_levels[l].volume;
+      for (std::size_t t = 0; t < f.rho.size(); ++t) {
+        if (f.flag[t] != kLevelFluid) continue;
+        const std::size_t i =
+            m.index(int(f.centre[t][0]), int(f.centre[t][1]), int(f.centre[t][2]));
+        mass[i] += v * f.rho[t], vol[i] += v;
+        for (int k = 0; k < 3; ++k) mom[i][std::size_t(k)] += v * f.rho[t] * f.u[t][std::size_t(k)];
+      }
+    }
+    m.rho.assign(n, m_cfg.initial.density);
+    m.u.assign(n, {0.0, 0.0, 0.0});
+    m.solid.assign(n, 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (vol[i] == 0.0) continue;
+      m.solid[i] = 0;
+      m.rho[i] = mass[i] / vol[i];
+      for (int k = 0; k < 3; ++k) m.u[i][std::size_t(k)] = mom[i][std::size_t(k)] / mass[i];
+    }
+    return m;
+  }
+
+  MacroFields sample(const std::vector<std::int64_t>& cells) const override {
+    const MacroFields all = macroscopic();
+    MacroFields out;
+    out.nx = int(cells.size()), out.ny = out.nz = 1;
+    for (const std::int64_t c : cells) {
+      out.rho.push_back(all.rho[std::size_t(c)]);
+      out.u.push_back(all.u[std::size_t(c)]);
+      out.solid.push_back(all.solid[std::size_t(c)]);
+    }
+    return out;
+  }
+
+  Diagnostics diagnostics() const override {
+    Diagnostics d;
+    d.mass = total_mass();
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& lv = m_levels[l];
+      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
+      const auto flags = lv.flags;
+      const Slots idx = slots(lv);
+      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+      double top = 0.0;
+      Index bad = lv.cells;
+      Kokkos::parallel_reduce(
+          "kolibri::refine_max_speed",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          KOKKOS_LAMBDA(const Index t, double& m) {
+            if (flags(t) != kLevelFluid) return;
+            double r, u[3];
+            cell_moments<L, S>(f, idx, t, force, r, u);
+            const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            if (s > m) m = s;
+          },
+          Kokkos::Max<double>(top));
+      Kokkos::parallel_reduce(
+          "kolibri::refine_first_bad",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          KOKKOS_LAMBDA(const Index t, Index& b) {
+            if (flags(t) != kLevelFluid) return;
+            double r, u[3];
+            cell_moments<L, S>(f, idx, t, force, r, u);
+            const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
+                            math::is_finite(u[2]);
+            if (!ok && t < b) b = t;
+          },
+          Kokkos::Min<Index>(bad));
+      if (m_tree.levels[l].fluid_cells > 0) d.max_speed = std::max(d.max_speed, top);
+      if (bad < lv.cells && d.first_bad < 0) {
+        const auto x = centre(m_tree.levels[l], bad);
+        d.first_bad = std::int64_t(x[0]) +
+                      std::int64_t(m_cfg.nx) *
+                          (std::int64_t(x[1]) + std::int64_t(m_cfg.ny) * std::int64_t(x[2]));
+      }
+    }
+    return d;
+  }
+
+  double total_mass() const override {
+    double mass = 0.0;
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& lv = m_levels[l];
+      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
+      const auto flags = lv.flags;
+      const Slots idx = slots(lv);
+      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+      double m = 0.0;
+      Kokkos::parallel_reduce(
+          "kolibri::refine_mass",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          KOKKOS_LAMBDA(const Index t, double& sum) {
+            if (flags(t) != kLevelFluid) return;
+            double r, u[3];
+            cell_moments<L, S>(f, idx, t, force, r, u);
+            sum += r;
+          },
+          m);
+      mass += m * lv.volume;
+    }
+    return mass;
+  }
+
+  std::array<double, 3> momentum() const override {
+    std::array<double, 3> j{0.0, 0.0, 0.0};
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& lv = m_levels[l];
+      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
+      const auto flags = lv.flags;
+      const Slots idx = slots(lv);
+      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+      for (int k = 0; k < L::D; ++k) {
+        double sum = 0.0;
+        Kokkos::parallel_reduce(
+            "kolibri::refine_momentum",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+            KOKKOS_LAMBDA(const Index t, double& s) {
+              if (flags(t) != kLevelFluid) return;
+              double r, u[3];
+              cell_moments<L, S>(f, idx, t, force, r, u);
+              s += r * u[k];
+            },
+            sum);
+        j[std::size_t(k)] += sum * lv.volume;
+      }
+    }
+    return j;
+  }
+
+  /// Every level's populations (leaf cells, slot-major), coarsest first: for tests.
+  std::vector<double> populations() const override {
+    std::vector<double> out;
+    for (const DeviceLevel& d : m_levels) {
+      const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
+      for (std::size_t i = 0; i < h.extent(0); ++i)
+        out.push_back(double(S::template load<L>(h(i), int((i >> VS) % L::Q))));
+    }
+    return out;
+  }
+
+  /// Each obstacle's force and torque over the last step of level 0, in level-0 lattice units:
+  /// the links of the level it lies in (an obstacle lies inside one level) over that level's 2^l
+  /// steps in it (LinkRecord), whose momentum counts 2^(-D l) of a level-0 cell's mass.
+  std::vector<BodyLoad> obstacle_loads() const override {
+    std::vector<BodyLoad> out(m_cfg.obstacles.size());
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      out[k].name = obstacle_name(m_cfg.obstacles, k);
+      out[k].centre = obstacle_centre(m_cfg.obstacles[k]);
+      for (std::size_t l = 0; l < m_levels.size(); ++l) {
+        const DeviceLevel& d = m_levels[l];
+        const RefinedLevel& h = m_tree.levels[l];
+        const Index a = h.link_start[k], b = h.link_start[k + 1];
+        if (b == a) continue;
+        // Each recorded step of the cycle; their sum times the mass of a cell (2^(-D l) of a
+        // level-0 cell) is the momentum of one level-0 step.
+        const double scale = std::ldexp(1.0, -L::D * h.level);
+        const Index links = Index(d.link_cell.extent(0));
+        for (Index row = 0; row < (Index(1) << h.level); ++row) {
+          LevelLinkMomentum<L, S> sum;
+          sum.f = d.link_history.data() + row * links;
+          sum.cell = d.link_cell.data();
+          sum.dir = d.link_dir.data();
+          sum.origin = d.origin.data();
+          sum.width = 1.0 / double(1 << h.level);
+          for (int c = 0; c < 3; ++c) sum.centre[c] = out[k].centre[std::size_t(c)];
+          LinkSums s;
+          Kokkos::parallel_reduce("kolibri::refine_obstacle_loads",
+                                  Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(a, b),
+                                  sum, s);
+          for (int c = 0; c < 3; ++c) {
+            out[k].force[std::size_t(c)] += scale * s.total(c);
+            out[k].torque[std::size_t(c)] += scale * s.total(3 + c);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  StatePiece state(int&) const override {
+    throw std::runtime_error("checkpoints of refined runs are not built yet");
+  }
+  Box state_box() const override {
+    Box b;
+    b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
+    return b;
+  }
+  void load_state(const StatePiece&, int) override {
+    throw std::runtime_error("checkpoints of refined runs are not built yet");
+  }
+  std::string value_type() const override { return sizeof(V) == 8 ? "float64" : "float32"; }
+  int populations_per_cell() const override { return L::Q; }
+  /// Read and write Q values, the flag and the links word.
+  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(V) + 5.0; }
+  /// Both arrays, flag and links a cell, and each block's tables (27 neighbours and coarse
+  /// slots, 3 coordinates) spread over its cells.
+  double bytes_per_cell() const override {
+    return 2.0 * L::Q * sizeof(V) + 5.0 + (27.0 * 2 + 3) * 4.0 / double(TV);
+  }
+
+ private:
+  struct DeviceLevel {
+    Index cells = 0;
+    Kokkos::View<std::uint8_t*, MemSpace> flags;
+    Kokkos::View<std::uint32_t*, MemSpace> links;
+    Kokkos::View<std::int32_t*, MemSpace> neighbours, coarse, children, origin;
+    Kokkos::View<std::int32_t*, MemSpace> reentry_start, reentry_key, reentry_source;
+    Kokkos::View<V*, MemSpace> reentry_value;
+    Kokkos::View<std::int32_t*, MemSpace> link_cell;
+    Kokkos::View<std::uint8_t*, MemSpace> link_dir;
+    Kokkos::View<V*, MemSpace> link_history;  ///< 2^level rows of f*_k a link (LinkRecord)
+    Index link_row = 0;                       ///< the row of the level's next step
+    Kokkos::View<V*, MemSpace> f[2];
+    int cur = 0;
+    C op{};
+    R force[3] = {R(0), R(0), R(0)};
+    double volume = 1.0;  ///< a cell's volume in level-0 cells
+  };
+
+  static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
+
+  /// The centre of cell t of level h, in level-0 cells.
+  std::array<double, 3> centre(const RefinedLevel& h, Index t) const {
+    const int sh = m_tree.shift, e = (1 << sh) - 1;
+    const auto& b = h.leaf[std::size_t(t >> VS)];
+    const int pl = int(t & (TV - 1));
+    const int p[3] = {(b[0] << sh) + (pl & e), (b[1] << sh) + ((pl >> sh) & e),
+                      L::D == 3 ? (b[2] << sh) + (pl >> (2 * sh)) : 0};
+    std::array<double, 3> x{0.5, 0.5, 0.5};
+    for (int d = 0; d < L::D; ++d) x[std::size_t(d)] = (p[d] + 0.5) / double(1 << h.level);
+    return x;
+  }
+
+  /// Trilinear interpolation of level-0 fields at x (level-0 cells): between cell centres,
+  /// wrapped across periodic faces and clamped at the others.
+  void interpolate(const std::vector<double>& rho, const std::vector<std::array<double, 3>>& u,
+                   const std::array<double, 3>& x, double& r, double (&v)[3]) const {
+    const int n[3] = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
+    const auto periodic = m_cfg.periodic_axes();
+    int i[3][2];
+    double w[3][2];
+    for (int d = 0; d < 3; ++d) {
+      if (d >= L::D) {
+        i[d][0] = i[d][1] = 0, w[d][0] = 1.0, w[d][1] = 0.0;
+        continue;
+      }
+      const double s = x[std::size_t(d)] - 0.5;
+      const int lo = int(std::floor(s));
+      const double a = s - lo;
+      for (int k = 0; k < 2; ++k) {
+        int c = lo + k;
+        if (periodic[std::size_t(d)])
+          c = ((c % n[d]) + n[d]) % n[d];
+        else
+          c = std::clamp(c, 0, n[d] - 1);
+        i[d][k] = c;
+      }
+      w[d][0] = 1.0 - a, w[d][1] = a;
+    }
+    r = 0.0, v[0] = v[1] = v[2] = 0.0;
+    MacroFields shape;
+    shape.nx = n[0], shape.ny = n[1], shape.nz = n[2];
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b)
+        for (int c = 0; c < 2; ++c) {
+          const double wt = w[0][a] * w[1][b] * w[2][c];
+          if (wt == 0.0) continue;
+          const std::size_t k = shape.index(i[0][a], i[1][b], i[2][c]);
+          r += wt * rho[k];
+          for (int d = 0; d < 3; ++d) v[d] += wt * u[k][std::size_t(d)];
+        }
+  }
+
+  /// Level l's links' f*_k of the step just made into the next row of its link history.
+  void record_links(int l) {
+    DeviceLevel& d = m_levels[std::size_t(l)];
+    const Index links = Index(d.link_cell.extent(0));
+    if (links == 0) return;
+    Kokkos::parallel_for(
+        LinkRecordTag::label,
+        Kokkos::RangePolicy<ExecSpace, LinkRecordTag, Kokkos::IndexType<Index>>(0, links),
+        LinkRecord<L, S>{d.f[d.cur].data(), d.link_cell.data(), d.link_dir.data(),
+                         d.link_history.data(), d.link_row, links});
+    d.link_row = (d.link_row + 1) % (Index(1) << l);
+  }
+
+  /// One step of level l (parity: its place in the step of level l - 1) after the first of
+  /// the two steps of level l + 1, and before the second.
+  void advance(int l, int parity) {
+    const bool finer = std::size_t(l + 1) < m_levels.size();
+    if (finer) advance(l + 1, 0);
+    launch(l, parity);
+    if (finer) advance(l + 1, 1);
+  }
+
+  void launch(int l, int parity) {
+    DeviceLevel& d = m_levels[std::size_t(l)];
+    if (parity == 0 && d.reentry_value.extent(0) > 0)
+      Kokkos::parallel_for(ReentrySaveTag::label,
+                           Kokkos::RangePolicy<ExecSpace, ReentrySaveTag, Kokkos::IndexType<Index>>(
+                               0, Index(d.reentry_value.extent(0))),
+                           ReentrySave<V, VS, L::Q>{d.f[d.cur].data(), d.reentry_source.data(),
+                                                    d.reentry_key.data(), d.reentry_value.data()});
+    Step k;
+    k.src = d.f[d.cur].data();
+    k.dst = d.f[1 - d.cur].data();
+    k.flags = d.flags.data();
+    k.links = d.links.data();
+    k.neighbours = d.neighbours.data();
+    k.coarse = d.coarse.data();
+    k.children = d.children.data();
+    k.origin = d.origin.data();
+    k.reentry_start = d.reentry_start.data();
+    k.reentry_key = d.reentry_key.data();
+    k.reentry_value = d.reentry_value.data();
+    if (l > 0) {  // the coarser level's state at the start of its step
+      const DeviceLevel& up = m_levels[std::size_t(l - 1)];
+      k.coarse_state = up.f[parity == 0 ? up.cur : 1 - up.cur].data();
+    }
+    if (std::size_t(l + 1) < m_levels.size()) {
+      const DeviceLevel& down = m_levels[std::size_t(l + 1)];
+      k.fine_now = down.f[down.cur].data();
+      k.fine_before = down.f[1 - down.cur].data();
+    }
+    const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    for (int a = 0; a < 3; ++a) k.n[a] = h.n[std::size_t(a)];
+    k.parity = parity;
+    k.pressure = m_pressure;
+    k.faces = DeviceFaces<R>::from(m_cfg.faces);
+    for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
+    k.collide = d.op;
+    Kokkos::parallel_for(
+        LevelStepTag::label,
+        Kokkos::RangePolicy<ExecSpace, LevelStepTag, Kokkos::IndexType<Index>>(0, d.cells), k);
+    d.cur = 1 - d.cur;
+    record_links(l);
+  }
+
+  Octree m_tree;
+  std::vector<DeviceLevel> m_levels;
+  bool m_pressure = false;
+};
+
+}  // namespace kolibri

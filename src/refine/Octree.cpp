@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/refine/Octree.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kolibri {
+
+namespace {
+
+using Pos = std::array<int, 3>;
+
+/// The 26 offsets around a block and itself, k = 13 + dx + 3 dy + 9 dz.
+Pos offset_of(int k) { return {k % 3 - 1, k / 3 % 3 - 1, k / 9 - 1}; }
+
+/// Floor division by 2^s of a possibly negative coordinate.
+int floor_shift(int v, int s) { return v >> s; }  // arithmetic shift: floor for negatives
+
+/// Block positions of the levels during construction: which are refined, packed into 64 bits.
+struct Positions {
+  Pos blocks{1, 1, 1};
+  std::int64_t key(const Pos& p) const {
+    return p[0] + std::int64_t(blocks[0]) * (p[1] + std::int64_t(blocks[1]) * p[2]);
+  }
+};
+
+/// What the builder knows of the case: the box at each level, the faces and the block shape.
+class Builder {
+ public:
+  Builder(const SolverConfig& cfg, const std::vector<Pos>& velocities)
+      : m_cfg(cfg),
+        m_c(velocities),
+        m_dims(dimensions(cfg.lattice)),
+        m_levels(cfg.refinement.levels),
+        m_shift(refine_block_shift(m_dims)) {
+    m_periodic = cfg.periodic_axes();
+    for (int f = 0; f < 6; ++f) m_type[f] = static_cast<int>(cfg.faces[std::size_t(f)].type);
+    m_n0 = {cfg.nx, cfg.ny, cfg.nz};
+    for (int d = 0; d < 3; ++d) m_sh[d] = d < m_dims ? m_shift : 0;
+  }
+
+  Octree build() {
+    Octree t;
+    t.dims = m_dims;
+    t.shift = m_shift;
+    t.levels.resize(std::size_t(m_levels));
+    for (int l = 0; l < m_levels; ++l) {
+      RefinedLevel& lv = t.levels[std::size_t(l)];
+      lv.level = l;
+      for (int d = 0; d < 3; ++d) {
+        lv.n[std::size_t(d)] = d < m_dims ? m_n0[std::size_t(d)] << l : 1;
+        lv.blocks[std::size_t(d)] = (lv.n[std::size_t(d)] + (1 << m_sh[d]) - 1) >> m_sh[d];
+      }
+    }
+    m_tree = &t;
+    mark_regions();
+    balance();
+    assign_slots();
+    for (int l = 0; l < m_levels; ++l) build_tables(l);
+    for (int l = 0; l < m_levels; ++l) build_flags(l);
+    for (int l = 0; l < m_levels; ++l) build_links(l);
+    return t;
+  }
+
+ private:
+  RefinedLevel& lv(int l) { return m_tree->levels[std::size_t(l)]; }
+  const RefinedLevel& lv(int l) const { return m_tree->levels[std::size_t(l)]; }
+  Positions positions(int l) const { return {lv(l).blocks}; }
+  /// Offset k is a neighbour in this many dimensions (2D: no step along z).
+  bool used(int k) const { return m_dims == 3 || offset_of(k)[2] == 0; }
+
+  /// Block position p at level l moved into the box across periodic faces; false when it lies
+  /// past a non-periodic face.
+  bool place(Pos& p, int l) const {
+    for (int d = 0; d < 3; ++d) {
+      const int nb = lv(l).blocks[std::size_t(d)];
+      int& v = p[std::size_t(d)];
+      if (v >= 0 && v < nb) continue;
+      if (!m_periodic[std::size_t(d)]) return false;
+      v = ((v % nb) + nb) % nb;
+    }
+    return true;
+  }
+
+  /// Where cell p of level l lies: false past a non-periodic face (face set by face_priority at
+  /// edges and corners), else p wrapped into the box.
+  bool cell_place(Pos& p, int l, int& face) const {
+    face = -1;
+    for (int d = 0; d < 3; ++d) {
+      const int n = lv(l).n[std::size_t(d)];
+      int& v = p[std::size_t(d)];
+      if (v >= 0 && v < n) continue;
+      const int crossed = v < 0 ? 2 * d : 2 * d + 1;
+      if (m_periodic[std::size_t(d)]) {
+        v = ((v % n) + n) % n;
+      } else if (face < 0 || face_priority(m_type[crossed]) < face_priority(m_type[face])) {
+        face = crossed;
+      }
+    }
+    return face < 0;
+  }
+  /// The blocks of level l (level 0: all; else the children of level l - 1's refined blocks).
+  template <class Fn>
+  void for_each_block(int l, const Fn& fn) const {
+    if (l == 0) {
+      const Pos& b = lv(0).blocks;
+      for (int z = 0; z < b[2]; ++z)
+        for (int y = 0; y < b[1]; ++y)
+          for (int x = 0; x < b[0]; ++x) fn(Pos{x, y, z});
+      return;
+    }
+    for (const std::int64_t key : m_refined_order[std::size_t(l - 1)]) {
+      const Pos p = unkey(key, l - 1);
+      for_each_child(p, l - 1, [&](const Pos& c, int) { fn(c); });
+    }
+  }
+  /// The children of block p of level l that lie in the box (octant o = ox + 2 oy + 4 oz).
+  template <class Fn>
+  void for_each_child(const Pos& p, int l, const Fn& fn) const {
+    const Pos& nb = lv(l + 1).blocks;
+    for (int o = 0; o < (1 << m_dims); ++o) {
+      const Pos c{2 * p[0] + (o & 1), 2 * p[1] + ((o >> 1) & 1),
+                  m_dims == 3 ? 2 * p[2] + (o >> 2) : 0};
+      if (c[0] < nb[0] && c[1] < nb[1] && c[2] < nb[2]) fn(c, o);
+    }
+  }
+  Pos unkey(std::int64_t key, int l) const {
+    const Pos& b = lv(l).blocks;
+    return {int(key % b[0]), int(key / b[0] % b[1]), int(key / b[0] / b[1])};
+  }
+
+  /// Block p of level l in level-0 cells: [lo, hi) per axis.
+  void extent(const Pos& p, int l, double (&lo)[3], double (&hi)[3]) const {
+    for (int d = 0; d < 3; ++d) {
+      if (d >= m_dims) {
+        lo[d] = 0.0, hi[d] = 1.0;
+        continue;
+      }
+      const double w = double(1 << m_sh[d]) / double(1 << l);
+      lo[d] = p[std::size_t(d)] * w, hi[d] = lo[d] + w;
+    }
+  }
+
+  /// Distance from the box [lo, hi] to the surface of obstacle o (level-0 cells; 0 where the box
+  /// holds part of the surface): from the box's nearest and farthest points.
+  double surface_distance(const Obstacle& o, const double (&lo)[3], const double (&hi)[3]) const {
+    if (o.shape == Obstacle::Shape::Box) {
+      double out = 0.0, in = 1e300;  // outside: box-to-box distance; inside: to the nearest face
+      bool inside = true;
+      for (int d = 0; d < m_dims; ++d) {
+        const double a = o.min[std::size_t(d)], b = o.max[std::size_t(d)];
+        const double gap = std::max({a - hi[d], lo[d] - b, 0.0});
+        out += gap * gap;
+        inside = inside && lo[d] >= a && hi[d] <= b;
+        in = std::min({in, lo[d] - a, b - hi[d]});
+      }
+      return inside ? std::max(0.0, in) : std::sqrt(out);
+    }
+    double near = 0.0, far = 0.0;  // squared distances from the axis or centre
+    for (int d = 0; d < m_dims; ++d) {
+      if (o.shape == Obstacle::Shape::Cylinder && d == o.axis) continue;
+      const double c = o.center[std::size_t(d)];
+      const double g = std::max({lo[d] - c, c - hi[d], 0.0});
+      const double f = std::max(std::fabs(lo[d] - c), std::fabs(hi[d] - c));
+      near += g * g, far += f * f;
+    }
+    return std::max({0.0, std::sqrt(near) - o.radius, o.radius - std::sqrt(far)});
+  }
+
+  /// True where block p of level l must be refined for region r (r.level > l).
+  bool wants(const RefinementRegion& r, const Pos& p, int l) const {
+    double lo[3], hi[3];
+    extent(p, l, lo, hi);
+    if (r.kind == RefinementRegion::Kind::Box) {
+      for (int d = 0; d < m_dims; ++d)
+        if (!(lo[d] < r.max[std::size_t(d)] && hi[d] > r.min[std::size_t(d)])) return false;
+      return true;
+    }
+    const double width = r.width / double(1 << r.level);  // level-0 cells
+    if (r.around == "walls") {
+      for (int f = 0; f < 2 * m_dims; ++f) {
+        if (m_type[f] == static_cast<int>(FaceType::Periodic)) continue;
+        const int a = f / 2;
+        const double dist = f % 2 == 0 ? lo[a] : m_n0[std::size_t(a)] - hi[a];
+        if (dist <= width) return true;
+      }
+      return false;
+    }
+    for (std::size_t k = 0; k < m_cfg.obstacles.size(); ++k) {
+      if (r.around != "obstacles" && obstacle_name(m_cfg.obstacles, k) != r.around) continue;
+      if (surface_distance(m_cfg.obstacles[k], lo, hi) <= width) return true;
+    }
+    return false;
+  }
+
+  void mark_regions() {
+    m_refined.assign(std::size_t(m_levels), {});
+    m_refined_order.assign(std::size_t(m_levels), {});
+    for (int l = 0; l + 1 < m_levels; ++l) {
+      const Positions pos = positions(l);
+      for_each_block(l, [&](const Pos& p) {
+        for (const RefinementRegion& r : m_cfg.refinement.regions)
+          if (r.level > l && wants(r, p, l)) {
+            if (m_refined[std::size_t(l)].insert(pos.key(p)).second)
+              m_refined_order[std::size_t(l)].push_back(pos.key(p));
+            break;
+          }
+      });
+    }
+  }
+
+  bool refined(const Pos& p, int l) const {
+    return l < m_levels && m_refined[std::size_t(l)].count(positions(l).key(p)) != 0;
+  }
+  void refine(const Pos& p, int l, std::vector<Pos>* work) {
+    const std::int64_t k = positions(l).key(p);
+    if (!m_refined[std::size_t(l)].insert(k).second) return;
+    m_refined_order[std::size_t(l)].push_back(k);
+    if (work) work->push_back(p);
+  }
+
+  /// From the finest refined level to the coarsest: the level above refines the parents of
+  /// every neighbour of a refined block (2:1 balance, corners included).
+  void balance() {
+    for (int l = m_levels - 2; l >= 1; --l) {
+      for (const std::int64_t key : std::vector<std::int64_t>(m_refined_order[std::size_t(l)])) {
+        const Pos p = unkey(key, l);
+        for (int k = 0; k < 27; ++k) {
+          if (!used(k)) continue;
+          Pos q{p[0] + offset_of(k)[0], p[1] + offset_of(k)[1], p[2] + offset_of(k)[2]};
+          if (!place(q, l)) continue;
+          refine(
+              {floor_shift(q[0], 1), floor_shift(q[1], 1), m_dims == 3 ? floor_shift(q[2], 1) : 0},
+              l - 1, nullptr);
+        }
+      }
+    }
+    // The order of refined blocks: the sweep order at level 0, the parents' order below (what
+    // assign_slots follows), so rebuild each level's list in that order.
+    for (int l = 0; l + 1 < m_levels; ++l) {
+      std::vector<std::int64_t> order;
+      for_each_block(l, [&](const Pos& p) {
+        if (refined(p, l)) order.push_back(positions(l).key(p));
+      });
+      m_refined_order[std::size_t(l)] = std::move(order);
+    }
+  }
+
+  void assign_slots() {
+    m_code.assign(std::size_t(m_levels), {});
+    for (int l = 0; l < m_levels; ++l) {
+      RefinedLevel& v = lv(l);
+      const Positions pos = positions(l);
+      auto add = [&](const Pos& p) {
+        if (refined(p, l)) {
+          m_code[std::size_t(l)][pos.key(p)] = -(kRefinedBase + std::int32_t(v.refined.size()));
+          v.refined.push_back(p);
+        } else {
+          m_code[std::size_t(l)][pos.key(p)] = std::int32_t(v.leaf.size());
+          v.leaf.push_back(p);
+        }
+      };
+      for_each_block(l, add);
+    }
+    for (int l = 0; l + 1 < m_levels; ++l) {
+      RefinedLevel& v = lv(l);
+      v.children.assign(v.refined.size() << m_dims, -1);
+      for (std::size_t r = 0; r < v.refined.size(); ++r)
+        for_each_child(v.refined[r], l, [&](const Pos& c, int o) {
+          const std::int32_t code = m_code[std::size_t(l + 1)].at(positions(l + 1).key(c));
+          v.children[(r << m_dims) + std::size_t(o)] = code >= 0 ? code : -1;
+        });
+    }
+  }
+
+  std::int32_t code_at(const Pos& p, int l) const {
+    const auto& m = m_code[std::size_t(l)];
+    const auto it = m.find(positions(l).key(p));
+    return it == m.end() ? kCoarserBlock : it->second;
+  }
+
+  void build_tables(int l) {
+    RefinedLevel& v = lv(l);
+    constexpr int nk = 27;
+    v.neighbours.assign(v.leaf.size() * nk, kOutsideBlock);
+    if (l > 0) v.coarse.assign(v.leaf.size() * nk, -1);
+    for (std::size_t s = 0; s < v.leaf.size(); ++s)
+      for (int k = 0; k < nk; ++k) {
+        const Pos o = offset_of(k);
+        Pos q{v.leaf[s][0] + o[0], v.leaf[s][1] + o[1], v.leaf[s][2] + (m_dims == 3 ? o[2] : 0)};
+        if (!place(q, l)) continue;
+        const std::int32_t code = code_at(q, l);
+        v.neighbours[s * nk + std::size_t(k)] = code;
+        if (code != kCoarserBlock) continue;
+        if (l == 0) throw std::logic_error("refinement: a level-0 block is missing");
+        const Pos parent{floor_shift(q[0], 1), floor_shift(q[1], 1), floor_shift(q[2], 1)};
+        const std::int32_t up = code_at(parent, l - 1);
+        if (up < 0) throw std::logic_error("refinement: the levels are not balanced");
+        v.coarse[s * nk + std::size_t(k)] = up;
+      }
+  }
+
+  /// Level-0 coordinates of the centre of cell p of level l.
+  std::array<double, 3> centre(const Pos& p, int l) const {
+    std::array<double, 3> x{0.5, 0.5, 0.5};
+    for (int d = 0; d < m_dims; ++d) x[std::size_t(d)] = (p[std::size_t(d)] + 0.5) / double(1 << l);
+    return x;
+  }
+
+  Pos cell_of(std::size_t slot, int place, int l) const {
+    const Pos& b = lv(l).leaf[slot];
+    const int m0 = (1 << m_sh[0]) - 1, m1 = (1 << m_sh[1]) - 1;
+    return {(b[0] << m_sh[0]) + (place & m0), (b[1] << m_sh[1]) + ((place >> m_sh[0]) & m1),
+            (b[2] << m_sh[2]) + (place >> (m_sh[0] + m_sh[1]))};
+  }
+  int place_of(const Pos& p) const {
+    const int m0 = (1 << m_sh[0]) - 1, m1 = (1 << m_sh[1]) - 1, m2 = (1 << m_sh[2]) - 1;
+    return (p[0] & m0) | ((p[1] & m1) << m_sh[0]) | ((p[2] & m2) << (m_sh[0] + m_sh[1]));
+  }
+
+  void build_flags(int l) {
+    RefinedLevel& v = lv(l);
+    const int bc = 1 << (m_sh[0] + m_sh[1] + m_sh[2]);
+    v.flags.assign(v.leaf.size() * std::size_t(bc), kLevelFluid);
+    for (std::size_t s = 0; s < v.leaf.size(); ++s)
+      for (int i = 0; i < bc; ++i) {
+        const Pos p = cell_of(s, i, l);
+        std::uint8_t& f = v.flags[s * std::size_t(bc) + std::size_t(i)];
+        if (p[0] >= v.n[0] || p[1] >= v.n[1] || p[2] >= v.n[2]) {
+          f = kLevelOutside;
+          continue;
+        }
+        const std::array<double, 3> x = centre(p, l);
+        for (const Obstacle& o : m_cfg.obstacles)
+          if (covers_point(o, x)) f = kLevelSolid;
+        if (f == kLevelFluid) ++v.fluid_cells;
+      }
+  }
+
+  /// What lies at cell p of level l (wrapped): a leaf cell (its flag), or the code of its block.
+  struct Found {
+    bool inside = false;  ///< false: past a non-periodic face (`face`)
+    int face = -1;
+    std::int32_t code = 0;  ///< leaf slot, kCoarserBlock or refined
+    int place = 0;
+    std::uint8_t flag = kLevelOutside;
+  };
+  Found find(Pos p, int l) const {
+    Found f;
+    f.inside = cell_place(p, l, f.face);
+    if (!f.inside) return f;
+    const Pos b{p[0] >> m_sh[0], p[1] >> m_sh[1], p[2] >> m_sh[2]};
+    f.code = code_at(b, l);
+    f.place = place_of(p);
+    if (f.code >= 0)
+      f.flag =
+          lv(l)
+              .flags[(std::size_t(f.code) << (m_sh[0] + m_sh[1] + m_sh[2])) + std::size_t(f.place)];
+    return f;
+  }
+
+  /// `find` for a cell b of level l near cell p of leaf slot s (at most one block away): the
+  /// block from s's row of the neighbour table instead of the level's map.
+  Found find_near(std::size_t s, const Pos& p, Pos b, int l) const {
+    Found f;
+    int k = 13;
+    for (int d = 0; d < 3; ++d)
+      k += (d == 0   ? 1
+            : d == 1 ? 3
+                     : 9) *
+           ((b[std::size_t(d)] >> m_sh[d]) - (p[std::size_t(d)] >> m_sh[d]));
+    f.inside = cell_place(b, l, f.face);
+    if (!f.inside) return f;
+    f.code = lv(l).neighbours[s * 27 + std::size_t(k)];
+    f.place = place_of(b);
+    if (f.code >= 0)
+      f.flag =
+          lv(l)
+              .flags[(std::size_t(f.code) << (m_sh[0] + m_sh[1] + m_sh[2])) + std::size_t(f.place)];
+    return f;
+  }
+
+  [[noreturn]] void cut(const Pos& p, int l) const {
+    std::ostringstream os;
+    os << "refinement: an obstacle is cut by the interface between levels " << l - 1 << " and " << l
+       << " near level-0 cell (";
+    const std::array<double, 3> x = centre(p, l);
+    for (int d = 0; d < m_dims; ++d) os << (d ? ", " : "") << int(std::floor(x[std::size_t(d)]));
+    os << "): obstacles must lie inside one level with at least one cell of it around them "
+          "(a [[refinement.region]] type = \"band\" around = \"obstacles\" does that)";
+    throw std::invalid_argument(os.str());
+  }
+
+  /// The leaf cell at p of level l must exist and be fluid (a source of a transfer between
+  /// levels); `at` names the cell whose rule reads it.
+  void need_fluid(const Pos& p, int l, const Pos& at, int at_level) const {
+    const Found f = find(p, l);
+    if (!f.inside) return;  // a face rule, not a transfer
+    if (f.code < 0)
+      throw std::logic_error("refinement: a transfer reads a cell that is not a leaf");
+    if (f.flag != kLevelFluid) cut(at, at_level);
+  }
+
+  void build_links(int l) {
+    RefinedLevel& v = lv(l);
+    const std::size_t bc = std::size_t(1) << (m_sh[0] + m_sh[1] + m_sh[2]);
+    v.links.assign(v.flags.size(), 0u);
+    v.reentry_start.assign(1, 0);
+    const int Q = int(m_c.size());
+    std::vector<std::vector<std::pair<std::int32_t, std::uint8_t>>> links(m_cfg.obstacles.size());
+    for (std::size_t s = 0; s < v.leaf.size();
+         v.reentry_start.push_back(std::int32_t(v.reentry_key.size())), ++s)
+      for (std::size_t i = 0; i < bc; ++i) {
+        if (v.flags[s * bc + i] != kLevelFluid) continue;
+        const Pos p = cell_of(s, int(i), l);
+        // Only a block with a refined neighbour can take populations from the finer level.
+        bool finer_near = false;
+        for (int k = 0; k < 27 && l + 1 < m_levels; ++k)
+          finer_near = finer_near || v.neighbours[s * 27 + std::size_t(k)] <= -kRefinedBase;
+        std::uint32_t mask = 0;
+        for (int q = 1; q < Q; ++q) {
+          const Pos& c = m_c[std::size_t(q)];
+          const Found up = find_near(s, p, {p[0] - c[0], p[1] - c[1], p[2] - c[2]}, l);
+          bool slow = false;
+          if (!up.inside) {
+            if (m_type[up.face] == static_cast<int>(FaceType::Wall))
+              mask |= 1u << q;
+            else
+              slow = true;
+          } else if (up.code >= 0) {
+            if (up.flag == kLevelSolid) {
+              mask |= 1u << q;
+              Pos solid{p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+              int face;
+              cell_place(solid, l, face);  // wrapped across periodic faces
+              for (std::size_t k = 0; k < m_cfg.obstacles.size(); ++k)
+                if (covers_point(m_cfg.obstacles[k], centre(solid, l))) {
+                  links[k].push_back({std::int32_t(s * bc + i), std::uint8_t(opposite(q))});
+                  break;
+                }
+            }
+          } else {
+            slow = true;
+          }
+          if (up.inside && up.code == kCoarserBlock) {  // the two coarse cells a step reads
+            need_fluid({floor_shift(p[0] - c[0], 1), floor_shift(p[1] - c[1], 1),
+                        floor_shift(p[2] - c[2], 1)},
+                       l - 1, p, l);
+            const Found two =
+                find_near(s, p, {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]}, l);
+            if (two.inside && two.code != kCoarserBlock) {
+              // Re-entry: two fine steps upwind lies this level again (a concave corner of its
+              // region): the second step reads that cell's f*_q(t), saved before the first.
+              if (two.code < 0) throw std::logic_error("refinement: a re-entry source is refined");
+              if (two.flag != kLevelFluid) cut(p, l);
+              v.reentry_key.push_back(std::int32_t(i << 5) | q);
+              v.reentry_source.push_back(
+                  std::int32_t((std::size_t(two.code) << (m_sh[0] + m_sh[1] + m_sh[2])) +
+                               std::size_t(two.place)));
+            } else {
+              need_fluid({floor_shift(p[0], 1) - c[0], floor_shift(p[1], 1) - c[1],
+                          floor_shift(p[2], 1) - c[2]},
+                         l - 1, p, l);
+            }
+          }
+          if (finer_near && fine_links(p, c, l)) slow = true;
+          if (slow) mask |= kLevelSlow;
+        }
+        if (mask & kLevelSlow) ++v.slow_cells;
+        v.links[s * bc + i] = mask;
+      }
+    v.link_start.assign(1, 0);
+    for (const auto& per : links) {
+      for (const auto& [cell, dir] : per) v.link_cell.push_back(cell), v.link_dir.push_back(dir);
+      v.link_start.push_back(std::int64_t(v.link_cell.size()));
+    }
+  }
+
+  /// The direction opposite to q.
+  int opposite(int q) const {
+    const Pos& c = m_c[std::size_t(q)];
+    for (std::size_t k = 0; k < m_c.size(); ++k)
+      if (m_c[k][0] == -c[0] && m_c[k][1] == -c[1] && m_c[k][2] == -c[2]) return int(k);
+    throw std::logic_error("refinement: a velocity set without opposites");
+  }
+
+  /// True where direction c of cell p (level l) takes populations from the finer level: a cell
+  /// p - s with s a non-empty part of c's non-zero components is refined. Checks that the fine
+  /// cells it reads are fluid.
+  bool fine_links(const Pos& p, const Pos& c, int l) const {
+    bool any = false;
+    for (int sub = 1; sub < 8; ++sub) {
+      Pos t = p;
+      bool valid = true;
+      for (int d = 0; d < 3; ++d)
+        if ((sub >> d) & 1) {
+          if (c[std::size_t(d)] == 0) valid = false;
+          t[std::size_t(d)] -= c[std::size_t(d)];
+        }
+      if (!valid) continue;
+      const Found f = find(t, l);
+      if (f.inside && f.code <= -kRefinedBase) any = true;
+    }
+    if (!any) return false;
+    for (int o = 0; o < (1 << m_dims); ++o) {  // the children's sources
+      const Pos ch{2 * p[0] + (o & 1), 2 * p[1] + ((o >> 1) & 1),
+                   m_dims == 3 ? 2 * p[2] + (o >> 2) : 0};
+      const Pos one{ch[0] - c[0], ch[1] - c[1], ch[2] - c[2]};
+      const Pos two{ch[0] - 2 * c[0], ch[1] - 2 * c[1], ch[2] - 2 * c[2]};
+      const Found a = find(one, l + 1);
+      if (a.inside && a.code != kCoarserBlock) {
+        if (a.code < 0) throw std::logic_error("refinement: a fine source is refined further");
+        if (a.flag != kLevelFluid) cut(ch, l + 1);
+        continue;
+      }
+      const Found b = find(two, l + 1);
+      if (b.inside && b.code != kCoarserBlock) {
+        if (b.code < 0) throw std::logic_error("refinement: a fine source is refined further");
+        if (b.flag != kLevelFluid) cut(ch, l + 1);
+      }
+    }
+    return true;
+  }
+
+  const SolverConfig& m_cfg;
+  std::vector<Pos> m_c;
+  int m_dims, m_levels, m_shift;
+  int m_sh[3] = {0, 0, 0};
+  int m_type[6] = {};
+  std::array<bool, 3> m_periodic{};
+  Pos m_n0{1, 1, 1};
+  Octree* m_tree = nullptr;
+  std::vector<std::unordered_set<std::int64_t>> m_refined;
+  std::vector<std::vector<std::int64_t>> m_refined_order;
+  std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_code;
+};
+
+}  // namespace
+
+Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities) {
+  return Builder(cfg, velocities).build();
+}
+
+std::vector<std::string> octree_report(const Octree& tree) {
+  std::vector<std::string> out;
+  for (const RefinedLevel& l : tree.levels) {
+    std::ostringstream os;
+    os << "level " << l.level << ": " << l.n[0] << " x " << l.n[1];
+    if (tree.dims == 3) os << " x " << l.n[2];
+    os << " box, " << l.leaf.size() << " blocks of " << tree.block_cells() << " cells, "
+       << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path)";
+    out.push_back(os.str());
+  }
+  return out;
+}
+
+}  // namespace kolibri

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: Apache-2.0
+// Grid refinement (refine/): tau per level, the levels' blocks (closure and balance), a grid
+// refined everywhere against the dense solver at the fine resolution (bit for bit), uniform flow
+// as a fixed point across level interfaces, mass and momentum conserved to round-off by the
+// transfers between levels, and the deck's [refinement] keys with their errors.
+#include <kolibri/config/Rules.hpp>
+#include <kolibri/io/Deck.hpp>
+#include <kolibri/refine/RefinedSolver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "Helpers.hpp"
+#include "TestFiles.hpp"
+
+namespace {
+using namespace kolibri;
+
+RefinementRegion box_region(int level, std::array<double, 3> lo, std::array<double, 3> hi) {
+  RefinementRegion r;
+  r.level = level, r.min = lo, r.max = hi;
+  return r;
+}
+
+/// A periodic box of n cells a side (nz = 1 in 2D) with two nested boxes: level 1 over the middle
+/// half, level 2 over the middle quarter (levels = 3), or level 1 only (levels = 2).
+SolverConfig nested(LatticeKind lat, int n, int levels, double tau = 0.8) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(lat, n, n, two_d ? 1 : n, tau);
+  c.refinement.levels = levels;
+  const double z1 = two_d ? 0.0 : n / 4.0, z2 = two_d ? 1.0 : 3.0 * n / 4.0;
+  c.refinement.regions.push_back(
+      box_region(1, {n / 4.0, n / 4.0, z1}, {3.0 * n / 4.0, 3.0 * n / 4.0, z2}));
+  if (levels > 2)
+    c.refinement.regions.push_back(
+        box_region(2, {3.0 * n / 8.0, 3.0 * n / 8.0, two_d ? 0.0 : 3.0 * n / 8.0},
+                   {5.0 * n / 8.0, 5.0 * n / 8.0, two_d ? 1.0 : 5.0 * n / 8.0}));
+  return c;
+}
+
+std::vector<std::array<int, 3>> velocities(LatticeKind lat) {
+  std::vector<std::array<int, 3>> c;
+  const auto add = [&](auto lattice) {
+    using L = decltype(lattice);
+    for (int q = 0; q < L::Q; ++q) c.push_back({L::c(q, 0), L::c(q, 1), L::c(q, 2)});
+  };
+  if (lat == LatticeKind::D2Q9) add(D2Q9{});
+  if (lat == LatticeKind::D3Q19) add(D3Q19{});
+  if (lat == LatticeKind::D3Q27) add(D3Q27{});
+  return c;
+}
+
+const RefinedGrid& grid_of(const Solver& s) { return dynamic_cast<const RefinedGrid&>(s); }
+
+void perturb(Solver& s, unsigned seed) {
+  const auto& c = s.config();
+  std::vector<double> rho(std::size_t(c.cells()));
+  std::vector<std::array<double, 3>> u(rho.size());
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> d(-0.02, 0.02);
+  for (std::size_t i = 0; i < rho.size(); ++i) {
+    rho[i] = 1.0 + d(g);
+    u[i] = {d(g), d(g), c.lattice == LatticeKind::D2Q9 ? 0.0 : d(g)};
+  }
+  s.initialize(rho, u);
+}
+
+TEST(Refinement, TauKeepsTheViscosityOnEveryLevel) {
+  // mahmoud2024 eq. 9: omega_L = 2 omega_0 / (2^(L+1) + (1 - 2^L) omega_0).
+  for (const double tau0 : {0.51, 0.6, 0.8, 1.5})
+    for (int l = 0; l < 5; ++l) {
+      const double w0 = 1.0 / tau0,
+                   wl = 2.0 * w0 / (std::ldexp(2.0, l) + (1.0 - std::ldexp(1.0, l)) * w0);
+      EXPECT_NEAR(1.0 / level_tau(tau0, l), wl, 1e-14) << tau0 << " " << l;
+      EXPECT_NEAR(level_tau(tau0, l) - 0.5, std::ldexp(tau0 - 0.5, l), 1e-14);
+    }
+}
+
+TEST(Refinement, NestedBoxesCoverTheBoxOnce) {
+  // Every point of the box lies in exactly one leaf: the leaves' volumes add up to the box.
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    const auto c = nested(lat, 32, 3);
+    const Octree t = build_octree(c, velocities(lat));
+    ASSERT_EQ(t.levels.size(), 3u);
+    double volume = 0.0;
+    for (const RefinedLevel& l : t.levels) {
+      EXPECT_GT(l.fluid_cells, 0) << l.level;
+      volume += std::ldexp(double(l.fluid_cells), -t.dims * l.level);
+    }
+    EXPECT_EQ(volume, double(c.cells()));
+    EXPECT_EQ(t.updates_per_step(),
+              t.levels[0].fluid_cells + 2 * t.levels[1].fluid_cells + 4 * t.levels[2].fluid_cells);
+  }
+}
+
+TEST(Refinement, ConcaveRegionsKeepTheirShapeAndReenter) {
+  // 2D blocks are 8 x 8 cells: regions over blocks (0, 0) and (1, 1) touch at a corner only, and
+  // a ring of blocks has concave corners. Both keep their shape; the fine cells there whose
+  // population leaves the level for one fine step and comes back in the second read it from
+  // the re-entry links (RefinedLevel::reentry_*).
+  auto c = test::periodic_box(LatticeKind::D2Q9, 32, 32, 1);
+  c.refinement.levels = 2;
+  c.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, 1}),
+                          box_region(1, {8, 8, 0}, {16, 16, 1})};
+  const Octree t = build_octree(c, velocities(LatticeKind::D2Q9));
+  EXPECT_EQ(t.levels[0].refined.size(), 2u);
+  EXPECT_EQ(t.levels[1].leaf.size(), 8u);
+  EXPECT_GT(t.levels[1].reentry_key.size(), 0u);
+  EXPECT_EQ(t.levels[1].reentry_start.back(), std::int32_t(t.levels[1].reentry_key.size()));
+}
+
+TEST(Refinement, ConcaveRegionsConserveMass) {
+  // The corner-touching pair and a wall band (a ring with four concave corners), perturbed: the
+  // re-entering populations are read once, so mass is conserved to round-off.
+  auto a = test::periodic_box(LatticeKind::D2Q9, 32, 32, 1, 0.7);
+  a.refinement.levels = 2;
+  a.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, 1}),
+                          box_region(1, {8, 8, 0}, {16, 16, 1})};
+  auto b = test::periodic_box(LatticeKind::D3Q27, 16, 16, 16, 0.7);
+  b.collision = CollisionKind::Kbc;
+  b.refinement.levels = 2;
+  b.refinement.regions = {box_region(1, {0, 0, 0}, {4, 4, 4}), box_region(1, {4, 4, 4}, {8, 8, 8}),
+                          box_region(1, {8, 0, 0}, {12, 16, 4})};
+  for (const SolverConfig& c : {a, b}) {
+    auto s = make_solver(c);
+    EXPECT_GT(grid_of(*s).octree().levels[1].reentry_key.size(), 0u);
+    perturb(*s, 11);
+    const double m0 = grid_of(*s).total_mass();
+    const auto j0 = s->momentum();
+    s->step(40);
+    EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
+    const auto j1 = s->momentum();
+    for (int d = 0; d < 3; ++d)
+      EXPECT_NEAR(j1[std::size_t(d)], j0[std::size_t(d)], 1e-12 * m0) << d;
+  }
+}
+
+TEST(Refinement, LevelsMeetAtMostOneApart) {
+  // A level-2 region of one block: level 1 grows around it until every refined level-1 block has
+  // its 8 neighbours at level 1 (the builder refuses tables that break this).
+  auto c = test::periodic_box(LatticeKind::D2Q9, 64, 64, 1);
+  c.refinement.levels = 3;
+  c.refinement.regions = {box_region(2, {30, 30, 0}, {31, 31, 1})};
+  const Octree t = build_octree(c, velocities(LatticeKind::D2Q9));
+  ASSERT_EQ(t.levels[1].refined.size(), 1u);  // the one level-1 block with the region
+  // Its 8 neighbours exist at level 1: their 4 parents (and its own) are refined at level 0.
+  EXPECT_EQ(t.levels[0].refined.size(), 4u);
+  EXPECT_EQ(t.levels[2].leaf.size(), 4u);
+  for (const RefinedLevel& l : t.levels)
+    for (std::size_t i = 0; i < l.neighbours.size(); ++i) {
+      if (l.neighbours[i] == kCoarserBlock) {
+        EXPECT_GE(l.coarse[i], 0);
+      }
+    }
+}
+
+TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {
+  // Level 1 over the whole box: no interface, so the level is a dense box of twice the cells,
+  // with tau_1, half the force, and the same walls and lid: the same bits as the dense solver.
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    const bool two_d = lat == LatticeKind::D2Q9;
+    auto fine = test::closed_box(lat);  // walls, a lid, a sphere and a body force
+    fine.obstacles.clear();             // (a sphere's staircase differs between resolutions)
+    fine.nx = 16, fine.ny = 16, fine.nz = two_d ? 1 : 16;
+    fine.tau = level_tau(0.6, 1);
+    fine.force = {1e-5, -2e-5, 0.0};
+    auto coarse = fine;
+    coarse.nx = 8, coarse.ny = 8, coarse.nz = two_d ? 1 : 8;
+    coarse.tau = 0.6;
+    coarse.force = {2e-5, -4e-5, 0.0};
+    coarse.refinement.levels = 2;
+    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
+    auto dense = make_solver(fine);
+    auto refined = make_solver(coarse);
+    ASSERT_EQ(grid_of(*refined).octree().levels[0].fluid_cells, 0);
+    dense->step(20);
+    refined->step(10);
+    const MacroFields a = dense->macroscopic();
+    const LevelFields b = grid_of(*refined).level_fields(1);
+    int checked = 0;
+    for (std::size_t t = 0; t < b.rho.size(); ++t) {
+      if (b.flag[t] != kLevelFluid) continue;
+      const auto& x = b.centre[t];
+      const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), two_d ? 0 : int(2 * x[2]));
+      ASSERT_EQ(b.rho[t], a.rho[i]) << t;
+      for (int d = 0; d < 3; ++d) ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+      ++checked;
+    }
+    EXPECT_EQ(checked, int(fine.cells()));
+  }
+}
+
+struct Scene {
+  LatticeKind lat;
+  CollisionKind col;
+  int levels;
+};
+class RefinedScenes : public ::testing::TestWithParam<Scene> {};
+
+class UniformScenes : public ::testing::TestWithParam<Scene> {};
+
+TEST_P(UniformScenes, UniformFlowStaysUniformAcrossInterfaces) {
+  // Every cell at the same equilibrium: explosion copies and coalescence averages equal values,
+  // so nothing may change but round-off. (Operators whose start is their own equilibrium: KBC
+  // and the central-moment operators start from the E2 equilibrium like the dense solver, a
+  // state they relax from at each level's own rate, which then differs across an interface by
+  // about 1e-8 at u = 0.05.)
+  const Scene p = GetParam();
+  auto c = nested(p.lat, p.lat == LatticeKind::D2Q9 ? 32 : 16, p.levels);
+  c.collision = p.col;
+  c.initial.velocity = {0.05, -0.03, p.lat == LatticeKind::D2Q9 ? 0.0 : 0.02};
+  auto s = make_solver(c);
+  s->step(12);
+  for (int l = 0; l < p.levels; ++l) {
+    const LevelFields f = grid_of(*s).level_fields(l);
+    for (std::size_t t = 0; t < f.rho.size(); ++t) {
+      if (f.flag[t] != kLevelFluid) continue;
+      ASSERT_NEAR(f.rho[t], 1.0, 1e-13) << l << " " << t;
+      for (int d = 0; d < 3; ++d)
+        ASSERT_NEAR(f.u[t][std::size_t(d)], c.initial.velocity[std::size_t(d)], 1e-14)
+            << l << " " << t;
+    }
+  }
+}
+
+TEST_P(RefinedScenes, PeriodicBoxConservesMassAndMomentum) {
+  // Each population's transfers between levels conserve its mass (docs/theory.md), and the
+  // collisions conserve mass and momentum: both totals to round-off over many coarse steps.
+  const Scene p = GetParam();
+  auto c = nested(p.lat, p.lat == LatticeKind::D2Q9 ? 32 : 16, p.levels);
+  c.collision = p.col;
+  auto s = make_solver(c);
+  perturb(*s, 3);
+  const double m0 = grid_of(*s).total_mass();
+  const auto j0 = s->momentum();
+  s->step(60);
+  // Round-off class: sums over ~1e4 cells of O(1) values, each step adding a few eps a cell.
+  EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
+  const auto j1 = s->momentum();
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(j1[std::size_t(d)], j0[std::size_t(d)], 1e-12 * m0) << d;
+}
+
+TEST_P(RefinedScenes, ClosedBoxConservesMassWithLevelsAtTheWalls) {
+  // Walls on every face and the finest level in a band along them: the interfaces meet the
+  // walls, where the coarse cells take part of their populations from the face's rule.
+  const Scene p = GetParam();
+  const bool two_d = p.lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(p.lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
+  c.collision = p.col;
+  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::Wall;
+  c.refinement.levels = p.levels;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "walls";
+  band.level = p.levels - 1;
+  band.width = 3;
+  c.refinement.regions = {band};
+  auto s = make_solver(c);
+  perturb(*s, 7);
+  const double m0 = grid_of(*s).total_mass();
+  s->step(two_d ? 60 : 20);
+  EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lattices, UniformScenes,
+                         ::testing::Values(Scene{LatticeKind::D2Q9, CollisionKind::Bgk, 2},
+                                           Scene{LatticeKind::D2Q9, CollisionKind::Trt, 3},
+                                           Scene{LatticeKind::D3Q19, CollisionKind::Bgk, 2},
+                                           Scene{LatticeKind::D3Q19, CollisionKind::Regularized, 3},
+                                           Scene{LatticeKind::D3Q27, CollisionKind::Trt, 3}));
+INSTANTIATE_TEST_SUITE_P(Lattices, RefinedScenes,
+                         ::testing::Values(Scene{LatticeKind::D2Q9, CollisionKind::Bgk, 2},
+                                           Scene{LatticeKind::D2Q9, CollisionKind::Trt, 3},
+                                           Scene{LatticeKind::D2Q9, CollisionKind::Kbc, 3},
+                                           Scene{LatticeKind::D3Q19, CollisionKind::Bgk, 2},
+                                           Scene{LatticeKind::D3Q19, CollisionKind::Regularized, 3},
+                                           Scene{LatticeKind::D3Q27, CollisionKind::Kbc, 3},
+                                           Scene{LatticeKind::D3Q27, CollisionKind::CentralMoment,
+                                                 2}));
+
+TEST(Refinement, ObstacleLoadsBalanceTheBodyForceInSteadyState) {
+  // Two discs, each inside level 1 (x in [0, 8) and [16, 24), periodic), level 0 between: in
+  // steady state the fluid's momentum stops changing, so the obstacles take the body force on
+  // the whole fluid, F times its volume in level-0 cells (the dense test's balance, to round-off).
+  auto c = test::periodic_box(LatticeKind::D2Q9, 24, 16, 1, 1.0);
+  c.force = {2e-6, 5e-7, 0.0};
+  for (const double x : {4.0, 20.0}) {
+    Obstacle o;
+    o.shape = Obstacle::Shape::Cylinder;
+    o.center = {x, 8.0, 0.5};
+    o.radius = 2.6;
+    c.obstacles.push_back(o);
+  }
+  c.refinement.levels = 2;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "obstacles";
+  band.width = 2;
+  c.refinement.regions = {band};
+  auto s = make_solver(c);
+  const auto& t = grid_of(*s).octree();
+  ASSERT_GT(t.levels[0].fluid_cells, 0);
+  ASSERT_GT(t.levels[1].link_cell.size(), 0u);
+  EXPECT_EQ(t.levels[0].link_cell.size(), 0u);
+  double volume = 0.0;
+  for (const RefinedLevel& l : t.levels) volume += std::ldexp(double(l.fluid_cells), -2 * l.level);
+  s->step(15000);
+  const auto loads = s->obstacle_loads();
+  ASSERT_EQ(loads.size(), 2u);
+  for (std::size_t d = 0; d < 2; ++d) {
+    const double got = loads[0].force[d] + loads[1].force[d];
+    EXPECT_NEAR(got, volume * c.force[d], 1e-9 * volume * c.force[0]) << "axis " << d;
+  }
+  EXPECT_GT(loads[0].force[0], 0.1 * volume * c.force[0]);
+  EXPECT_GT(loads[1].force[0], 0.1 * volume * c.force[0]);
+}
+
+TEST(Refinement, ObstacleCutByAnInterfaceIsRefused) {
+  auto c = nested(LatticeKind::D2Q9, 32, 2);
+  Obstacle o;
+  o.shape = Obstacle::Shape::Sphere;
+  o.center = {8, 16, 0.5};  // on the level-1 region's edge at x = 8
+  o.radius = 3;
+  c.obstacles.push_back(o);
+  try {
+    (void)make_solver(c);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cut by the interface between levels 0 and 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+const std::string deck = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 32
+ny = 32
+[physics]
+tau = 0.6
+[boundary]
+x_min = "wall"
+x_max = "wall"
+y_min = "wall"
+y_max = { type = "moving_wall", velocity = [0.1, 0.0] }
+[refinement]
+levels = 3
+[[refinement.region]]
+level = 1
+min = [4, 4]
+max = [28, 28]
+[[refinement.region]]
+level = 2
+type = "band"
+around = "walls"
+width = 4
+[run]
+steps = 10
+)";
+
+TEST(Refinement, DeckReadsLevelsAndRegions) {
+  const Case c = parse_deck(deck, "case.toml");
+  const Refinement& r = c.solver.refinement;
+  EXPECT_EQ(r.levels, 3);
+  ASSERT_EQ(r.regions.size(), 2u);
+  EXPECT_EQ(r.regions[0].kind, RefinementRegion::Kind::Box);
+  EXPECT_EQ(r.regions[0].max[1], 28.0);
+  EXPECT_EQ(r.regions[1].kind, RefinementRegion::Kind::Band);
+  EXPECT_EQ(r.regions[1].around, "walls");
+  EXPECT_EQ(r.regions[1].width, 4.0);
+}
+
+TEST(Refinement, DeckErrorsNameTheKey) {
+  const auto error = [](const std::vector<std::string>& set) {
+    return test::deck_error(deck, "case.toml", set);
+  };
+  EXPECT_NE(error({"refinement.levels=9"}).find("key 'refinement.levels'"), std::string::npos);
+  EXPECT_NE(error({"refinement.region[0].level=3"}).find("refinement.region[0].level"),
+            std::string::npos)
+      << error({"refinement.region[0].level=3"});
+  EXPECT_NE(error({"refinement.region[1].around=\"sphere\""}).find("refinement.region[1].around"),
+            std::string::npos);
+  EXPECT_NE(error({"refinement.region[0].size=3"}).find("unknown key"), std::string::npos);
+  EXPECT_NE(error({"model.streaming=\"in_place\""}).find("model.streaming"), std::string::npos);
+  EXPECT_NE(error({"run.checkpoint_every=5"}).find("run.checkpoint_every"), std::string::npos);
+  // Periodic axes need whole blocks (8 cells in 2D).
+  const std::string periodic =
+      error({"boundary.x_min=\"periodic\"", "boundary.x_max=\"periodic\"", "domain.nx=36"});
+  EXPECT_NE(periodic.find("domain.nx"), std::string::npos) << periodic;
+  EXPECT_EQ(error({}), "no error");
+}
+
+}  // namespace

