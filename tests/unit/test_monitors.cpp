@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "Helpers.hpp"
+#include "TestFiles.hpp"
 
 namespace {
 using namespace kolibri;
@@ -124,11 +125,13 @@ TEST(InitialFields, FromAFieldFile) {
   auto a = make_solver(c);
   a->step(7);
   const MacroFields before = a->macroscopic();
-  write_fields_hdf5("start_fields.h5", before, 7);
+  const test::ScratchDir scratch;
+  const std::string file = (scratch.dir() / "start_fields.h5").string();
+  write_fields_hdf5(file, before, 7);
   SolverConfig d = c;
   d.initial = {};
   d.initial.kind = InitialCondition::Kind::File;
-  d.initial.file = "start_fields.h5";
+  d.initial.file = file;
   const MacroFields after = make_solver(d)->macroscopic();
   for (std::size_t i = 0; i < before.rho.size(); ++i) {
     ASSERT_NEAR(after.rho[i], before.rho[i], 1e-13);
