@@ -429,12 +429,12 @@ class Builder {
           bool slow = false;
           if (!up.inside) {
             if (m_type[up.face] == static_cast<int>(FaceType::Wall))
-              mask |= 1u << q;
+              mask |= 1u << opposite(q);
             else
               slow = true;
           } else if (up.code >= 0) {
             if (up.flag == kLevelSolid) {
-              mask |= 1u << q;
+              mask |= 1u << opposite(q);
               Pos solid{p[0] - c[0], p[1] - c[1], p[2] - c[2]};
               int face;
               cell_place(solid, l, face);  // wrapped across periodic faces

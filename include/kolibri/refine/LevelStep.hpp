@@ -17,6 +17,7 @@
 #include <kolibri/refine/Octree.hpp>
 #include <kolibri/stepping/ObstacleLoads.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
+#include <kolibri/stepping/TileStreamCollide.hpp>
 
 // The general path's per-direction rule is a call, not 27 inlined copies: it runs on few cells,
 // and inlined it would grow the kernel (and its registers) for the fast path's sake of none.
@@ -36,8 +37,8 @@ struct LevelStepTag {
 ///
 /// A cell whose links word is free of kLevelSlow reads every direction from a leaf of its own
 /// level, or bounces back from a resting wall or solid (its own opposite slot, chosen by the
-/// mask): the tiled grid's gather, the neighbour blocks' slots loaded once. Other cells take
-/// the general path (`general`), direction by direction.
+/// mask): the tiled grid's gather (gather_block). Other cells take the general path
+/// (`general`), direction by direction.
 template <class L, class S, class C>
 struct LevelStep {
   using R = typename S::real;
@@ -104,37 +105,12 @@ struct LevelStep {
     for (int q = 0; q < L::Q; ++q) dst[at(s, q, l)] = S::template store<L>(f[q], q);
   }
 
-  /// Every direction from a leaf of this level or bounced back (bit q of `mask`): at most 8
-  /// blocks, their slots loaded before the gather, each direction's block picked at compile time.
+  /// Every direction from a leaf of this level, or bounced back where bit opposite(q) of `mask`
+  /// says a resting wall or solid lies behind: the tiled grid's gather over the block's row of
+  /// neighbour slots.
   KOKKOS_INLINE_FUNCTION void gather(const Index s, const Index l, const std::uint32_t mask,
                                      R (&f)[L::Q]) const {
-    const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
-              lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
-    const int sx = lx == 0       ? -1
-                   : lx == E - 1 ? 1
-                                 : 0,
-              sy = ly == 0       ? -1
-                   : ly == E - 1 ? 1
-                                 : 0,
-              sz = L::D == 3 ? (lz == 0       ? -1
-                                : lz == E - 1 ? 1
-                                              : 0)
-                             : 0;
-    const std::int32_t* nb = neighbours + s * 27 + 13;
-    const Index n1 = nb[sx], n2 = nb[3 * sy], n3 = nb[sx + 3 * sy], n4 = nb[9 * sz],
-                n5 = nb[sx + 9 * sz], n6 = nb[3 * sy + 9 * sz], n7 = nb[sx + 3 * sy + 9 * sz];
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) {
-      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
-      const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
-      const Index lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
-      const Index hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
-      const Index slot = az ? hi : lo;
-      const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) +
-                          (ay ? cy * E * E : 0) + (az ? cz * E * E * E : 0);
-      const bool wall = q > 0 && ((mask >> q) & 1u);
-      f[q] = S::template load<L>(src[wall ? at(s, L::opposite(q), l) : at(slot, q, place)], q);
-    }
+    gather_block<L, S, E>(src, neighbours + s * 27 + 13, std::uint32_t(s), l, mask, f);
   }
 
   /// The general path: each direction by the rules of docs/theory.md.
@@ -146,20 +122,10 @@ struct LevelStep {
     if (pressure) {
       R fs[L::Q];
       for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
-      velocity(fs, u);
+      post_collision_velocity<L>(fs, force, u);
     }
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = arriving(s, l, p, q, u);
-  }
-
-  /// u = (sum c f* - F/2) / rho of post-collision populations (pressure faces).
-  KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
-    R rho = R(0), j[3] = {R(0), R(0), R(0)};
-    for (int k = 0; k < L::Q; ++k) {
-      rho += fs[k];
-      for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
-    }
-    for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
   }
 
   /// Cell v of this level moved into the box across periodic faces: false past a non-periodic
@@ -191,27 +157,6 @@ struct LevelStep {
   KOKKOS_INLINE_FUNCTION R own(const Index s, const int q, const Index l) const {
     return S::template load<L>(src[at(s, q, l)], q);
   }
-  /// A face's rule for arriving population q, from the cell's own post-collision opposite one.
-  KOKKOS_INLINE_FUNCTION R face_rule(int q, int face, R back, const R (&u)[3]) const {
-    const R w = R(L::w(q));
-    switch (static_cast<FaceType>(faces.type[face])) {
-      case FaceType::MovingWall:
-      case FaceType::VelocityInlet: {
-        const R* uw = faces.velocity[face];
-        const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
-        return back + R(6) * w * faces.density[face] * cu;
-      }
-      case FaceType::PressureOutlet:
-      case FaceType::PressureInlet: {
-        const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
-        const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-        return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
-      }
-      default:
-        return back;
-    }
-  }
-
   /// Arriving population q of the cell at p (leaf slot s, place l).
   KOLIBRI_REFINE_OUT_OF_LINE KOKKOS_FUNCTION R arriving(const Index s, const Index l,
                                                         const int (&p)[3], const int q,
@@ -265,7 +210,7 @@ struct LevelStep {
     int b[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
     const int k = block_offset(p, b);
     int face;
-    if (!inside(b, face)) return face_rule(q, face, own(s, o, l), u);
+    if (!inside(b, face)) return face_rule<L>(faces, q, face, own(s, o, l), u);
     const std::int32_t code = neighbours[s * 27 + k];
     const int place = place_of(b[0], b[1], b[2]);
     if (code >= 0) {
@@ -280,7 +225,8 @@ struct LevelStep {
           coarse_state[at(coarse[s * 27 + k], q, place_of(b[0] >> 1, b[1] >> 1, b[2] >> 1))], q);
     int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
     const int k2 = block_offset(p, b2);
-    if (!inside(b2, face)) return face_rule(q, face, S::template load<L>(dst[at(s, o, l)], o), u);
+    if (!inside(b2, face))
+      return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), u);
     if (neighbours[s * 27 + k2] >= 0) {  // re-entry: this level's f*_q(t) two cells upwind
       const std::int32_t key = std::int32_t(l << 5) | q;
       for (std::int32_t e = reentry_start[s]; e < reentry_start[s + 1]; ++e)
@@ -319,10 +265,9 @@ struct LinkRecord {
 /// rest, ObstacleLoads.hpp), and the torque about `centre` (level-0 cells) with the arm to the
 /// link's midpoint.
 template <class L, class S>
-struct LevelLinkMomentum {
+struct LevelLinkMomentum : LinkSumsReduction {
   using R = typename S::real;
   using V = typename S::value_type;
-  using value_type = LinkSums;
   static constexpr int SX = refine_block_shift(L::D);
   static constexpr int VS = SX * L::D;
   const V* f = nullptr;  ///< the recorded row: one value a link
@@ -347,18 +292,6 @@ struct LevelLinkMomentum {
     sum.add(3, r[1] * F[2] - r[2] * F[1]);
     sum.add(4, r[2] * F[0] - r[0] * F[2]);
     sum.add(5, r[0] * F[1] - r[1] * F[0]);
-  }
-  KOKKOS_INLINE_FUNCTION void init(LinkSums& a) const { a = LinkSums(); }
-  KOKKOS_INLINE_FUNCTION void join(LinkSums& a, const LinkSums& b) const { a.add(b); }
-  KOKKOS_INLINE_FUNCTION void join(volatile LinkSums& a,
-                                   const volatile LinkSums& b) const {  // Kokkos 3
-    LinkSums x, y;
-    for (int k = 0; k < 6; ++k) x.v[k] = a.v[k], x.c[k] = a.c[k], y.v[k] = b.v[k], y.c[k] = b.c[k];
-    x.add(y);
-    for (int k = 0; k < 6; ++k) {
-      a.v[k] = x.v[k];
-      a.c[k] = x.c[k];
-    }
   }
 };
 

@@ -25,9 +25,10 @@ inline constexpr std::uint8_t kLevelSolid = 1;
 /// A leaf cell past the box's end (a block that the box's extent cuts): never updated or read.
 inline constexpr std::uint8_t kLevelOutside = 2;
 
-/// A cell's links word: bit q set where arriving population q is the cell's own opposite one
-/// (halfway bounce-back from a resting wall or a solid neighbour), and kLevelSlow where some
-/// direction needs the general path (another level, a moving wall, an inlet or an outlet).
+/// A cell's links word, in the dense box's convention (grid/CellLists.hpp): bit k set where the
+/// cell sends direction k into a resting wall or a solid neighbour (so arriving population
+/// opposite(k) is its own f*_k, halfway bounce-back), and kLevelSlow where some direction needs
+/// the general path (another level, a moving wall, an inlet or an outlet).
 inline constexpr std::uint32_t kLevelSlow = 1u << 31;
 
 /// Codes in a leaf's neighbour table besides a leaf slot (>= 0): outside a non-periodic face, a

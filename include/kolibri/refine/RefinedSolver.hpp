@@ -28,6 +28,22 @@ template <class L, class S, class C>
 std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg);
 }  // namespace Impl
 
+/// \brief A level's cells as the reductions read them (copied into their kernels): density and
+/// velocity of the fluid ones from the level's current state.
+template <class L, class S>
+struct LevelCells {
+  Kokkos::View<const typename S::value_type*, MemSpace> f;
+  Kokkos::View<const std::uint8_t*, MemSpace> flags;
+  Slots idx;
+  typename S::real force[3];
+  /// False where cell t is not fluid; else its rho and u.
+  KOKKOS_INLINE_FUNCTION bool operator()(const Index t, double& rho, double (&u)[3]) const {
+    if (flags(t) != kLevelFluid) return false;
+    cell_moments<L, S>(f, idx, t, force, rho, u);
+    return true;
+  }
+};
+
 template <class L, class S, class C>
 class RefinedSolver final : public Solver, public RefinedGrid {
  public:
@@ -136,22 +152,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
     Kokkos::View<double*, MemSpace> rho("kolibri::refine_rho", std::size_t(d.cells));
     Kokkos::View<double* [3], MemSpace> u("kolibri::refine_u", std::size_t(d.cells));
-    const Kokkos::View<const V*, MemSpace> f = d.f[d.cur];
-    const auto flags = d.flags;
-    const Slots idx = slots(d);
-    const R force[3] = {d.force[0], d.force[1], d.force[2]};
+    const LevelCells<L, S> read = cells_of(d);
     const double rho0 = m_cfg.initial.density;
     Kokkos::parallel_for(
-        "kolibri::refine_fields",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, d.cells),
-        KOKKOS_LAMBDA(const Index t) {
-          if (flags(t) != kLevelFluid) {
-            rho(t) = rho0;
-            u(t, 0) = u(t, 1) = u(t, 2) = 0.0;
-            return;
-          }
-          double r, v[3];
-          cell_moments<L, S>(f, idx, t, force, r, v);
+        "kolibri::refine_fields", range(d), KOKKOS_LAMBDA(const Index t) {
+          double r = rho0, v[3] = {0.0, 0.0, 0.0};
+          read(t, r, v);  // not fluid: rho0 and rest
           rho(t) = r;
           for (int k = 0; k < 3; ++k) u(t, k) = v[k];
         });
@@ -219,30 +225,23 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     d.mass = total_mass();
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
       const DeviceLevel& lv = m_levels[l];
-      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
-      const auto flags = lv.flags;
-      const Slots idx = slots(lv);
-      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+      const LevelCells<L, S> read = cells_of(lv);
       double top = 0.0;
       Index bad = lv.cells;
       Kokkos::parallel_reduce(
-          "kolibri::refine_max_speed",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          "kolibri::refine_max_speed", range(lv),
           KOKKOS_LAMBDA(const Index t, double& m) {
-            if (flags(t) != kLevelFluid) return;
             double r, u[3];
-            cell_moments<L, S>(f, idx, t, force, r, u);
+            if (!read(t, r, u)) return;
             const double s = math::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
             if (s > m) m = s;
           },
           Kokkos::Max<double>(top));
       Kokkos::parallel_reduce(
-          "kolibri::refine_first_bad",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          "kolibri::refine_first_bad", range(lv),
           KOKKOS_LAMBDA(const Index t, Index& b) {
-            if (flags(t) != kLevelFluid) return;
             double r, u[3];
-            cell_moments<L, S>(f, idx, t, force, r, u);
+            if (!read(t, r, u)) return;
             const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
                             math::is_finite(u[2]);
             if (!ok && t < b) b = t;
@@ -261,21 +260,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   double total_mass() const override {
     double mass = 0.0;
-    for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const DeviceLevel& lv = m_levels[l];
-      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
-      const auto flags = lv.flags;
-      const Slots idx = slots(lv);
-      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+    for (const DeviceLevel& lv : m_levels) {
+      const LevelCells<L, S> read = cells_of(lv);
       double m = 0.0;
       Kokkos::parallel_reduce(
-          "kolibri::refine_mass",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+          "kolibri::refine_mass", range(lv),
           KOKKOS_LAMBDA(const Index t, double& sum) {
-            if (flags(t) != kLevelFluid) return;
             double r, u[3];
-            cell_moments<L, S>(f, idx, t, force, r, u);
-            sum += r;
+            if (read(t, r, u)) sum += r;
           },
           m);
       mass += m * lv.volume;
@@ -285,22 +277,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   std::array<double, 3> momentum() const override {
     std::array<double, 3> j{0.0, 0.0, 0.0};
-    for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const DeviceLevel& lv = m_levels[l];
-      const Kokkos::View<const V*, MemSpace> f = lv.f[lv.cur];
-      const auto flags = lv.flags;
-      const Slots idx = slots(lv);
-      const R force[3] = {lv.force[0], lv.force[1], lv.force[2]};
+    for (const DeviceLevel& lv : m_levels) {
+      const LevelCells<L, S> read = cells_of(lv);
       for (int k = 0; k < L::D; ++k) {
         double sum = 0.0;
         Kokkos::parallel_reduce(
-            "kolibri::refine_momentum",
-            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, lv.cells),
+            "kolibri::refine_momentum", range(lv),
             KOKKOS_LAMBDA(const Index t, double& s) {
-              if (flags(t) != kLevelFluid) return;
               double r, u[3];
-              cell_moments<L, S>(f, idx, t, force, r, u);
-              s += r * u[k];
+              if (read(t, r, u)) s += r * u[k];
             },
             sum);
         j[std::size_t(k)] += sum * lv.volume;
@@ -400,6 +385,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   };
 
   static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
+  static LevelCells<L, S> cells_of(const DeviceLevel& d) {
+    return {d.f[d.cur], d.flags, slots(d), {d.force[0], d.force[1], d.force[2]}};
+  }
+  static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> range(const DeviceLevel& d) {
+    return {0, d.cells};
+  }
 
   /// The centre of cell t of level h, in level-0 cells.
   std::array<double, 3> centre(const RefinedLevel& h, Index t) const {

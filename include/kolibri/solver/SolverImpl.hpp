@@ -227,7 +227,8 @@ class SolverImpl final : public Solver {
     if (m_level.dist.comm && any_link_rules(obstacles))  // collective: decided alike on every rank
       m_scheme->fill_ghosts();
     const DenseGrid& g = m_level.grid;
-    LinkMomentum<L, S, C> sum{m_scheme->values(),
+    LinkMomentum<L, S, C> sum{{},  // the reduction (LinkSumsReduction)
+                              m_scheme->values(),
                               m_scheme->slots(),
                               m_scheme->layout(),
                               CollisionFactory<C>::make(m_cfg),

@@ -99,6 +99,24 @@ struct LinkSums {
   double total(int k) const { return v[k] + c[k]; }
 };
 
+/// \brief The reduction of LinkSums, as a base of the functors that sum links (LinkMomentum,
+/// the refined levels' LevelLinkMomentum).
+struct LinkSumsReduction {
+  using value_type = LinkSums;  ///< force, then torque
+  KOKKOS_INLINE_FUNCTION void init(LinkSums& a) const { a = LinkSums(); }
+  KOKKOS_INLINE_FUNCTION void join(LinkSums& a, const LinkSums& b) const { a.add(b); }
+  KOKKOS_INLINE_FUNCTION void join(volatile LinkSums& a,
+                                   const volatile LinkSums& b) const {  // Kokkos 3
+    LinkSums x, y;
+    for (int k = 0; k < 6; ++k) x.v[k] = a.v[k], x.c[k] = a.c[k], y.v[k] = b.v[k], y.c[k] = b.c[k];
+    x.add(y);
+    for (int k = 0; k < 6; ++k) {
+      a.v[k] = x.v[k];
+      a.c[k] = x.c[k];
+    }
+  }
+};
+
 /// \brief Sum over links of the momentum the wall takes, in the Galilean-invariant form of Wen et
 /// al. (2014): (c_k - u_w) f*_k + (c_k + u_w) f_q with k the link's direction into the wall, q
 /// = opposite(k), f*_k the population leaving the fluid cell and f_q the one the wall sends
@@ -112,10 +130,9 @@ struct LinkSums {
 /// rest; a rule link's f*_k then comes from the scheme's link_leaving()); rebuilt from the stored
 /// moments in the moment representation.
 template <class L, class S, class C>
-struct LinkMomentum {
+struct LinkMomentum : LinkSumsReduction {
   using R = typename S::real;
   using V = typename S::value_type;
-  using value_type = LinkSums;  ///< force, then torque
 
   Kokkos::View<const V*, MemSpace> f;
   Slots idx;
@@ -175,18 +192,6 @@ struct LinkMomentum {
     sum.add(3, r[1] * F[2] - r[2] * F[1]);
     sum.add(4, r[2] * F[0] - r[0] * F[2]);
     sum.add(5, r[0] * F[1] - r[1] * F[0]);
-  }
-  KOKKOS_INLINE_FUNCTION void init(LinkSums& a) const { a = LinkSums(); }
-  KOKKOS_INLINE_FUNCTION void join(LinkSums& a, const LinkSums& b) const { a.add(b); }
-  KOKKOS_INLINE_FUNCTION void join(volatile LinkSums& a,
-                                   const volatile LinkSums& b) const {  // Kokkos 3
-    LinkSums x, y;
-    for (int k = 0; k < 6; ++k) x.v[k] = a.v[k], x.c[k] = a.c[k], y.v[k] = b.v[k], y.c[k] = b.c[k];
-    x.add(y);
-    for (int k = 0; k < 6; ++k) {
-      a.v[k] = x.v[k];
-      a.c[k] = x.c[k];
-    }
   }
 };
 

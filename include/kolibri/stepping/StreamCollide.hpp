@@ -93,6 +93,46 @@ struct DeviceFaces {
   }
 };
 
+/// \brief The population arriving in direction q from face `face` (>= 0), given the cell's own
+/// post-collision population in the opposite direction (`back`) and its velocity `u` (pressure
+/// faces only): halfway bounce-back for walls; moving walls and velocity inlets add
+/// 2 w rho (c.u_w)/cs^2 (`shape` scales an inlet's velocity); pressure faces anti-bounce-back.
+/// The one face rule of every grid (Boundary::reflect, the refined levels' LevelStep).
+template <class L, class R>
+KOKKOS_INLINE_FUNCTION R face_rule(const DeviceFaces<R>& faces, int q, int face, R back,
+                                   const R (&u)[3], R shape = R(1)) {
+  const R w = R(L::w(q));
+  switch (static_cast<FaceType>(faces.type[face])) {
+    case FaceType::MovingWall:
+    case FaceType::VelocityInlet: {
+      const R* uw = faces.velocity[face];
+      const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
+      return back + R(6) * w * faces.density[face] * (cu * shape);
+    }
+    case FaceType::PressureOutlet:
+    case FaceType::PressureInlet: {
+      const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
+      const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+      return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
+    }
+    default:
+      return back;
+  }
+}
+
+/// \brief Velocity from post-collision populations, u = (sum c f* - F/2) / rho: the one formula
+/// every scheme uses for outlets, so they agree bit for bit.
+template <class L, class R>
+KOKKOS_INLINE_FUNCTION void post_collision_velocity(const R (&fs)[L::Q], const R (&force)[3],
+                                                    R (&u)[3]) {
+  R rho = R(0), j[3] = {R(0), R(0), R(0)};
+  for (int k = 0; k < L::Q; ++k) {
+    rho += fs[k];
+    for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
+  }
+  for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
+}
+
 /// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the
 /// grid, the faces and the body force.
 template <class L, class R>
@@ -125,23 +165,7 @@ struct Boundary {
   /// moving walls and velocity inlets add 2 w rho (c.u_w)/cs^2; outlets anti-bounce-back.
   /// `shape` scales an inlet's velocity (shape_at: its profile at the cell).
   KOKKOS_INLINE_FUNCTION R reflect(int q, int face, R back, const R (&u)[3], R shape = R(1)) const {
-    if (face < 0) return back;
-    const R w = R(L::w(q));
-    switch (static_cast<FaceType>(faces.type[face])) {
-      case FaceType::MovingWall:
-      case FaceType::VelocityInlet: {
-        const R* uw = faces.velocity[face];
-        const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
-        return back + R(6) * w * faces.density[face] * (cu * shape);
-      }
-      case FaceType::PressureOutlet:
-      case FaceType::PressureInlet: {
-        const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
-        const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-        return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
-      }
-      default: return back;
-    }
+    return face < 0 ? back : face_rule<L>(faces, q, face, back, u, shape);
   }
   /// The profile factor of face `face`'s velocity at cell p (1 without profiles or a face).
   KOKKOS_INLINE_FUNCTION R shape_at(int face, const Coord& p) const {
@@ -208,15 +232,9 @@ struct Boundary {
                                                                        R (&u)[3]) const {
     velocity(fs, u);
   }
-  /// Velocity from post-collision populations, u = (sum c f* - F/2) / rho: the one formula both
-  /// streaming schemes use for outlets, so they agree bit for bit.
+  /// post_collision_velocity with the body force.
   KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
-    R rho = R(0), j[3] = {R(0), R(0), R(0)};
-    for (int k = 0; k < L::Q; ++k) {
-      rho += fs[k];
-      for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
-    }
-    for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
+    post_collision_velocity<L>(fs, force, u);
   }
 
   /// The interior kernel's boundary cells with a link across a moving wall or a velocity inlet

@@ -45,6 +45,59 @@ struct TileRows {
   }
 };
 
+/// \brief The populations arriving at place l of the block in slot s of a blocked layout (the
+/// tiled grid; a level of a refined grid), blocks of E cells a side whose values lie at
+/// (slot Q + q) E^D + place; `nb` points at the middle of the block's row of 27 neighbour slots
+/// (offset (dx, dy, dz) at nb[dx + 3 dy + 9 dz]). Where the link behind c_q is a wall (bit
+/// opposite(q) of `mask`) the cell's own opposite population comes back (halfway bounce-back).
+///
+/// A cell touches at most one side of its block along each axis, so its upwind neighbours lie in
+/// at most 8 blocks, whose slots are loaded before the gather (the same few addresses for a whole
+/// warp). A direction then picks its block with compile-time selects and its place with
+/// compile-time offsets: no load depends on another, and each direction is one load whose
+/// address the mask chooses.
+template <class L, class S, int E>
+KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src, const std::int32_t* nb,
+                                         const std::uint32_t s, const Index l,
+                                         const std::uint32_t mask, typename S::real (&f)[L::Q]) {
+  constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;  // log2 E
+  static_assert((1 << SX) == E, "gather_block: E is 4, 8, 16 or 32");
+  constexpr int VS = SX * L::D;
+  constexpr Index TV = Index(1) << VS;
+  const auto at = [](std::uint32_t slot, int q, Index place) {
+    return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
+  };
+  const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
+            lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
+  const int sx = lx == 0       ? -1
+                 : lx == E - 1 ? 1
+                               : 0,
+            sy = ly == 0       ? -1
+                 : ly == E - 1 ? 1
+                               : 0,
+            sz = L::D == 3 ? (lz == 0       ? -1
+                              : lz == E - 1 ? 1
+                                            : 0)
+                           : 0;
+  // the blocks across: bit 0 along x, bit 1 along y, bit 2 along z
+  const std::uint32_t n1 = std::uint32_t(nb[sx]), n2 = std::uint32_t(nb[3 * sy]),
+                      n3 = std::uint32_t(nb[sx + 3 * sy]), n4 = std::uint32_t(nb[9 * sz]),
+                      n5 = std::uint32_t(nb[sx + 9 * sz]), n6 = std::uint32_t(nb[3 * sy + 9 * sz]),
+                      n7 = std::uint32_t(nb[sx + 3 * sy + 9 * sz]);
+  KOLIBRI_UNROLL
+  for (int q = 0; q < L::Q; ++q) {
+    const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+    const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
+    const std::uint32_t lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
+    const std::uint32_t hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
+    const std::uint32_t slot = az ? hi : lo;
+    const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) + (ay ? cy * E * E : 0) +
+                        (az ? cz * E * E * E : 0);
+    const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
+    f[q] = S::template load<L>(src[wall ? at(s, L::opposite(q), l) : at(slot, q, place)], q);
+  }
+}
+
 /// Kept tiles' cells that the interior launch of the dense box would take (kFluid, and
 /// kBoundaryFluid without kListedCell); the list launches take the rest through TileIndex.
 struct TileInteriorTag {
@@ -54,13 +107,9 @@ struct TileInteriorTag {
 /// \brief Two-array pull step over the kept tiles' cells, thread t = slot V + place, for tiles
 /// of E cells a side (E^D cells, known at compile time).
 ///
-/// A cell's upwind neighbours lie in its own tile or in the tiles across the faces, edges and
-/// corner it touches: per axis the side it touches (-1 at the tile's low end, +1 at the high end,
-/// 0 inside; E >= 4), so at most 8 tiles, whose slots come from the tile's row of TileMap::
-/// neighbours in 7 loads before the gather (the same few addresses for a whole warp). A direction
-/// then picks its tile with compile-time selects and its place with compile-time offsets: no
-/// load depends on another. Tiles at the box's end along an axis that is no multiple of E
-/// (TileMap::edge) take the general arithmetic (TileRows) instead.
+/// The gather is gather_block over the tile's row of TileMap::neighbours. Tiles at the box's end
+/// along an axis that is no multiple of E (TileMap::edge) take the general arithmetic (TileRows)
+/// instead.
 template <class L, class S, class C, int E>
 struct TileStreamCollide {
   using R = typename S::real;
@@ -107,37 +156,7 @@ struct TileStreamCollide {
   /// The populations arriving at place l of tile slot s (gather_links on tiles).
   KOKKOS_INLINE_FUNCTION void gather(const std::uint32_t s, const Index l, const std::uint32_t mask,
                                      R (&f)[L::Q]) const {
-    const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
-              lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
-    const int sx = lx == 0       ? -1
-                   : lx == E - 1 ? 1
-                                 : 0,
-              sy = ly == 0       ? -1
-                   : ly == E - 1 ? 1
-                                 : 0,
-              sz = L::D == 3 ? (lz == 0       ? -1
-                                : lz == E - 1 ? 1
-                                              : 0)
-                             : 0;
-    const std::int32_t* nb = neighbours.data() + Index(s) * 27 + 13;
-    // the tiles across: bit 0 along x, bit 1 along y, bit 2 along z
-    const std::uint32_t n1 = std::uint32_t(nb[sx]), n2 = std::uint32_t(nb[3 * sy]),
-                        n3 = std::uint32_t(nb[sx + 3 * sy]), n4 = std::uint32_t(nb[9 * sz]),
-                        n5 = std::uint32_t(nb[sx + 9 * sz]),
-                        n6 = std::uint32_t(nb[3 * sy + 9 * sz]),
-                        n7 = std::uint32_t(nb[sx + 3 * sy + 9 * sz]);
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) {
-      const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
-      const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
-      const std::uint32_t lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
-      const std::uint32_t hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
-      const std::uint32_t slot = az ? hi : lo;
-      const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) +
-                          (ay ? cy * E * E : 0) + (az ? cz * E * E * E : 0);
-      const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
-      f[q] = S::template load<L>(src(wall ? at(s, L::opposite(q), l) : at(slot, q, place)), q);
-    }
+    gather_block<L, S, E>(src.data(), neighbours.data() + Index(s) * 27 + 13, s, l, mask, f);
   }
 
   /// The same for a tile at a box end that is no multiple of E: the wrapped coordinates of each
