@@ -201,27 +201,22 @@ class Builder {
   void mark_regions() {
     m_refined.assign(std::size_t(m_levels), {});
     m_refined_order.assign(std::size_t(m_levels), {});
-    for (int l = 0; l + 1 < m_levels; ++l) {
-      const Positions pos = positions(l);
+    for (int l = 0; l + 1 < m_levels; ++l)
       for_each_block(l, [&](const Pos& p) {
         for (const RefinementRegion& r : m_cfg.refinement.regions)
           if (r.level > l && wants(r, p, l)) {
-            if (m_refined[std::size_t(l)].insert(pos.key(p)).second)
-              m_refined_order[std::size_t(l)].push_back(pos.key(p));
+            refine(p, l);
             break;
           }
       });
-    }
   }
 
   bool refined(const Pos& p, int l) const {
     return l < m_levels && m_refined[std::size_t(l)].count(positions(l).key(p)) != 0;
   }
-  void refine(const Pos& p, int l, std::vector<Pos>* work) {
+  void refine(const Pos& p, int l) {
     const std::int64_t k = positions(l).key(p);
-    if (!m_refined[std::size_t(l)].insert(k).second) return;
-    m_refined_order[std::size_t(l)].push_back(k);
-    if (work) work->push_back(p);
+    if (m_refined[std::size_t(l)].insert(k).second) m_refined_order[std::size_t(l)].push_back(k);
   }
 
   /// From the finest refined level to the coarsest: the level above refines the parents of
@@ -236,7 +231,7 @@ class Builder {
           if (!place(q, l)) continue;
           refine(
               {floor_shift(q[0], 1), floor_shift(q[1], 1), m_dims == 3 ? floor_shift(q[2], 1) : 0},
-              l - 1, nullptr);
+              l - 1);
         }
       }
     }

@@ -411,7 +411,7 @@ struct SolverConfig {
   ImmersedSettings ib;
   InitialCondition initial;
   Refinement refinement;  ///< levels of a refined grid ([refinement])
-  Subdomain part;  ///< multi-rank runs: this rank's piece (local_config() sets it)
+  Subdomain part;         ///< multi-rank runs: this rank's piece (local_config() sets it)
   /// Per axis: true where its faces are periodic (of the whole domain).
   std::array<bool, 3> periodic_axes() const {
     const auto types = domain_faces();
