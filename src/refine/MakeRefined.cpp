@@ -6,27 +6,37 @@
 #include <kolibri/refine/RefinedSolver.hpp>
 
 #include <stdexcept>
+#include <string>
 
-#include "../solver/MakeSolver.hpp"
+#include "CompiledUnits.hpp"
 
 namespace kolibri::Impl {
 
 namespace {
+/// The refined solver of lattice L, storage S and operator Op, where this build compiles it.
+template <class L, class S, template <class, class> class Op>
+std::unique_ptr<Solver> refined_compiled(const SolverConfig& cfg) {
+  if constexpr (kRefinedCompiled<L, S, Op>)
+    return make_refined_of<L, S, Op<L, typename S::real>>(cfg);
+  else
+    throw not_compiled(std::string("refined grids with model.collision = \"") + to_string(cfg.collision) + "\" on " +
+                       to_string(cfg.lattice) + " in " + to_string(cfg.precision));
+}
+
 template <class L, class S>
 std::unique_ptr<Solver> refined_with(const SolverConfig& cfg) {
-  using R = typename S::real;
   switch (cfg.collision) {
     case CollisionKind::Bgk:
-      return make_refined_of<L, S, Bgk<L, R>>(cfg);
+      return refined_compiled<L, S, Bgk>(cfg);
     case CollisionKind::Trt:
-      return make_refined_of<L, S, Trt<L, R>>(cfg);
+      return refined_compiled<L, S, Trt>(cfg);
     case CollisionKind::Regularized:
-      return make_refined_of<L, S, RegularizedBgk<L, R>>(cfg);
+      return refined_compiled<L, S, RegularizedBgk>(cfg);
     case CollisionKind::CentralMoment:
     case CollisionKind::AdaptiveCentralMoment:
-      return make_refined_of<L, S, CentralMomentMrt<L, R>>(cfg);
+      return refined_compiled<L, S, CentralMomentMrt>(cfg);
     case CollisionKind::Kbc:
-      return make_refined_of<L, S, Kbc<L, R>>(cfg);
+      return refined_compiled<L, S, Kbc>(cfg);
     default:  // broken_rule refuses the others
       throw std::invalid_argument("make_solver: this operator is not compiled for refined grids");
   }

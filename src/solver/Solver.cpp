@@ -10,7 +10,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "MakeSolver.hpp"
+#include "CompiledUnits.hpp"
 
 namespace kolibri {
 
@@ -170,26 +170,36 @@ void check(const SolverConfig& cfg) {
     throw std::invalid_argument("make_solver: " + breach->what());
 }
 
+/// The solver of lattice L, storage S and operator Op, where this build compiles it.
+template <class L, class S, template <class, class> class Op>
+std::unique_ptr<Solver> make_compiled(const SolverConfig& cfg, const Distribution* dist) {
+  if constexpr (Impl::kSolverCompiled<L, S, Op>)
+    return Impl::make_solver_of<L, S, Op<L, typename S::real>>(cfg, dist);
+  else
+    throw Impl::not_compiled(std::string("model.collision = \"") + to_string(cfg.collision) + "\" on " +
+                             to_string(cfg.lattice) + " in " + to_string(cfg.precision) +
+                             (cfg.storage == StorageKind::FP16 ? " with FP16 storage" : ""));
+}
+
 /// The solver of the configured operator on lattice L with storage S.
 template <class L, class S>
 std::unique_ptr<Solver> make_with(const SolverConfig& cfg, const Distribution* dist) {
-  using R = typename S::real;
   switch (cfg.collision) {
     case CollisionKind::Bgk:
-      return Impl::make_solver_of<L, S, Bgk<L, R>>(cfg, dist);
+      return make_compiled<L, S, Bgk>(cfg, dist);
     case CollisionKind::Trt:
-      return Impl::make_solver_of<L, S, Trt<L, R>>(cfg, dist);
+      return make_compiled<L, S, Trt>(cfg, dist);
     case CollisionKind::Regularized:
-      return Impl::make_solver_of<L, S, RegularizedBgk<L, R>>(cfg, dist);
+      return make_compiled<L, S, RegularizedBgk>(cfg, dist);
     case CollisionKind::RecursiveRegularized:
-      return Impl::make_solver_of<L, S, RecursiveRegularizedBgk<L, R>>(cfg, dist);
+      return make_compiled<L, S, RecursiveRegularizedBgk>(cfg, dist);
     case CollisionKind::Mrt:
-      return Impl::make_solver_of<L, S, RawMomentMrt<L, R>>(cfg, dist);
+      return make_compiled<L, S, RawMomentMrt>(cfg, dist);
     case CollisionKind::CentralMoment:
     case CollisionKind::AdaptiveCentralMoment:
-      return Impl::make_solver_of<L, S, CentralMomentMrt<L, R>>(cfg, dist);
+      return make_compiled<L, S, CentralMomentMrt>(cfg, dist);
     case CollisionKind::Kbc:
-      return Impl::make_solver_of<L, S, Kbc<L, R>>(cfg, dist);
+      return make_compiled<L, S, Kbc>(cfg, dist);
   }
   throw std::invalid_argument("make_solver: unknown collision operator");
 }
