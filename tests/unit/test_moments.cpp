@@ -3,6 +3,7 @@
 // regularized operator: the same post-collision populations and fields to round-off over many
 // steps, for every boundary type, lattice and both operators, on boxes that do and do not fill
 // whole tiles.
+#include <kolibri/grid/Flags.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/MomentStream.hpp>
 
@@ -43,11 +44,7 @@ SolverConfig scene_config(LatticeKind lat, int scene) {
   }
 }
 
-/// Bytes a cell of a moment array of `places` places (two arrays: 2 cells), m values a place
-/// (3D: in CSoA groups, moment_slots), and the flag byte.
-/// Bytes a cell: the moment array, the flag, and with walls or obstacles the wall-link masks
-/// (4 bytes a cell).
-/// The flag byte and, with walls, the wall-link mask (Level::bytes_per_cell).
+/// The flag byte and, with walls or obstacles, the wall-link mask (Level::bytes_per_cell).
 double level_bytes(const SolverConfig& c) {
   const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
   bool walls = !c.obstacles.empty();
@@ -55,9 +52,26 @@ double level_bytes(const SolverConfig& c) {
     walls = walls || c.faces[std::size_t(f)].type != FaceType::Periodic;
   return 1.0 + (walls ? 4.0 : 0.0);
 }
+/// The boundary cells' lists and wall sums (MomentWallCells, MomentWallSums): per boundary cell
+/// its index (8 bytes), slot (4) and kWallValues sums; per column segment its first slot (4).
+double wall_bytes(const SolverConfig& c, int value_bytes) {
+  const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
+  const std::vector<Flag> flags = c.lattice == LatticeKind::D2Q9    ? build_flags<D2Q9>(c)
+                                  : c.lattice == LatticeKind::D3Q19 ? build_flags<D3Q19>(c)
+                                                                    : build_flags<D3Q27>(c);
+  const auto boundary = double(std::count(flags.begin(), flags.end(), kBoundaryFluid));
+  if (boundary == 0) return 0.0;
+  const int layers = dims == 3 ? c.nz : c.ny, want = c.moment_segment > 0 ? c.moment_segment : dims == 3 ? 64 : 32;
+  const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
+  const double columns = dims == 3 ? double(c.nx) * c.ny : double(c.nx);
+  return boundary * (8 + 4 + kWallValues * value_bytes) + columns * segments * 4;
+}
+/// Bytes a cell: a moment array of `places` places (two arrays: 2 cells), m values a place (3D:
+/// in CSoA groups, moment_slots), the boundary cells' wall data and the level's bytes.
 double moment_bytes(const SolverConfig& c, Index places, int m, int value_bytes) {
   const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
-  return double(moment_slots(dims, places, m).size() * value_bytes) / (double(c.nx) * c.ny * c.nz) +
+  return (double(moment_slots(dims, places, m).size() * value_bytes) + wall_bytes(c, value_bytes)) /
+             (double(c.nx) * c.ny * c.nz) +
          level_bytes(c);
 }
 
@@ -368,4 +382,35 @@ TEST(MomentKernel, TeamsNextToGhostLayersComeFirst) {
   g.ghost[0] = 0;  // one rank: no team before the others
   teams = K::border_first(g, 32, border);
   EXPECT_EQ(border, 0);
+}
+
+// The moment kernel meets its boundary cells column by column, bottom to top, and a thread
+// counts its way from its column segment's first one: the slots follow that order, the cells
+// are listed in index order (MomentWallSums reads them coalesced), and each segment's start is
+// the column's first boundary cell at or above the segment's first layer.
+TEST(MomentWallCells, SlotsFollowTheColumnsAndSegmentsStartAtTheirFirstCell) {
+  // 3 columns, 5 layers (cell = column + 3 layer), segments of 2 layers: 3 segments
+  //   layer 4: B . B
+  //   layer 3: . . .
+  //   layer 2: B B .
+  //   layer 1: . . B
+  //   layer 0: B . .
+  std::vector<Flag> flags(15, kFluid);
+  for (Index n : {0, 5, 6, 7, 12, 14}) flags[std::size_t(n)] = kBoundaryFluid;
+  const MomentWallCells walls(flags, 3, 5, 2);
+  ASSERT_EQ(walls.count(), 6);
+  // column 0: layers 0 2 4 -> slots 0 1 2; column 1: layer 2 -> 3; column 2: layers 1 4 -> 4 5
+  const std::vector<Index> cells = {0, 5, 6, 7, 12, 14};
+  const std::vector<std::int32_t> slots = {0, 4, 1, 3, 2, 5};
+  const std::vector<std::int32_t> start = {0, 1, 2, 3, 3, 4, 4, 5, 5};  // column-major, 3 segments each
+  auto host = [](const auto* p, std::size_t n) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(p)>>;
+    Kokkos::View<const T*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(p, n);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d);
+    return std::vector<T>(h.data(), h.data() + n);
+  };
+  EXPECT_EQ(host(walls.cells(), 6), cells);
+  EXPECT_EQ(host(walls.slots(), 6), slots);
+  EXPECT_EQ(host(walls.start(), 9), start);
+  EXPECT_EQ(MomentWallCells(std::vector<Flag>(15, kFluid), 3, 5, 2).start(), nullptr);
 }

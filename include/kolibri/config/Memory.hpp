@@ -15,9 +15,33 @@ inline int stored_value_bytes(const SolverConfig& c) {
   return c.precision == Precision::FP32 ? 4 : 8;
 }
 
+/// \brief Bytes a cell of the moment representation's boundary data (MomentWallCells and
+/// MomentWallSums: 12 bytes and 10 values a boundary cell, 4 bytes a column segment), counting the
+/// cells next to the non-periodic faces (an obstacle's or a [geometry]'s surface cells are not
+/// known before the flags are built: not counted).
+inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
+  const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
+  const int n[3] = {c.nx, c.ny, dims == 3 ? c.nz : 1};
+  double cells = 1.0, inner = 1.0;
+  for (int d = 0; d < dims; ++d) {
+    const int open = int(c.faces[std::size_t(2 * d)].type != FaceType::Periodic) +
+                     int(c.faces[std::size_t(2 * d + 1)].type != FaceType::Periodic);
+    cells *= n[d];
+    inner *= n[d] > open ? n[d] - open : 0;
+  }
+  const double boundary = cells - inner;
+  if (boundary == 0) return 0.0;
+  const int layers = n[dims - 1], want = c.moment_segment > 0 ? c.moment_segment : dims == 3 ? 64 : 32;
+  const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
+  const double columns = cells / layers;
+  const int real = c.precision == Precision::FP32 ? 4 : 8;
+  return (boundary * (8 + 4 + 10 * real) + columns * segments * 4) / cells;
+}
+
 /// \brief Device bytes a cell while stepping: the stored state (populations in one or two
-/// arrays, or the moments: about 1.5 arrays with moment_arrays = 1), the flag byte, the wall-link
-/// masks where there are walls, obstacles or a [geometry], and the immersed bodies' force field.
+/// arrays, or the moments: about 1.5 arrays with moment_arrays = 1, and their boundary data), the
+/// flag byte, the wall-link masks where there are walls, obstacles or a [geometry], and the
+/// immersed bodies' force field.
 inline double device_bytes_per_cell(const SolverConfig& c) {
   const bool moments = c.streaming == Streaming::Moments;
   const int q = c.lattice == LatticeKind::D2Q9    ? (moments ? 6 : 9)
@@ -30,7 +54,8 @@ inline double device_bytes_per_cell(const SolverConfig& c) {
                                                           : 2.0;
   bool walls = !c.obstacles.empty() || c.geometry.given();
   for (const auto& f : c.faces) walls = walls || f.type != FaceType::Periodic;
-  return arrays * q * value + 1.0 + (walls ? 4.0 : 0.0) + (c.bodies.empty() ? 0.0 : 3.0 * real);
+  return arrays * q * value + (moments ? moment_wall_bytes_per_cell(c) : 0.0) + 1.0 + (walls ? 4.0 : 0.0) +
+         (c.bodies.empty() ? 0.0 : 3.0 * real);
 }
 
 /// \brief Device bytes a cell more while fields are written (density and velocity in FP64).

@@ -111,6 +111,20 @@ inline Slots moment_slots(int dims, Index places, int m) {
   return g > 0 ? Slots::csoa(places, m, g) : Slots::soa(places, m);
 }
 
+/// The first value (slot 0) of place n in a moment array of M values a place (moment_slots):
+/// slot k follows at k moment_slot_stride. CSoA in 3D (groups of kMomentGroup places), SoA in 2D.
+template <int D, int M>
+KOKKOS_FORCEINLINE_FUNCTION Index moment_first(Index n) {
+  constexpr Index G = kMomentGroup<D>;
+  if constexpr (G == 0) return n;
+  return (n & ~(G - 1)) * M + (n & (G - 1));
+}
+/// The distance between a place's slots (moment_first) in an array of `places` places.
+template <int D>
+KOKKOS_FORCEINLINE_FUNCTION Index moment_slot_stride(Index places) {
+  return kMomentGroup<D> ? Index(kMomentGroup<D>) : places;
+}
+
 /// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
 /// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
 struct MomentTile {
@@ -245,6 +259,125 @@ class MomentPlacement {
   Kokkos::View<std::int32_t*, MemSpace> m_edge;
 };
 
+/// Values a boundary cell's reflected moments take (MomentWallSums): rho, j (3), pi (6).
+inline constexpr int kWallValues = 10;
+
+/// \brief The boundary cells (kBoundaryFluid) of a box for the moment kernel, in the order its
+/// teams meet them: column by column, bottom to top. Built on the host from the flags; `start`
+/// gives each column segment's first one, so a team's thread counts its way through its column
+/// instead of looking a cell up.
+class MomentWallCells {
+ public:
+  MomentWallCells() = default;
+  /// The box's flags (cell n = column + layer * columns), `segment` layers a segment
+  /// (MomentPlace::segment).
+  MomentWallCells(const std::vector<Flag>& flags, Index columns, int layers, int segment) {
+    const int segments = (layers + segment - 1) / segment;
+    std::vector<std::int32_t> base(std::size_t(columns), 0), seen(std::size_t(columns), 0);
+    Index count = 0;
+    for (Index n = 0; n < Index(flags.size()); ++n)
+      if (flags[std::size_t(n)] == kBoundaryFluid) ++base[std::size_t(n % columns)], ++count;
+    if (count >= (Index(1) << 31))
+      throw std::invalid_argument("moment representation: " + std::to_string(count) +
+                                  " boundary cells: at most 2^31 - 1 per rank");
+    std::int32_t first = 0;
+    for (auto& b : base) first += std::exchange(b, first);  // counts -> each column's first slot
+    std::vector<Index> cell;
+    std::vector<std::int32_t> slot, start(std::size_t(columns) * segments);
+    cell.reserve(std::size_t(count)), slot.reserve(std::size_t(count));
+    for (int l = 0; l < layers; ++l) {  // cell order: coalesced reads in MomentWallSums
+      if (l % segment == 0)
+        for (Index c = 0; c < columns; ++c)
+          start[std::size_t(c * segments + l / segment)] = base[std::size_t(c)] + seen[std::size_t(c)];
+      for (Index c = 0; c < columns; ++c) {
+        const Index n = c + Index(l) * columns;
+        if (flags[std::size_t(n)] != kBoundaryFluid) continue;
+        cell.push_back(n);
+        slot.push_back(base[std::size_t(c)] + seen[std::size_t(c)]++);
+      }
+    }
+    m_count = count;
+    if (count == 0) return;
+    m_cell = to_device(cell, "kolibri::moment_wall_cells");
+    m_slot = to_device(slot, "kolibri::moment_wall_slots");
+    m_start = to_device(start, "kolibri::moment_wall_start");
+  }
+  Index count() const { return m_count; }
+  /// Device bytes of the lists.
+  double bytes() const {
+    return double(m_cell.extent(0)) * sizeof(Index) + double(m_slot.extent(0) + m_start.extent(0)) * sizeof(std::int32_t);
+  }
+  const Index* cells() const { return m_cell.data(); }
+  const std::int32_t* slots() const { return m_slot.data(); }
+  /// Per column c and segment s, at c * segments + s: the slot of the column's first boundary
+  /// cell at or above the segment's first layer. Null without boundary cells.
+  const std::int32_t* start() const { return m_count ? m_start.data() : nullptr; }
+
+ private:
+  Index m_count = 0;
+  Kokkos::View<Index*, MemSpace> m_cell;
+  Kokkos::View<std::int32_t*, MemSpace> m_slot, m_start;
+};
+
+/// The populations a boundary cell at p reflects into itself, added to `into`: the directions
+/// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
+/// (solid or face), from its post-collision populations f (an outlet's velocity from them too).
+template <class L, class R>
+KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::uint32_t mask, const Coord& p,
+                                          const R (&f)[L::Q], MomentSum<R>& into) {
+  R u[3] = {R(0), R(0), R(0)};
+  bool have_u = false;
+  KOLIBRI_UNROLL
+  for (int q = 1; q < L::Q; ++q) {
+    if (!((mask >> q) & 1u)) continue;
+    int face;
+    bc.neighbour(p, q, +1, face);  // the face crossed, -1 for a solid neighbour
+    if (bc.is_outlet(face) && !have_u) {
+      bc.velocity(f, u);
+      have_u = true;
+    }
+    into.template add<L>(L::opposite(q), bc.reflect(L::opposite(q), face, f[q], u));
+  }
+}
+
+/// \brief Before a step of the moment kernel: the populations each boundary cell reflects into
+/// itself, summed in moment space (rho, j, pi; kWallValues at its slot of MomentWallCells).
+/// The directions are those of its wall-link mask (wall_links, found at set-up), each resolved by
+/// the rule of its wall (solid or face), from the post-collision populations rebuilt from its
+/// moments at the read parity. Done in the kernel, this work fell on a few threads of a team that
+/// waited for them at every layer (docs/performance.md); here it is one thread a boundary cell.
+template <class L, class R, class C>
+struct MomentWallSums {
+  static constexpr int M = MomentSlots<L>::M;
+  const R* moments;
+  MomentPlace place;
+  int parity;
+  C op;
+  Boundary<L, R> bc;
+  const std::uint32_t* links;  ///< wall_links of every cell
+  const Index* cells;          ///< MomentWallCells::cells
+  const std::int32_t* slots;   ///< MomentWallCells::slots
+  R* sums;                     ///< kWallValues a slot
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
+    const Index n = cells[i];
+    R m[M], f[L::Q];
+    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(n, parity)), moment_slot_stride<L::D>(place.stride), m);
+    MomentSlots<L>::departing(m, op, bc.force, f);
+    MomentSum<R> into;
+    into.clear();
+    add_reflected(bc, links[n], bc.grid.coords(n), f, into);
+    R* out = sums + Index(slots[i]) * kWallValues;
+    out[0] = into.rho;
+    for (int d = 0; d < 3; ++d) out[1 + d] = into.j[d];
+    for (int k = 0; k < 6; ++k) out[4 + k] = into.pi[k];
+  }
+  void run(const ExecSpace& ex, Index count) const {
+    Kokkos::parallel_for("kolibri::moment_wall_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ex, 0, count),
+                         *this);
+  }
+};
+
 /// \brief One time step of the moment representation for a TX x TY tile fixed at compile time,
 /// one team per column segment.
 ///
@@ -271,13 +404,15 @@ class MomentPlacement {
 /// Boundaries are pushed like the in-place scheme's: a population whose downwind cell is solid
 /// or across a non-periodic face comes back to its own cell (Boundary::reflect), added to that
 /// cell's running sum; a solid or missing upwind cell contributes zero. The results equal the
-/// population form with the same operator to round-off.
+/// population form with the same operator to round-off. The reflected populations are summed
+/// before the step (MomentWallSums); the kernel adds a boundary cell's sums (`Walls`: compiled
+/// only for boxes with boundary cells).
 ///
 /// `Two`: every cell has two places (MomentPlace::shared == columns: two arrays, the second at
 /// `cells`), compiled apart: the place is the cell plus cells at parity 1, and the kernel runs as
 /// fast as the two-array kernel before the one-array placement (the general placement costs
 /// 9% on D3Q27 FP32 and D3Q19 FP64 when every cell takes it: docs/performance.md).
-template <class L, class R, class C, int TX, int TY, bool Two = false>
+template <class L, class R, class C, int TX, int TY, bool Two = false, bool Walls = false>
 struct MomentKernel {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   static constexpr int M = MomentSlots<L>::M;
@@ -312,11 +447,8 @@ struct MomentKernel {
   }
   /// The moment array's CSoA group (kMomentGroup): slot k of place n at csoa(n) + k slot_stride().
   static constexpr Index G = kMomentGroup<L::D>;
-  KOKKOS_FORCEINLINE_FUNCTION static Index csoa(Index n) {
-    if constexpr (G == 0) return n;
-    return (n & ~(G - 1)) * M + (n & (G - 1));
-  }
-  KOKKOS_FORCEINLINE_FUNCTION Index slot_stride() const { return G ? G : place.stride; }
+  KOKKOS_FORCEINLINE_FUNCTION static Index csoa(Index n) { return moment_first<L::D, M>(n); }
+  KOKKOS_FORCEINLINE_FUNCTION Index slot_stride() const { return moment_slot_stride<L::D>(place.stride); }
   /// Projective regularization: populations linear in the stored moments, so a missing source
   /// is zeroed in its 6 or 10 moments, not in its Q populations.
   static constexpr bool kLinear = std::is_same_v<C, RegularizedBgk<L, R>>;
@@ -328,7 +460,11 @@ struct MomentKernel {
   Boundary<L, R> bc;
   int planes;
   bool forced;  ///< a body force: the collision without force terms otherwise
-  const std::uint32_t* links = nullptr;  ///< wall_links of every cell (boundaries: not null)
+  /// The boundary cells' reflected moments (MomentWallSums, kWallValues a cell in the order of
+  /// MomentWallCells) and each column segment's first of them; null without boundary cells.
+  const R* wall_sums = nullptr;
+  const std::int32_t* wall_start = nullptr;
+  const std::uint32_t* links = nullptr;  ///< wall_links of every cell (`Walls` false: reflect)
   /// The teams to run, by number (league rank r runs team teams[r]); every team when null.
   const std::int32_t* teams = nullptr;
   int team_count = 0;
@@ -339,7 +475,7 @@ struct MomentKernel {
   }
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return bc.grid.n[axis]; }
   KOKKOS_INLINE_FUNCTION int segment_length() const { return place.segment; }
-  int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
+  KOKKOS_INLINE_FUNCTION int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
   int all_teams() const {
     return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments();
   }
@@ -405,27 +541,29 @@ struct MomentKernel {
     return place.at(col, e, l, el, p);
   }
 
-  /// The populations a boundary cell (column col, layer l) reflects into itself: the directions
-  /// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
-  /// (solid or face). The coordinates come from the column (32-bit: columns < 2^31).
+  /// The populations a boundary cell (column col, layer l) reflects into itself, resolved in the
+  /// kernel: the directions of its wall-link mask, each by the rule of its wall (as
+  /// MomentWallSums). The coordinates come from the column (32-bit: columns < 2^31). Only in the
+  /// kernel without `Walls`, which runs where the box has no boundary cells, so this never runs:
+  /// it is compiled in because ptxas schedules the kernel with it faster (periodic box 256^3 on
+  /// an H100, D3Q19 FP32: 29,620 MLUPS with it, 24,527 without; D3Q27 6% faster, D3Q19 FP64 9%
+  /// slower: docs/performance.md). It goes when the kernel's latency hiding is made explicit.
   KOKKOS_INLINE_FUNCTION void reflect(Index n, Index col, int l, const R (&f)[L::Q],
                                       MomentSum<R>& into) const {
-    const std::uint32_t mask = links[n];
     const std::uint32_t c = std::uint32_t(col), nx = std::uint32_t(bc.grid.n[0]);
     const Coord p = L::D == 3 ? Coord{int(c % nx), int(c / nx), l} : Coord{int(c), l, 0};
-    R u[3] = {R(0), R(0), R(0)};
-    bool have_u = false;
+    add_reflected(bc, links[n], p, f, into);
+  }
+
+  /// Add the reflected moments of the boundary cell at `slot` (MomentWallSums) to its sum.
+  KOKKOS_INLINE_FUNCTION void add_walls(std::int32_t slot, MomentSum<R>& into) const {
+    const R* w = wall_sums + Index(slot) * kWallValues;
+    into.rho += w[0];
     KOLIBRI_UNROLL
-    for (int q = 1; q < L::Q; ++q) {
-      if (!((mask >> q) & 1u)) continue;
-      int face;
-      bc.neighbour(p, q, +1, face);  // the face crossed, -1 for a solid neighbour
-      if (bc.is_outlet(face) && !have_u) {
-        bc.velocity(f, u);
-        have_u = true;
-      }
-      into.template add<L>(L::opposite(q), bc.reflect(L::opposite(q), face, f[q], u));
-    }
+    for (int d = 0; d < L::D; ++d) into.j[d] += w[1 + d];
+    KOLIBRI_UNROLL
+    for (int k = 0; k < 6; ++k)
+      if (L::D == 3 || k == 0 || k == 1 || k == 3) into.pi[k] += w[4 + k];  // 2D: xx yy xy
   }
 
   /// What one team keeps from layer to layer, per position.
@@ -436,6 +574,7 @@ struct MomentKernel {
     std::int32_t edge[CPT];    // the column's edge index (MomentPlace::edge)
     bool own[CPT];             // a tile cell (not ring, inside the box)
     Flag done[CPT], last[CPT]; // own flags of layers k and k - 1
+    std::int32_t wall[CPT];    // the next boundary cell of the column (wall_sums' slot)
   };
 
   /// Layer k: rebuild and stream layer k, complete and write layer k - 1. Running sums I0, I1,
@@ -484,7 +623,13 @@ struct MomentKernel {
             const int cm = L::c(q, ma);
             (cm < 0 ? st.acc[c][I0] : cm == 0 ? st.acc[c][I1] : st.acc[c][I2]).template add<L>(q, f[q]);
           }
-        if (source && cur.flag == kBoundaryFluid) reflect(cur.n, st.col[c], here, f, st.acc[c][I1]);
+        // the populations it reflects into itself, summed before the step (layers the team
+        // writes: the sums of layers m0 - 1 and m1 are dropped)
+        if constexpr (Walls) {
+          if (cur.flag == kBoundaryFluid && k >= m0 && k < m1) add_walls(st.wall[c]++, st.acc[c][I1]);
+        } else if (source && cur.flag == kBoundaryFluid) {
+          reflect(cur.n, st.col[c], here, f, st.acc[c][I1]);
+        }
         st.done[c] = cur.flag;
       }
     } else {
@@ -549,6 +694,7 @@ struct MomentKernel {
       st.edge[c] = st.col[c] >= 0 ? place.edge[st.col[c]] : -1;  // (col -1: never placed)
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;
+      if constexpr (Walls) st.wall[c] = st.own[c] ? wall_start[st.col[c] * segments() + seg] : 0;
       const int first = wrap(m0 - 1, ma);
       fetch(st.col[c], st.edge[c], first, team_edge_layer(m0 - 1, first, m0, m1), st.next[c]);
     }
@@ -589,12 +735,16 @@ struct MomentStep {
   C op;
   Boundary<L, R> bc;
   int tx, ty, planes = 2;
-  const std::uint32_t* links = nullptr;  ///< MomentKernel::links
+  /// With boundary cells: their wall-link masks (wall_links), their order (MomentWallCells) and
+  /// the sums of what they reflect (kWallValues a cell, MomentWallSums).
+  const std::uint32_t* links = nullptr;
+  const MomentWallCells* walls = nullptr;
+  R* wall_sums = nullptr;
   const std::int32_t* teams = nullptr;   ///< MomentKernel::teams: a subset of the teams
   int team_count = 0;
 
-  template <int I, bool Two = false>
-  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two>;
+  template <int I, bool Two = false, bool Walls = false>
+  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two, Walls>;
 
   /// Calls f(std::integral_constant<int, I>) for the compiled tile I that is tx x ty; false
   /// where none is.
@@ -640,22 +790,35 @@ struct MomentStep {
     return out;
   }
 
-  /// Launch over all column segments (then the state is at the other parity).
+  /// The boundary cells' reflected moments at this step's parity and faces (MomentWallSums):
+  /// before run(), and before the first of its launches where a step takes several.
+  void sum_walls(const ExecSpace& ex = ExecSpace()) const {
+    if (walls && walls->count() > 0)
+      MomentWallSums<L, R, C>{m.data(), place, parity, op, bc, links, walls->cells(), walls->slots(), wall_sums}.run(
+          ex, walls->count());
+  }
+  /// Launch over all column segments (then the state is at the other parity); sum_walls first.
   void run(const ExecSpace& ex = ExecSpace()) const {
     if (scratch_bytes(tx, ty, planes) > scratch_limit())
       throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
                                   std::to_string(scratch_bytes(tx, ty, planes)) +
                                   " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
+    const std::int32_t* start = walls ? walls->start() : nullptr;
+    auto launch = [&]<int I, bool Two, bool Walls>() {
+      Kernel<I, Two, Walls>{m.data(), place,  parity, op,    bc,        planes,
+                            forced,   wall_sums, start,  links, teams, team_count}
+          .run(ex);
+    };
+    // every cell placed twice (two arrays); boundary cells (the kernel without them where the box
+    // has none)
+    const bool two = place.shared == place.columns, with_walls = start != nullptr;
     if (!with_tile(tx, ty, [&](auto i) {
-          if (place.shared == place.columns)  // every cell placed twice: two arrays
-            Kernel<decltype(i)::value, true>{m.data(), place,  parity, op,    bc,
-                                             planes,   forced, links,  teams, team_count}
-                .run(ex);
-          else
-            Kernel<decltype(i)::value>{m.data(), place,  parity, op,    bc,
-                                       planes,   forced, links,  teams, team_count}
-                .run(ex);
+          constexpr int I = decltype(i)::value;
+          if (two && with_walls) launch.template operator()<I, true, true>();
+          else if (two) launch.template operator()<I, true, false>();
+          else if (with_walls) launch.template operator()<I, false, true>();
+          else launch.template operator()<I, false, false>();
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }

@@ -55,8 +55,10 @@ class Moments final : public Scheme<L, S> {
                               cfg.moment_arrays == 2);
     this->m_idx = moment_slots(L::D, m_place.stride(), M);
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
+    const MomentPlace place = m_place.host();
+    m_walls = MomentWallCells(host_flags, place.columns, place.layers, place.segment);
+    m_wall_sums = Kokkos::View<R*, MemSpace>("kolibri::moment_wall_sums", std::size_t(m_walls.count()) * kWallValues);
     if (level.dist.comm) {  // one exchange for each parity of the moment array
-      const MomentPlace place = m_place.host();
       for (int parity = 0; parity < 2; ++parity)
         m_halo[parity] = make_exchange<L, V>(
             level, cfg, host_flags, HaloMode::Moments,
@@ -79,10 +81,13 @@ class Moments final : public Scheme<L, S> {
     MomentStep<L, R, C> k{m_f,         m_place.device(), 0,         m_op,
                           level.rules, m_tile.tx,        m_tile.ty, m_tile.planes};
     k.links = level.links.data();
+    k.walls = &m_walls;
+    k.wall_sums = m_wall_sums.data();
     const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       k.bc.faces = level.faces_at(first + s);
       k.parity = m_parity;
+      k.sum_walls(level.exec);  // (before the border teams: the join below orders them)
       HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity
       if (halo.active()) {
         MomentStep<L, R, C> border = k, inner = k;
@@ -124,7 +129,8 @@ class Moments final : public Scheme<L, S> {
     return m_halo[m_parity].time_alone(m_f, repeats);
   }
   double state_bytes_per_cell(const Level<L, S>& level) const override {
-    return double(this->m_idx.size()) * sizeof(V) / double(level.grid.cells());
+    const double walls = m_walls.bytes() + double(m_wall_sums.extent(0)) * sizeof(R);
+    return (double(this->m_idx.size()) * sizeof(V) + walls) / double(level.grid.cells());
   }
 
   // (public: the extended device lambdas inside need it)
@@ -180,6 +186,8 @@ class Moments final : public Scheme<L, S> {
   ExecSpace m_exec;         ///< the level's instance
   MomentPlacement m_place;  ///< the cells updated in place and the edge cells' two places
   Kokkos::View<V*, MemSpace> m_f;
+  MomentWallCells m_walls;                ///< the boundary cells in the kernel's order
+  Kokkos::View<R*, MemSpace> m_wall_sums;  ///< what each reflects, before each step
   mutable int m_parity = 0;   ///< where the edge cells are (settle() moves them to 0)
   HaloExchange<V> m_halo[2];  ///< multi-rank: the exchange at parity 0 and 1
   StreamJoin m_join;          ///< the order of the two instances' work
