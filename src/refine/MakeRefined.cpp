@@ -19,8 +19,9 @@ std::unique_ptr<Solver> refined_compiled(const SolverConfig& cfg) {
   if constexpr (kRefinedCompiled<L, S, Op>)
     return make_refined_of<L, S, Op<L, typename S::real>>(cfg);
   else
-    throw not_compiled(std::string("refined grids with model.collision = \"") + to_string(cfg.collision) + "\" on " +
-                       to_string(cfg.lattice) + " in " + to_string(cfg.precision));
+    throw not_compiled(std::string("refined grids with model.collision = \"") +
+                       to_string(cfg.collision) + "\" on " + to_string(cfg.lattice) + " in " +
+                       to_string(cfg.precision));
 }
 
 template <class L, class S>

@@ -25,7 +25,8 @@ inline constexpr bool kRefinedCompiled = false;
 /// The refusal of a solver this build leaves out.
 inline std::invalid_argument not_compiled(const std::string& what) {
   return std::invalid_argument("make_solver: this build does not compile " + what +
-                               " (its configure lists KOLIBRI_LATTICES, KOLIBRI_STORAGES and KOLIBRI_OPERATORS leave it out)");
+                               " (its configure lists KOLIBRI_LATTICES, KOLIBRI_STORAGES and "
+                               "KOLIBRI_OPERATORS leave it out)");
 }
 template <class L, class S, class C>
 std::unique_ptr<Solver> make_solver_of(const SolverConfig& cfg, const Distribution* dist);

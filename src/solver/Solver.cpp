@@ -176,8 +176,8 @@ std::unique_ptr<Solver> make_compiled(const SolverConfig& cfg, const Distributio
   if constexpr (Impl::kSolverCompiled<L, S, Op>)
     return Impl::make_solver_of<L, S, Op<L, typename S::real>>(cfg, dist);
   else
-    throw Impl::not_compiled(std::string("model.collision = \"") + to_string(cfg.collision) + "\" on " +
-                             to_string(cfg.lattice) + " in " + to_string(cfg.precision) +
+    throw Impl::not_compiled(std::string("model.collision = \"") + to_string(cfg.collision) +
+                             "\" on " + to_string(cfg.lattice) + " in " + to_string(cfg.precision) +
                              (cfg.storage == StorageKind::FP16 ? " with FP16 storage" : ""));
 }
 

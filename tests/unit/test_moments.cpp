@@ -61,7 +61,8 @@ double wall_bytes(const SolverConfig& c, int value_bytes) {
                                                                     : build_flags<D3Q27>(c);
   const auto boundary = double(std::count(flags.begin(), flags.end(), kBoundaryFluid));
   if (boundary == 0) return 0.0;
-  const int layers = dims == 3 ? c.nz : c.ny, want = c.moment_segment > 0 ? c.moment_segment : dims == 3 ? 64 : 32;
+  const int layers = dims == 3 ? c.nz : c.ny;
+  const int want = c.moment_segment > 0 ? c.moment_segment : (dims == 3 ? 64 : 32);
   const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
   const double columns = dims == 3 ? double(c.nx) * c.ny : double(c.nx);
   return boundary * (8 + 4 + kWallValues * value_bytes) + columns * segments * 4;
@@ -402,7 +403,8 @@ TEST(MomentWallCells, SlotsFollowTheColumnsAndSegmentsStartAtTheirFirstCell) {
   // column 0: layers 0 2 4 -> slots 0 1 2; column 1: layer 2 -> 3; column 2: layers 1 4 -> 4 5
   const std::vector<Index> cells = {0, 5, 6, 7, 12, 14};
   const std::vector<std::int32_t> slots = {0, 4, 1, 3, 2, 5};
-  const std::vector<std::int32_t> start = {0, 1, 2, 3, 3, 4, 4, 5, 5};  // column-major, 3 segments each
+  // column-major, 3 segments each
+  const std::vector<std::int32_t> start = {0, 1, 2, 3, 3, 4, 4, 5, 5};
   auto host = [](const auto* p, std::size_t n) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(p)>>;
     Kokkos::View<const T*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(p, n);

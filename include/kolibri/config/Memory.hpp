@@ -31,7 +31,9 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   }
   const double boundary = cells - inner;
   if (boundary == 0) return 0.0;
-  const int layers = n[dims - 1], want = c.moment_segment > 0 ? c.moment_segment : dims == 3 ? 64 : 32;
+  const int layers = n[dims - 1], want = c.moment_segment > 0 ? c.moment_segment
+                                         : dims == 3          ? 64
+                                                              : 32;
   const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
   const double columns = cells / layers;
   const int real = c.precision == Precision::FP32 ? 4 : 8;
@@ -54,8 +56,8 @@ inline double device_bytes_per_cell(const SolverConfig& c) {
                                                           : 2.0;
   bool walls = !c.obstacles.empty() || c.geometry.given();
   for (const auto& f : c.faces) walls = walls || f.type != FaceType::Periodic;
-  return arrays * q * value + (moments ? moment_wall_bytes_per_cell(c) : 0.0) + 1.0 + (walls ? 4.0 : 0.0) +
-         (c.bodies.empty() ? 0.0 : 3.0 * real);
+  return arrays * q * value + (moments ? moment_wall_bytes_per_cell(c) : 0.0) + 1.0 +
+         (walls ? 4.0 : 0.0) + (c.bodies.empty() ? 0.0 : 3.0 * real);
 }
 
 /// \brief Device bytes a cell more while fields are written (density and velocity in FP64).

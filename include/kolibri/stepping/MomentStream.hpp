@@ -288,7 +288,8 @@ class MomentWallCells {
     for (int l = 0; l < layers; ++l) {  // cell order: coalesced reads in MomentWallSums
       if (l % segment == 0)
         for (Index c = 0; c < columns; ++c)
-          start[std::size_t(c * segments + l / segment)] = base[std::size_t(c)] + seen[std::size_t(c)];
+          start[std::size_t(c * segments + l / segment)] =
+              base[std::size_t(c)] + seen[std::size_t(c)];
       for (Index c = 0; c < columns; ++c) {
         const Index n = c + Index(l) * columns;
         if (flags[std::size_t(n)] != kBoundaryFluid) continue;
@@ -305,7 +306,8 @@ class MomentWallCells {
   Index count() const { return m_count; }
   /// Device bytes of the lists.
   double bytes() const {
-    return double(m_cell.extent(0)) * sizeof(Index) + double(m_slot.extent(0) + m_start.extent(0)) * sizeof(std::int32_t);
+    return double(m_cell.extent(0)) * sizeof(Index) +
+           double(m_slot.extent(0) + m_start.extent(0)) * sizeof(std::int32_t);
   }
   const Index* cells() const { return m_cell.data(); }
   const std::int32_t* slots() const { return m_slot.data(); }
@@ -323,8 +325,8 @@ class MomentWallCells {
 /// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
 /// (solid or face), from its post-collision populations f (an outlet's velocity from them too).
 template <class L, class R>
-KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::uint32_t mask, const Coord& p,
-                                          const R (&f)[L::Q], MomentSum<R>& into) {
+KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::uint32_t mask,
+                                          const Coord& p, const R (&f)[L::Q], MomentSum<R>& into) {
   R u[3] = {R(0), R(0), R(0)};
   bool have_u = false;
   KOLIBRI_UNROLL
@@ -362,7 +364,8 @@ struct MomentWallSums {
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells[i];
     R m[M], f[L::Q];
-    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(n, parity)), moment_slot_stride<L::D>(place.stride), m);
+    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(n, parity)),
+                         moment_slot_stride<L::D>(place.stride), m);
     MomentSlots<L>::departing(m, op, bc.force, f);
     MomentSum<R> into;
     into.clear();
@@ -373,7 +376,8 @@ struct MomentWallSums {
     for (int k = 0; k < 6; ++k) out[4 + k] = into.pi[k];
   }
   void run(const ExecSpace& ex, Index count) const {
-    Kokkos::parallel_for("kolibri::moment_wall_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ex, 0, count),
+    Kokkos::parallel_for("kolibri::moment_wall_sums",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ex, 0, count),
                          *this);
   }
 };
@@ -448,7 +452,9 @@ struct MomentKernel {
   /// The moment array's CSoA group (kMomentGroup): slot k of place n at csoa(n) + k slot_stride().
   static constexpr Index G = kMomentGroup<L::D>;
   KOKKOS_FORCEINLINE_FUNCTION static Index csoa(Index n) { return moment_first<L::D, M>(n); }
-  KOKKOS_FORCEINLINE_FUNCTION Index slot_stride() const { return moment_slot_stride<L::D>(place.stride); }
+  KOKKOS_FORCEINLINE_FUNCTION Index slot_stride() const {
+    return moment_slot_stride<L::D>(place.stride);
+  }
   /// Projective regularization: populations linear in the stored moments, so a missing source
   /// is zeroed in its 6 or 10 moments, not in its Q populations.
   static constexpr bool kLinear = std::is_same_v<C, RegularizedBgk<L, R>>;
@@ -475,7 +481,9 @@ struct MomentKernel {
   }
   KOKKOS_INLINE_FUNCTION int size(int axis) const { return bc.grid.n[axis]; }
   KOKKOS_INLINE_FUNCTION int segment_length() const { return place.segment; }
-  KOKKOS_INLINE_FUNCTION int segments() const { return (size(ma) + segment_length() - 1) / segment_length(); }
+  KOKKOS_INLINE_FUNCTION int segments() const {
+    return (size(ma) + segment_length() - 1) / segment_length();
+  }
   int all_teams() const {
     return ((size(ta) + TX - 1) / TX) * ((size(tb) + TY - 1) / TY) * segments();
   }
@@ -626,7 +634,8 @@ struct MomentKernel {
         // the populations it reflects into itself, summed before the step (layers the team
         // writes: the sums of layers m0 - 1 and m1 are dropped)
         if constexpr (Walls) {
-          if (cur.flag == kBoundaryFluid && k >= m0 && k < m1) add_walls(st.wall[c]++, st.acc[c][I1]);
+          if (cur.flag == kBoundaryFluid && k >= m0 && k < m1)
+            add_walls(st.wall[c]++, st.acc[c][I1]);
         } else if (source && cur.flag == kBoundaryFluid) {
           reflect(cur.n, st.col[c], here, f, st.acc[c][I1]);
         }
@@ -740,7 +749,7 @@ struct MomentStep {
   const std::uint32_t* links = nullptr;
   const MomentWallCells* walls = nullptr;
   R* wall_sums = nullptr;
-  const std::int32_t* teams = nullptr;   ///< MomentKernel::teams: a subset of the teams
+  const std::int32_t* teams = nullptr;  ///< MomentKernel::teams: a subset of the teams
   int team_count = 0;
 
   template <int I, bool Two = false, bool Walls = false>
@@ -794,8 +803,9 @@ struct MomentStep {
   /// before run(), and before the first of its launches where a step takes several.
   void sum_walls(const ExecSpace& ex = ExecSpace()) const {
     if (walls && walls->count() > 0)
-      MomentWallSums<L, R, C>{m.data(), place, parity, op, bc, links, walls->cells(), walls->slots(), wall_sums}.run(
-          ex, walls->count());
+      MomentWallSums<L, R, C>{m.data(), place,          parity,         op,       bc,
+                              links,    walls->cells(), walls->slots(), wall_sums}
+          .run(ex, walls->count());
   }
   /// Launch over all column segments (then the state is at the other parity); sum_walls first.
   void run(const ExecSpace& ex = ExecSpace()) const {
@@ -806,7 +816,7 @@ struct MomentStep {
     const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
     const std::int32_t* start = walls ? walls->start() : nullptr;
     auto launch = [&]<int I, bool Two, bool Walls>() {
-      Kernel<I, Two, Walls>{m.data(), place,  parity, op,    bc,        planes,
+      Kernel<I, Two, Walls>{m.data(), place,     parity, op,    bc,    planes,
                             forced,   wall_sums, start,  links, teams, team_count}
           .run(ex);
     };
@@ -815,10 +825,14 @@ struct MomentStep {
     const bool two = place.shared == place.columns, with_walls = start != nullptr;
     if (!with_tile(tx, ty, [&](auto i) {
           constexpr int I = decltype(i)::value;
-          if (two && with_walls) launch.template operator()<I, true, true>();
-          else if (two) launch.template operator()<I, true, false>();
-          else if (with_walls) launch.template operator()<I, false, true>();
-          else launch.template operator()<I, false, false>();
+          if (two && with_walls)
+            launch.template operator()<I, true, true>();
+          else if (two)
+            launch.template operator()<I, true, false>();
+          else if (with_walls)
+            launch.template operator()<I, false, true>();
+          else
+            launch.template operator()<I, false, false>();
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }

@@ -57,7 +57,8 @@ class Moments final : public Scheme<L, S> {
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
     const MomentPlace place = m_place.host();
     m_walls = MomentWallCells(host_flags, place.columns, place.layers, place.segment);
-    m_wall_sums = Kokkos::View<R*, MemSpace>("kolibri::moment_wall_sums", std::size_t(m_walls.count()) * kWallValues);
+    m_wall_sums = Kokkos::View<R*, MemSpace>("kolibri::moment_wall_sums",
+                                             std::size_t(m_walls.count()) * kWallValues);
     if (level.dist.comm) {  // one exchange for each parity of the moment array
       for (int parity = 0; parity < 2; ++parity)
         m_halo[parity] = make_exchange<L, V>(
@@ -186,11 +187,11 @@ class Moments final : public Scheme<L, S> {
   ExecSpace m_exec;         ///< the level's instance
   MomentPlacement m_place;  ///< the cells updated in place and the edge cells' two places
   Kokkos::View<V*, MemSpace> m_f;
-  MomentWallCells m_walls;                ///< the boundary cells in the kernel's order
+  MomentWallCells m_walls;                 ///< the boundary cells in the kernel's order
   Kokkos::View<R*, MemSpace> m_wall_sums;  ///< what each reflects, before each step
-  mutable int m_parity = 0;   ///< where the edge cells are (settle() moves them to 0)
-  HaloExchange<V> m_halo[2];  ///< multi-rank: the exchange at parity 0 and 1
-  StreamJoin m_join;          ///< the order of the two instances' work
+  mutable int m_parity = 0;                ///< where the edge cells are (settle() moves them to 0)
+  HaloExchange<V> m_halo[2];               ///< multi-rank: the exchange at parity 0 and 1
+  StreamJoin m_join;                       ///< the order of the two instances' work
   Kokkos::View<std::int32_t*, MemSpace> m_teams;  ///< multi-rank: MomentStep::border_first
   int m_border_teams = 0;                         ///< the first ones of m_teams
 };
