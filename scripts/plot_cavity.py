@@ -18,13 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def ghia():
-    rows = [r for r in open(os.path.join(HERE, "data", "ghia1982_centrelines.csv")) if not r.startswith("#")]
-    data = list(csv.DictReader(rows))
-    return {k: np.array([float(r[k]) for r in data]) for k in data[0]}
+from ghia import ghia  # noqa: E402
 
 
 def read_line(path):

@@ -352,31 +352,28 @@ class Builder {
     const Pos b{p[0] >> m_sh[0], p[1] >> m_sh[1], p[2] >> m_sh[2]};
     f.code = code_at(b, l);
     f.place = place_of(p);
-    if (f.code >= 0)
-      f.flag =
-          lv(l)
-              .flags[(std::size_t(f.code) << (m_sh[0] + m_sh[1] + m_sh[2])) + std::size_t(f.place)];
+    f.flag = flag_at(f.code, f.place, l);
     return f;
+  }
+  /// The flag of place `place` in the block of level l numbered `code` (kLevelOutside: none).
+  std::uint8_t flag_at(int code, int place, int l) const {
+    if (code < 0) return kLevelOutside;
+    return lv(l).flags[(std::size_t(code) << (m_sh[0] + m_sh[1] + m_sh[2])) + std::size_t(place)];
   }
 
   /// `find` for a cell b of level l near cell p of leaf slot s (at most one block away): the
   /// block from s's row of the neighbour table instead of the level's map.
   Found find_near(std::size_t s, const Pos& p, Pos b, int l) const {
     Found f;
+    constexpr int stride[3] = {1, 3, 9};  // the neighbour table's 3 x 3 x 3 offsets
     int k = 13;
     for (int d = 0; d < 3; ++d)
-      k += (d == 0   ? 1
-            : d == 1 ? 3
-                     : 9) *
-           ((b[std::size_t(d)] >> m_sh[d]) - (p[std::size_t(d)] >> m_sh[d]));
+      k += stride[d] * ((b[std::size_t(d)] >> m_sh[d]) - (p[std::size_t(d)] >> m_sh[d]));
     f.inside = cell_place(b, l, f.face);
     if (!f.inside) return f;
     f.code = lv(l).neighbours[s * 27 + std::size_t(k)];
     f.place = place_of(b);
-    if (f.code >= 0)
-      f.flag =
-          lv(l)
-              .flags[(std::size_t(f.code) << (m_sh[0] + m_sh[1] + m_sh[2])) + std::size_t(f.place)];
+    f.flag = flag_at(f.code, f.place, l);
     return f;
   }
 

@@ -67,6 +67,18 @@ void perturb(Solver& s, unsigned seed) {
   s.initialize(rho, u);
 }
 
+/// Perturbed (seed), then `steps` coarse steps: the total mass and momentum keep their values to
+/// round-off (sums over ~1e4 cells of O(1) values, each step adding a few eps a cell).
+void expect_conserved(Solver& s, unsigned seed, int steps) {
+  perturb(s, seed);
+  const double m0 = grid_of(s).total_mass();
+  const auto j0 = s.momentum();
+  s.step(steps);
+  EXPECT_NEAR(grid_of(s).total_mass(), m0, 1e-12 * m0);
+  const auto j1 = s.momentum();
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(j1[std::size_t(d)], j0[std::size_t(d)], 1e-12 * m0) << d;
+}
+
 TEST(Refinement, TauKeepsTheViscosityOnEveryLevel) {
   // mahmoud2024 eq. 9: omega_L = 2 omega_0 / (2^(L+1) + (1 - 2^L) omega_0).
   for (const double tau0 : {0.51, 0.6, 0.8, 1.5})
@@ -126,14 +138,7 @@ TEST(Refinement, ConcaveRegionsConserveMass) {
   for (const SolverConfig& c : {a, b}) {
     auto s = make_solver(c);
     EXPECT_GT(grid_of(*s).octree().levels[1].reentry_key.size(), 0u);
-    perturb(*s, 11);
-    const double m0 = grid_of(*s).total_mass();
-    const auto j0 = s->momentum();
-    s->step(40);
-    EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
-    const auto j1 = s->momentum();
-    for (int d = 0; d < 3; ++d)
-      EXPECT_NEAR(j1[std::size_t(d)], j0[std::size_t(d)], 1e-12 * m0) << d;
+    expect_conserved(*s, 11, 40);
   }
 }
 
@@ -232,14 +237,7 @@ TEST_P(RefinedScenes, PeriodicBoxConservesMassAndMomentum) {
   auto c = nested(p.lat, p.lat == LatticeKind::D2Q9 ? 32 : 16, p.levels);
   c.collision = p.col;
   auto s = make_solver(c);
-  perturb(*s, 3);
-  const double m0 = grid_of(*s).total_mass();
-  const auto j0 = s->momentum();
-  s->step(60);
-  // Round-off class: sums over ~1e4 cells of O(1) values, each step adding a few eps a cell.
-  EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
-  const auto j1 = s->momentum();
-  for (int d = 0; d < 3; ++d) EXPECT_NEAR(j1[std::size_t(d)], j0[std::size_t(d)], 1e-12 * m0) << d;
+  expect_conserved(*s, 3, 60);
 }
 
 TEST_P(RefinedScenes, ClosedBoxConservesMassWithLevelsAtTheWalls) {
