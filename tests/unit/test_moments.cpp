@@ -62,10 +62,11 @@ double wall_bytes(const SolverConfig& c, int value_bytes) {
   const auto boundary = double(std::count(flags.begin(), flags.end(), kBoundaryFluid));
   if (boundary == 0) return 0.0;
   const int layers = dims == 3 ? c.nz : c.ny;
-  const int want = c.moment_segment > 0 ? c.moment_segment : (dims == 3 ? 64 : 32);
+  const int want = c.moment_segment > 0 ? c.moment_segment : default_moment_segment(dims);
   const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
   const double columns = dims == 3 ? double(c.nx) * c.ny : double(c.nx);
-  return boundary * (8 + 4 + kWallValues * value_bytes) + columns * segments * 4;
+  return boundary * (kMomentWallCellBytes + kWallValues * value_bytes) +
+         columns * segments * kMomentSegmentBytes;
 }
 /// Bytes a cell: a moment array of `places` places (two arrays: 2 cells), m values a place (3D:
 /// in CSoA groups, moment_slots), the boundary cells' wall data and the level's bytes.

@@ -282,6 +282,16 @@ struct Body {
   }
 };
 
+/// \brief The moment kernel's column segment when moment_segment is 0: 64 layers in 3D, 32 in
+/// 2D (the fastest on an H100 at 256^3 and 4096^2: docs/performance.md).
+constexpr int default_moment_segment(int dims) { return dims == 3 ? 64 : 32; }
+/// \brief Values the moment representation keeps a boundary cell for the populations it
+/// reflects into itself (MomentWallSums: rho, j and Pi, 1 + 3 + 6).
+inline constexpr int kMomentWallValues = 10;
+/// \brief Bytes a boundary cell of the moment representation besides those values: its cell
+/// index (8) and its slot (4) in MomentWallCells; and a column segment's start (4).
+inline constexpr int kMomentWallCellBytes = 12, kMomentSegmentBytes = 4;
+
 /// \brief How immersed boundaries act on the fluid (docs/theory.md, immersed boundaries).
 struct ImmersedSettings {
   enum class Spreading { Scatter, Gather } spreading = Spreading::Scatter;
@@ -383,7 +393,7 @@ struct SolverConfig {
   Streaming streaming = Streaming::TwoArray;
   StorageKind storage = StorageKind::Same;
   std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
-  int moment_segment = 0;                ///< moment kernel column segment in layers (0: default)
+  int moment_segment = 0;  ///< moment kernel column segment in layers (0: default_moment_segment)
   int moment_arrays = 2;  ///< moment representation: 2 (two arrays, the fastest) or 1 (one
                           ///< array and the shadow of the tile edges: 29% less memory)
   int csoa_alpha = -1;    ///< population layout: 0 SoA, CSoA(alpha), -1 automatic (csoa_alpha_for)

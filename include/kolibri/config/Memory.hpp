@@ -16,7 +16,8 @@ inline int stored_value_bytes(const SolverConfig& c) {
 }
 
 /// \brief Bytes a cell of the moment representation's boundary data (MomentWallCells and
-/// MomentWallSums: 12 bytes and 10 values a boundary cell, 4 bytes a column segment), counting the
+/// MomentWallSums: kMomentWallCellBytes and kMomentWallValues a boundary cell, kMomentSegmentBytes
+/// a column segment), counting the
 /// cells next to the non-periodic faces (an obstacle's or a [geometry]'s surface cells are not
 /// known before the flags are built: not counted).
 inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
@@ -31,13 +32,14 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   }
   const double boundary = cells - inner;
   if (boundary == 0) return 0.0;
-  const int layers = n[dims - 1], want = c.moment_segment > 0 ? c.moment_segment
-                                         : dims == 3          ? 64
-                                                              : 32;
+  const int layers = n[dims - 1],
+            want = c.moment_segment > 0 ? c.moment_segment : default_moment_segment(dims);
   const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
   const double columns = cells / layers;
   const int real = c.precision == Precision::FP32 ? 4 : 8;
-  return (boundary * (8 + 4 + 10 * real) + columns * segments * 4) / cells;
+  return (boundary * (kMomentWallCellBytes + kMomentWallValues * real) +
+          columns * segments * kMomentSegmentBytes) /
+         cells;
 }
 
 /// \brief Device bytes a cell while stepping: the stored state (populations in one or two

@@ -260,7 +260,7 @@ class MomentPlacement {
 };
 
 /// Values a boundary cell's reflected moments take (MomentWallSums): rho, j (3), pi (6).
-inline constexpr int kWallValues = 10;
+inline constexpr int kWallValues = kMomentWallValues;
 
 /// \brief The boundary cells (kBoundaryFluid) of a box for the moment kernel, in the order its
 /// teams meet them: column by column, bottom to top. Built on the host from the flags; `start`

@@ -21,7 +21,8 @@ namespace kolibri {
 /// host backends a fixed one-thread tile.
 template <class L, class R, class C>
 MomentTile moment_tile_for(const SolverConfig& cfg) {
-  MomentTile t = L::D == 3 ? MomentTile{30, 6, 64, 2} : MomentTile{254, 1, 32, 2};
+  MomentTile t = L::D == 3 ? MomentTile{30, 6, default_moment_segment(3), 2}
+                           : MomentTile{254, 1, default_moment_segment(2), 2};
   if (cfg.moment_tile[0] > 0) t.tx = cfg.moment_tile[0];
   if (cfg.moment_tile[1] > 0) t.ty = L::D == 3 ? cfg.moment_tile[1] : 1;
   if (cfg.moment_segment > 0) t.segment = cfg.moment_segment;
