@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build pkg-config
-  libtrilinos-kokkos-dev libcli11-dev libtomlplusplus-dev
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libcli11-dev libtomlplusplus-dev
   libhdf5-openmpi-dev libopenmpi-dev openmpi-bin hdf5-tools
   libgtest-dev
   python3 python3-numpy python3-matplotlib python3-h5py)

@@ -226,6 +226,17 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
     return RuleBreach{"ib", "gravity",
                       "gravity acts on free bodies only (free = true in a [[body]]); a force on "
                       "the fluid is physics.force"};
+  if (!c.bodies.empty() && c.ib.forcing == ImmersedSettings::Forcing::Implicit) {
+#ifndef KOLIBRI_HAVE_KOKKOS_KERNELS
+    return RuleBreach{"ib", "forcing",
+                      "\"implicit\" needs Kokkos Kernels, which this build has none of "
+                      "(docs/building.md); \"direct\" needs nothing"};
+#endif
+    if (c.ib.spreading == ImmersedSettings::Spreading::Gather)
+      return RuleBreach{"ib", "spreading",
+                        "the implicit forcing spreads its solution by scattering: \"gather\" "
+                        "belongs to ib.forcing = \"direct\""};
+  }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";

@@ -824,6 +824,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (geometry.present()) read_geometry(geometry, sc, dims, file);
 
   // [[body]]: immersed-boundary solids
+  // [ib] before the bodies' samples: the forcing sets their default spacing.
+  Section ib(file, "ib", subtable(top, "ib"));
+  sc.ib.forcing = ib.choice_of("forcing", ImmersedSettings::Forcing::Direct);
+  const bool implicit = sc.ib.forcing == ImmersedSettings::Forcing::Implicit;
   for_each_table(top, "body", file, [&](Section& s, std::size_t i) {
     Body b;
     b.name = s.string("name").value_or("body" + std::to_string(i));
@@ -904,7 +908,7 @@ Case parse_deck(const std::string& text, const std::string& file,
           "density",
           "missing: a free body needs its density (lattice units; the fluid's is initial.density)");
     }
-    b.spacing = s.number("spacing", 0.3);
+    b.spacing = s.number("spacing", implicit ? kImplicitSampleSpacing : kDirectSampleSpacing);
     if (!(b.spacing > 0.02 && b.spacing <= 1.0))
       s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
     s.finish({"name",      "type",
@@ -921,12 +925,27 @@ Case parse_deck(const std::string& text, const std::string& file,
     sc.bodies.push_back(b);
   });
   // [ib]: how bodies act on the fluid
-  Section ib(file, "ib", subtable(top, "ib"));
   if (ib.present() && sc.bodies.empty()) ib.fail("spreading", "an [ib] section without [[body]] tables");
   sc.ib.spreading = ib.choice_of("spreading", ImmersedSettings::Spreading::Scatter);
   const auto iters = ib.integer("iterations").value_or(sc.ib.iterations);
   if (iters < 1 || iters > 10) ib.fail("iterations", "expected 1 to 10 forcing passes a step");
+  if (implicit && ib.has("iterations"))
+    ib.fail("iterations",
+            "counts direct-forcing passes; ib.forcing = \"implicit\" solves to ib.tolerance "
+            "within ib.max_iterations instead");
   sc.ib.iterations = int(iters);
+  for (const char* key : {"tolerance", "max_iterations"})
+    if (!implicit && ib.has(key))
+      ib.fail(key,
+              "belongs to ib.forcing = \"implicit\" (the forcing is \"direct\": "
+              "ib.iterations passes)");
+  sc.ib.tolerance = ib.number("tolerance", sc.ib.tolerance);
+  if (!(sc.ib.tolerance >= 1e-12 && sc.ib.tolerance <= 0.1))
+    ib.fail("tolerance", "expected a relative residual in [1e-12, 0.1]");
+  const auto max_iter = ib.integer("max_iterations").value_or(sc.ib.max_iterations);
+  if (max_iter < 1 || max_iter > 10000)
+    ib.fail("max_iterations", "expected 1 to 10000 conjugate-gradient iterations a step");
+  sc.ib.max_iterations = int(max_iter);
   const auto block = ib.integer("block").value_or(4);
   if (block < 0 || block > 64) ib.fail("block", "expected a block edge of 0 (samples as generated) to 64 cells");
   sc.ib.block = int(block);
@@ -951,8 +970,9 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (!(sc.ib.virtual_mass >= 0.0 && sc.ib.virtual_mass <= 10.0))
     ib.fail("virtual_mass",
             "expected a coefficient in [0, 10] (free bodies' virtual mass, in fluid masses)");
-  ib.finish({"spreading", "iterations", "block", "loads_every", "timing", "retraction", "gravity",
-             "contact_range", "contact_stiffness", "virtual_mass"});
+  ib.finish({"spreading", "forcing", "iterations", "tolerance", "max_iterations", "block",
+             "loads_every", "timing", "retraction", "gravity", "contact_range", "contact_stiffness",
+             "virtual_mass"});
   // [refinement]: the levels of a refined grid and where they go
   Section refinement(file, "refinement", subtable(top, "refinement"));
   if (refinement.present()) {

@@ -34,6 +34,11 @@
 namespace kolibri {
 namespace {
 
+/// The implicit forcing's conjugate-gradient iterations a step, on average over the run.
+double mean_solver_iterations(const IbStats& ib) {
+  return ib.steps > 0 ? double(ib.solver_iterations) / double(ib.steps) : 0.0;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -895,9 +900,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);
     if (!sc.bodies.empty()) {
-      js.add("ib_block", sc.ib.block)
-          .add("ib_iterations", sc.ib.iterations)
-          .add("ib_retraction", sc.ib.retraction);
+      js.add("ib_block", sc.ib.block).add("ib_retraction", sc.ib.retraction);
+      if (sc.ib.forcing == ImmersedSettings::Forcing::Direct)
+        js.add("ib_iterations", sc.ib.iterations);
       const IbStats ib = solver->ib_stats();
       js.add("ib_bodies", std::int64_t(sc.bodies.size()))
           .add("ib_samples", ib.samples)
@@ -906,6 +911,15 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       if (ib.timed)
         js.add("ib_ms_per_step", ib.steps > 0 ? 1e3 * ib.seconds / double(ib.steps) : 0.0);
       if (comm.size() > 1) js.add("ib_shared_samples", ib.shared_samples);
+      js.add("ib_forcing", to_string(sc.ib.forcing));
+      if (sc.ib.forcing == ImmersedSettings::Forcing::Implicit)
+        js.add("ib_tolerance", sc.ib.tolerance)
+            .add("ib_solver_iterations_mean", mean_solver_iterations(ib))
+            .add("ib_solver_iterations_max", ib.solver_iterations_max)
+            .add("ib_solver_residual_max", ib.solver_residual_max)
+            .add("ib_slip_max", ib.slip_max)
+            .add("ib_unconverged_steps", ib.unconverged_steps)
+            .add("ib_coupling_nonzeros", ib.coupling_nonzeros);
     }
     if (!final_loads.empty()) {
       auto vec = [](const std::array<double, 3>& v) {
@@ -961,14 +975,23 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (ib.timed)
       std::snprintf(cost, sizeof cost, "%.3f ms per step (%.1f%% of a step of %.3f ms)",
                     1e3 * ib_step, per_step > 0 ? 100.0 * ib_step / per_step : 0.0, 1e3 * per_step);
-    char buf[400];
+    char forcing[300];
+    if (sc.ib.forcing == ImmersedSettings::Forcing::Implicit)
+      std::snprintf(forcing, sizeof forcing,
+                    "implicit forcing (to %.2g: %.1f conjugate-gradient iterations a step, at "
+                    "most %d; worst residual %.2g, slip at most %.2g; %lld step%s unconverged)",
+                    sc.ib.tolerance, mean_solver_iterations(ib), ib.solver_iterations_max,
+                    ib.solver_residual_max, ib.slip_max, (long long)ib.unconverged_steps,
+                    ib.unconverged_steps == 1 ? "" : "s");
+    else
+      std::snprintf(forcing, sizeof forcing, "%d forcing pass%s a step", sc.ib.iterations,
+                    sc.ib.iterations == 1 ? "" : "es");
+    char buf[800];
     std::snprintf(buf, sizeof buf,
-                  "kolibri: immersed boundaries: %lld samples %.3g cells inside the surfaces, %d "
-                  "forcing pass%s a step, %s "
-                  "spreading, %s, loops per thread %d to %d",
-                  (long long)ib.samples, sc.ib.retraction, sc.ib.iterations,
-                  sc.ib.iterations == 1 ? "" : "es", to_string(sc.ib.spreading), cost, ib.loops_min,
-                  ib.loops_max);
+                  "kolibri: immersed boundaries: %lld samples %.3g cells inside the surfaces, %s, "
+                  "%s spreading, %s, loops per thread %d to %d",
+                  (long long)ib.samples, sc.ib.retraction, forcing, to_string(sc.ib.spreading),
+                  cost, ib.loops_min, ib.loops_max);
     log << buf;
     if (comm.size() > 1)
       log << "; " << ib.shared_samples

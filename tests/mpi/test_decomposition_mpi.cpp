@@ -263,6 +263,10 @@ TEST(Decomposition, IdenticalToOneRankWithImmersedBodies) {
           c.ib.spreading = ImmersedSettings::Spreading::Gather;
           EXPECT_THROW(make_solver(c, distribute(c, comm(), g)), std::invalid_argument)
               << "gathering runs on one rank";
+          c.ib.spreading = ImmersedSettings::Spreading::Scatter;
+          c.ib.forcing = ImmersedSettings::Forcing::Implicit;
+          EXPECT_THROW(make_solver(c, distribute(c, comm(), g)), std::invalid_argument)
+              << "the implicit forcing runs on one rank";
         }
       }
 }

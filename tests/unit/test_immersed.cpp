@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Immersed boundaries: stencil, sampling, momentum balance, scatter = gather, moving bodies, deck.
+// Immersed boundaries: stencil, sampling, momentum balance, scatter = gather, the implicit
+// forcing, moving bodies, deck.
+#include <kolibri/config/Rules.hpp>
 #include <kolibri/geometry/Surface.hpp>
+#include <kolibri/ib/Coupling.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/ib/Motion.hpp>
 #include <kolibri/ib/Sampling.hpp>
@@ -299,6 +302,225 @@ TEST(Immersed, MultiDirectForcingBringsTheSurfaceVelocityToTheBody) {
   RecordProperty("slip_5_passes", std::to_string(slip[1]));
   EXPECT_LT(slip[0], 0.1 * 0.04);       // one pass already holds the surface well below the stream
   EXPECT_LT(slip[1], 0.5 * slip[0]);    // more passes reduce the slip further
+}
+
+/// The implicit forcing's system for a handful of 2D samples, assembled densely here from the
+/// stencil weights (M_ij = sum_n w_in w_jn d_n) as a reference for CouplingSystem.
+TEST(ImplicitForcingSystem, SolvesTheSampleSystemAgainstADenseReference) {
+  if (!CouplingSystem::built()) GTEST_SKIP() << "this build has no Kokkos Kernels";
+  // Samples on an arc (stencils overlapping, some sharing all four nodes), one whose stencil
+  // misses the node box, one whose nodes are all solid.
+  const std::vector<std::array<double, 2>> at = {{3.2, 3.1}, {3.9, 3.3},  {4.5, 3.8},   {4.9, 4.6},
+                                                 {5.1, 5.4}, {5.15, 5.5}, {30.0, 30.0}, {1.2, 6.6}};
+  const int ns = int(at.size());
+  const int lo[3] = {1, 1, 0}, n[3] = {7, 7, 1};
+  auto factor = [&](int x, int y) {
+    if (x < lo[0] || y < lo[1] || x >= lo[0] + n[0] || y >= lo[1] + n[1]) return 0.0;
+    if (x <= 1 && y >= 6) return 0.0;          // solid nodes: the last sample's whole stencil
+    return 0.5 / (1.0 + 0.01 * x - 0.02 * y);  // 1 / (2 rho), rho varying
+  };
+  Kokkos::View<int* [3], MemSpace> base("base", ns);
+  Kokkos::View<double*[3], MemSpace> frac("frac", ns), rhs("rhs", ns), force("force", ns);
+  Kokkos::View<double*, MemSpace> wsum("wsum", ns), node("node", n[0] * n[1]);
+  auto hb = Kokkos::create_mirror_view(base);
+  auto hf = Kokkos::create_mirror_view(frac);
+  auto hr = Kokkos::create_mirror_view(rhs);
+  auto hw = Kokkos::create_mirror_view(wsum);
+  auto hn = Kokkos::create_mirror_view(node);
+  for (int y = 0; y < n[1]; ++y)
+    for (int x = 0; x < n[0]; ++x) hn(y * n[0] + x) = factor(lo[0] + x, lo[1] + y);
+  std::vector<Stencil<2, double>> st;
+  for (int i = 0; i < ns; ++i) {
+    const double x[3] = {at[std::size_t(i)][0], at[std::size_t(i)][1], 0.5};
+    st.emplace_back(x);
+    for (int d = 0; d < 3; ++d) hb(i, d) = st.back().base[d], hf(i, d) = st.back().frac[d];
+    hw(i) = i == 6 ? 0.0 : 1.0;  // the sample off the box: no weights in it
+    hr(i, 0) = 0.01 * (i + 1), hr(i, 1) = -0.003 * i * i, hr(i, 2) = 0.0;
+  }
+  // The dense reference.
+  std::vector<double> m(std::size_t(ns * ns), 0.0);
+  for (int i = 0; i < ns; ++i)
+    for (int j = 0; j < ns; ++j)
+      for (int k = 0; k < 4; ++k) {
+        int c[3];
+        const double wi = st[std::size_t(i)].node(k, c);
+        for (int l = 0; l < 4; ++l) {
+          int e[3];
+          const double wj = st[std::size_t(j)].node(l, e);
+          if (c[0] == e[0] && c[1] == e[1])
+            m[std::size_t(i * ns + j)] += wi * wj * factor(c[0], c[1]);
+        }
+      }
+  EXPECT_EQ(m[6 * ns + 6], 0.0) << "the sample off the box";
+  EXPECT_EQ(m[7 * ns + 7], 0.0) << "the sample on solid nodes";
+  hw(7) = 1.0;
+  Kokkos::deep_copy(base, hb);
+  Kokkos::deep_copy(frac, hf);
+  Kokkos::deep_copy(rhs, hr);
+  Kokkos::deep_copy(wsum, hw);
+  Kokkos::deep_copy(node, hn);
+  CouplingProblem p;
+  p.dims = 2;
+  for (int d = 0; d < 3; ++d) p.lo[d] = lo[d], p.n[d] = n[d];
+  p.base = base, p.frac = frac, p.node_factor = node, p.rhs = rhs, p.weight_sum = wsum;
+  p.force = force;
+  // Samples 4 and 5 share their four nodes: M is singular, the system consistent only if b
+  // gives them velocities a trilinear field can take. Make it so: b = M v for some v.
+  std::vector<double> v = {0.3, -0.1, 0.2, 0.05, -0.4, 0.1, 0.0, 0.0};
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < ns; ++i) {
+      double sum = 0;
+      for (int j = 0; j < ns; ++j) sum += m[std::size_t(i * ns + j)] * v[std::size_t(j)] * (d + 1);
+      hr(i, d) = sum;
+    }
+  hr(7, 0) = 1.0;  // ignored: the solid sample's row is the identity with b = 0
+  Kokkos::deep_copy(rhs, hr);
+  CouplingSystem sys;
+  const CouplingReport rep = sys.solve(p, 1e-12, 100);
+  auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), force);
+  EXPECT_TRUE(rep.converged);
+  EXPECT_LE(rep.residual, 1e-12);
+  EXPECT_LE(rep.iterations, ns) << "conjugate gradients end within the rank of M";
+  // The nonzeros: the pairs with overlap, plus the identity rows of the samples off the box and
+  // on solid nodes.
+  std::int64_t pairs = 2;
+  for (int i = 0; i < ns; ++i)
+    for (int j = 0; j < ns; ++j) pairs += m[std::size_t(i * ns + j)] != 0.0 ? 1 : 0;
+  EXPECT_EQ(rep.nonzeros, pairs);
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < ns; ++i) {
+      double mg = 0;
+      for (int j = 0; j < ns; ++j) mg += m[std::size_t(i * ns + j)] * g(j, d);
+      const double want = i == 7 ? 0.0 : hr(i, d);
+      EXPECT_NEAR(mg, want, 1e-12) << "row " << i << " component " << d;
+    }
+  EXPECT_EQ(g(6, 0), 0.0) << "a sample off the box takes no force";
+  EXPECT_EQ(g(7, 0), 0.0) << "a sample on solid nodes takes no force";
+  EXPECT_EQ(g(3, 2), 0.0) << "2D: the third component untouched (its first guess, 0)";
+}
+
+class ImplicitForcing : public ::testing::TestWithParam<LatticeKind> {};
+
+TEST_P(ImplicitForcing, HoldsNoSlipAtEverySampleAndBalancesMomentum) {
+  if (!CouplingSystem::built()) GTEST_SKIP() << "this build has no Kokkos Kernels";
+  // A body at rest in a stream: every step's solve meets its tolerance, the velocity the
+  // collision sees at the samples equals the body's to a millionth of the stream, and the
+  // fluid gains minus the force on the body (the solution is what is spread).
+  const double U = 0.04;
+  auto c = stream_past(GetParam(), U);
+  c.collision = CollisionKind::Bgk;
+  c.ib.forcing = ImmersedSettings::Forcing::Implicit;
+  c.ib.tolerance = 1e-8;
+  c.bodies[0].spacing = kImplicitSampleSpacing;
+  auto s = make_solver(c);
+  s->step(30);
+  const auto dm = momentum_gain_over_a_step(*s, GetParam());
+  const auto loads = s->body_loads();
+  const IbStats st = s->ib_stats();
+  RecordProperty("iterations_max", std::to_string(st.solver_iterations_max));
+  RecordProperty("slip_max", std::to_string(st.slip_max));
+  RecordProperty("nonzeros", std::to_string(st.coupling_nonzeros));
+  EXPECT_EQ(st.unconverged_steps, 0);
+  EXPECT_LE(st.solver_residual_max, 1e-8);
+  EXPECT_LT(st.slip_max, 1e-6 * U);
+  EXPECT_GT(st.coupling_nonzeros, st.samples);
+  ASSERT_EQ(loads.size(), 1u);
+  EXPECT_GT(loads[0].force[0], 1e-4) << "the stream drags the body along +x";
+  for (int d = 0; d < 3; ++d)
+    EXPECT_NEAR(dm[std::size_t(d)], -loads[0].force[std::size_t(d)],
+                1e-10 + 1e-9 * std::fabs(loads[0].force[0]))
+        << d;
+}
+
+TEST_P(ImplicitForcing, DirectForcingPassesApproachTheImplicitDrag) {
+  if (!CouplingSystem::built()) GTEST_SKIP() << "this build has no Kokkos Kernels";
+  // On the same samples, the passes of the direct forcing are a Richardson iteration on the
+  // implicit forcing's system: their drag comes closer to the implicit drag with every pass.
+  auto c = stream_past(GetParam(), 0.04);
+  c.collision = CollisionKind::Bgk;
+  c.bodies[0].spacing = kImplicitSampleSpacing;
+  auto drag = [&c](ImmersedSettings::Forcing forcing, int passes) {
+    c.ib.forcing = forcing, c.ib.iterations = passes;
+    auto s = make_solver(c);
+    s->step(60);
+    return s->body_loads()[0].force[0];
+  };
+  const double implicit = drag(ImmersedSettings::Forcing::Implicit, 1);
+  double gap[3];
+  const int passes[3] = {1, 3, 10};
+  for (int k = 0; k < 3; ++k) {
+    const double direct = drag(ImmersedSettings::Forcing::Direct, passes[k]);
+    gap[k] = std::fabs(direct / implicit - 1.0);
+    RecordProperty("drag_gap_" + std::to_string(passes[k]) + "_passes", std::to_string(gap[k]));
+  }
+  EXPECT_LT(gap[1], gap[0]);
+  EXPECT_LT(gap[2], gap[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lattices, ImplicitForcing,
+                         ::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q27),
+                         [](const auto& i) { return std::string(to_string(i.param)); });
+
+TEST(ImplicitForcingDeck, KeysDefaultsAndRules) {
+  const std::string deck = R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 40
+ny = 30
+[physics]
+tau = 0.6
+velocity = 0.05
+[[body]]
+type = "cylinder"
+radius = 5.0
+position = [10.0, 15.0]
+[ib]
+forcing = "implicit"
+tolerance = 1e-7
+max_iterations = 50
+)";
+  if (!CouplingSystem::built()) {
+    try {
+      parse_deck(deck, "implicit.toml");
+      ADD_FAILURE() << "the implicit forcing was accepted without Kokkos Kernels";
+    } catch (const DeckError& e) {
+      EXPECT_NE(std::string(e.what()).find("ib.forcing"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  const Case c = parse_deck(deck, "implicit.toml");
+  EXPECT_EQ(c.solver.ib.forcing, ImmersedSettings::Forcing::Implicit);
+  EXPECT_DOUBLE_EQ(c.solver.ib.tolerance, 1e-7);
+  EXPECT_EQ(c.solver.ib.max_iterations, 50);
+  EXPECT_DOUBLE_EQ(c.solver.bodies[0].spacing, kImplicitSampleSpacing)
+      << "samples about a node apart by default under the implicit forcing";
+  auto message = [&](const std::string& from, const std::string& to) {
+    std::string d = deck;
+    d.replace(d.find(from), from.size(), to);
+    try {
+      parse_deck(d, "implicit.toml");
+    } catch (const DeckError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("forcing = \"implicit\"", "forcing = \"explicit\"").find("ib.forcing"),
+            std::string::npos);
+  EXPECT_NE(message("tolerance = 1e-7", "tolerance = 0.5").find("ib.tolerance"), std::string::npos);
+  EXPECT_NE(message("max_iterations = 50", "max_iterations = 0").find("ib.max_iterations"),
+            std::string::npos);
+  EXPECT_NE(message("max_iterations = 50", "iterations = 3").find("ib.iterations"),
+            std::string::npos)
+      << "passes belong to the direct forcing";
+  EXPECT_NE(message("forcing = \"implicit\"", "forcing = \"direct\"").find("ib.tolerance"),
+            std::string::npos)
+      << "a tolerance belongs to the implicit forcing";
+  SolverConfig sc = c.solver;
+  sc.ib.spreading = ImmersedSettings::Spreading::Gather;
+  const auto breach = broken_rule(sc);
+  ASSERT_TRUE(breach.has_value());
+  EXPECT_EQ(breach->section + "." + breach->key, "ib.spreading");
 }
 
 TEST(Immersed, OscillatingBodyFollowsItsPath) {

@@ -244,6 +244,12 @@ struct SolverConfig;
 /// tile statistics both ask it.
 bool solid_cell(const SolverConfig& c, int x, int y, int z);
 
+/// \brief A body's sample spacing (cells) when its deck gives none: 0.3 for the direct forcing
+/// (10 to 20 samples a boundary cell, chen2022's 10 to 100); about a cell for the implicit one,
+/// whose coupling system becomes singular and slow to solve with samples much closer than the
+/// nodes (docs/theory.md, "Implicit forcing").
+inline constexpr double kDirectSampleSpacing = 0.3, kImplicitSampleSpacing = 1.0;
+
 /// \brief A rigid solid immersed in the fluid (immersed boundary): a surface from a primitive or a
 /// triangle mesh, sampled with Poisson-disk samples, placed in cell coordinates, optionally moving
 /// with a prescribed translation and rotation. In 2D (D2Q9) a body is a closed curve in the x-y
@@ -264,7 +270,7 @@ struct Body {
   std::array<double, 3> rotation{0, 0, 0};  ///< initial rotation about x, then y, then z (degrees)
   std::array<double, 3> velocity{0, 0, 0};  ///< translation (lattice units)
   std::array<double, 3> angular_velocity{0, 0, 0};  ///< about the centre (radians per step)
-  double spacing = 0.3;                             ///< Poisson-disk sample spacing (cells)
+  double spacing = kDirectSampleSpacing;            ///< Poisson-disk sample spacing (cells)
   /// Prescribed oscillation, on top of the steady motion: the centre moves by
   /// amplitude sin(2 pi frequency t + phase); the body turns by |angular_amplitude|
   /// sin(2 pi frequency t + phase) radians about angular_amplitude's direction.
@@ -295,8 +301,14 @@ inline constexpr int kMomentWallCellBytes = 12, kMomentSegmentBytes = 4;
 /// \brief How immersed boundaries act on the fluid (docs/theory.md, immersed boundaries).
 struct ImmersedSettings {
   enum class Spreading { Scatter, Gather } spreading = Spreading::Scatter;
+  /// How the samples' forces are found: direct forcing in `iterations` passes, or the implicit
+  /// solve of their coupling system (ib/Coupling.hpp; needs Kokkos Kernels), no slip at every
+  /// sample at once to `tolerance` within `max_iterations` conjugate-gradient iterations.
+  enum class Forcing { Direct, Implicit } forcing = Forcing::Direct;
   /// Multi-direct forcing passes a step (3: the DFG 2D-1 lift enters its band, docs/validation.md)
   int iterations = 3;
+  double tolerance = 1e-4;   ///< implicit: |b - M G| <= tolerance |b| (relative residual)
+  int max_iterations = 200;  ///< implicit: conjugate-gradient iterations a component at most
   int block = 4;  ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
   std::int64_t loads_every = 1;  ///< body force and torque CSV cadence (steps)
   bool timing = false;  ///< time the bodies' part of each step (two host synchronisations a step)
@@ -319,6 +331,12 @@ struct NameTable<ImmersedSettings::Spreading> {
   using S = ImmersedSettings::Spreading;
   static constexpr std::array entries{Named<S>{S::Scatter, "scatter"},
                                       Named<S>{S::Gather, "gather"}};
+};
+template <>
+struct NameTable<ImmersedSettings::Forcing> {
+  using F = ImmersedSettings::Forcing;
+  static constexpr std::array entries{Named<F>{F::Direct, "direct"},
+                                      Named<F>{F::Implicit, "implicit"}};
 };
 
 /// \brief Initial condition.
@@ -575,6 +593,7 @@ inline const char* to_string(FaceType e) { return name_of(e); }
 inline const char* to_string(InletProfile e) { return name_of(e); }
 inline const char* to_string(Obstacle::Wall e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
+inline const char* to_string(ImmersedSettings::Forcing e) { return name_of(e); }
 inline const char* to_string(RefinementRegion::Kind e) { return name_of(e); }
 
 }  // namespace kolibri

@@ -14,6 +14,8 @@
 /// The stream-collide step then collides with F + F_ib, so the collision velocity
 /// u* + F_ib/(2 rho) meets the body velocity at a lone sample (Guo's half-force shift). Further
 /// passes (multi-direct forcing) correct with the velocity that includes the force so far.
+/// The implicit forcing (ib.forcing = "implicit", one rank) instead solves for every sample's
+/// force at once, no slip at all samples together (ib/Coupling.hpp), and spreads the solution.
 /// The force on a body is minus the sum of its samples' forces (summed over the passes per
 /// sample, then over the samples in their order, when the loads are asked for); the torque is
 /// about its centre.
@@ -33,6 +35,7 @@
 /// on the host, every rank alike, before the sample kernels place its samples.
 #pragma once
 
+#include <kolibri/ib/Coupling.hpp>
 #include <kolibri/ib/Inside.hpp>
 #include <kolibri/ib/Loads.hpp>
 #include <kolibri/ib/Motion.hpp>
@@ -154,6 +157,10 @@ class ImmersedBoundary {
       throw std::invalid_argument(
           "ib.spreading = \"gather\" runs on one rank for now; \"scatter\" (the default) runs on "
           "several");
+    if (m_comm && cfg.ib.forcing == ImmersedSettings::Forcing::Implicit)
+      throw std::invalid_argument(
+          "ib.forcing = \"implicit\" runs on one rank for now; \"direct\" (the default) runs on "
+          "several");
     std::vector<BodySamples> bs;
     std::int64_t total = 0;
     for (const auto& b : cfg.bodies) {
@@ -195,7 +202,9 @@ class ImmersedBoundary {
     m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
     m_total_host = Kokkos::create_mirror(m_total);
     const bool gather = cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
-    if (gather || m_passes > 1)  // forces stored per sample: gathering, and passes after the first
+    if (implicit()) m_passes = 1;
+    if (gather || m_passes > 1 || implicit())  // forces stored per sample: gathering, later
+                                               // passes, the implicit forcing
       m_sample_force = Kokkos::View<R* [3], MemSpace>("kolibri::ib_sample_force", total);
     if (gather) {
       m_key = Kokkos::View<Index*, MemSpace>("kolibri::ib_sample_cell", total);
@@ -208,6 +217,7 @@ class ImmersedBoundary {
   }
 
   bool active() const { return !m_offset.empty(); }
+  bool implicit() const { return m_cfg.ib.forcing == ImmersedSettings::Forcing::Implicit; }
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
   const IbStats& stats() const { return m_stats; }
 
@@ -234,7 +244,8 @@ class ImmersedBoundary {
     if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (m_comm) find_shared_samples();
-    for (int pass = 0; pass < m_passes; ++pass) {
+    if (implicit()) solve_coupling(box, bc, idx);
+    for (int pass = 0; pass < m_passes && !implicit(); ++pass) {
       // Later passes read the force so far at the nodes: spreading in the same kernel would let
       // them see part of this pass's, so they store first and spread after (`Spread`).
       const bool fused = !gather && pass == 0;
@@ -670,6 +681,107 @@ class ImmersedBoundary {
     }
   };
 
+  /// The implicit forcing's nodes: d_n = 1 / (2 rho_n), 0 at solid nodes (they take no force).
+  struct CouplingNodes {
+    Kokkos::View<const R*, MemSpace> node;
+    Kokkos::View<const Flag*, MemSpace> flags;
+    GridCells grid;
+    NodeBox box;
+    Kokkos::View<double*, MemSpace> factor;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
+      factor(i) = flags(box.global(i, grid)) == kSolid ? 0.0 : 0.5 / double(node(i));
+    }
+  };
+
+  /// The implicit forcing's samples: stencil, weight sum W over the nodes that take a force
+  /// (fluid nodes in the box: what the spreading reaches), right-hand side W u_b - sum w u* over
+  /// those nodes, and the first guess (the first direct-forcing pass's force).
+  struct CouplingSamples : SampleGrid {
+    Kokkos::View<const R*, MemSpace> node;
+    Kokkos::View<int* [3], MemSpace> base;
+    Kokkos::View<double*[3], MemSpace> frac, rhs, guess;
+    Kokkos::View<double*, MemSpace> weight_sum;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
+      const BodyPose<R>& p = this->pose(this->body(s));
+      R r[3], x[3];
+      p.place(this->ref, s, r, x);
+      const double ub[3] = {double(p.v[0] + p.w[1] * r[2] - p.w[2] * r[1]),
+                            double(p.v[1] + p.w[2] * r[0] - p.w[0] * r[2]),
+                            double(p.v[2] + p.w[0] * r[1] - p.w[1] * r[0])};
+      const Stencil<L::D, R> st(x);
+      const Index nb = this->box.cells();
+      double rho = 0.0, u[3] = {0.0, 0.0, 0.0}, wsum = 0.0;
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        int c[3];
+        const double w = double(st.node(k, c));
+        const Index i = this->box.local(c[0], c[1], c[2]);
+        if (i < 0 || this->flags(this->box.cell_of(c, this->grid)) == kSolid) continue;
+        wsum += w;
+        rho += w * double(node(i));
+        for (int d = 0; d < 3; ++d) u[d] += w * double(node((1 + d) * nb + i));
+      }
+      for (int d = 0; d < 3; ++d) {
+        base(s, d) = st.base[d];
+        frac(s, d) = double(st.frac[d]);
+        const bool moves = d < L::D && wsum > 0.0;
+        rhs(s, d) = moves ? wsum * ub[d] - u[d] : 0.0;
+        guess(s, d) = moves ? 2.0 * (rho / wsum) * (ub[d] - u[d] / wsum) * double(p.weight) : 0.0;
+      }
+      weight_sum(s) = wsum;
+    }
+  };
+
+  /// The implicit forcing of a step: the system's parts on the device, the solve
+  /// (CouplingSystem), then each sample's force stored, counted and spread.
+  void solve_coupling(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
+    const Index ns = m_stats.samples;
+    using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
+    if (Index(m_coupling_rhs.extent(0)) < ns) {
+      const auto n = std::size_t(ns);
+      m_coupling_base = Kokkos::View<int* [3], MemSpace>("kolibri::ib_coupling_base", n);
+      m_coupling_frac = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_frac", n);
+      m_coupling_rhs = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_rhs", n);
+      m_coupling_force = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_force", n);
+      m_coupling_wsum = Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_wsum", n);
+    }
+    if (Index(m_node_factor.extent(0)) < box.cells())
+      m_node_factor = Kokkos::View<double*, MemSpace>("kolibri::ib_node_factor",
+                                                      std::size_t(box.cells() * 5 / 4 + 64));
+    const SampleGrid g = grid(box, bc, idx);
+    Kokkos::parallel_for("kolibri::ib_coupling_nodes", Range(m_exec, 0, box.cells()),
+                         CouplingNodes{m_node, bc.flags, bc.grid, box, m_node_factor});
+    Kokkos::parallel_for("kolibri::ib_coupling_samples", Range(m_exec, 0, ns),
+                         CouplingSamples{g, m_node, m_coupling_base, m_coupling_frac,
+                                         m_coupling_rhs, m_coupling_force, m_coupling_wsum});
+    m_exec.fence();
+    CouplingProblem p;
+    p.dims = L::D;
+    for (int d = 0; d < 3; ++d) p.lo[d] = box.lo[d], p.n[d] = box.n[d];
+    p.base = m_coupling_base, p.frac = m_coupling_frac, p.node_factor = m_node_factor;
+    p.rhs = m_coupling_rhs, p.weight_sum = m_coupling_wsum, p.force = m_coupling_force;
+    const CouplingReport rep = m_coupling.solve(p, m_cfg.ib.tolerance, m_cfg.ib.max_iterations);
+    m_stats.solver_iterations += rep.iterations;
+    m_stats.solver_iterations_max = std::max(m_stats.solver_iterations_max, rep.iterations);
+    m_stats.solver_residual_max = std::max(m_stats.solver_residual_max, rep.residual);
+    m_stats.slip_max = std::max(m_stats.slip_max, rep.slip);
+    m_stats.unconverged_steps += rep.converged ? 0 : 1;
+    m_stats.coupling_nonzeros = std::max(m_stats.coupling_nonzeros, rep.nonzeros);
+    // The loads count what the spreading delivers: the stored force times the weights of the
+    // nodes that take it (W; 1 for a stencil wholly in fluid).
+    const auto force = m_coupling_force;
+    const auto stored = m_sample_force;
+    const auto total = m_total;
+    const auto wsum = m_coupling_wsum;
+    Kokkos::parallel_for(
+        "kolibri::ib_coupling_store", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
+          for (int d = 0; d < 3; ++d) {
+            stored(s, d) = R(force(s, d));
+            total(s, d) = double(stored(s, d)) * wsum(s);
+          }
+        });
+    Kokkos::parallel_for("kolibri::ib_spread", Range(m_exec, 0, ns), Spread{g, m_sample_force});
+  }
+
   /// Several ranks: this rank's part of the shared samples' rows of the node table (its own
   /// stencil nodes; zeros elsewhere).
   struct FillTable {
@@ -862,6 +974,11 @@ class ImmersedBoundary {
   Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
   NodeBox m_box;
   IbStats m_stats;
+  // The implicit forcing: the system's parts, the solution, and the solver's work arrays.
+  Kokkos::View<int* [3], MemSpace> m_coupling_base;
+  Kokkos::View<double*[3], MemSpace> m_coupling_frac, m_coupling_rhs, m_coupling_force;
+  Kokkos::View<double*, MemSpace> m_coupling_wsum, m_node_factor;
+  CouplingSystem m_coupling;
 };
 
 }  // namespace kolibri

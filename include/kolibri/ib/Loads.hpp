@@ -26,6 +26,13 @@ struct IbStats {
   int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)
   std::int64_t shared_samples =
       0;  ///< several ranks: the most samples a step whose stencils cross a rank border
+  // The implicit forcing (ib.forcing = "implicit"): its solves over the run.
+  std::int64_t solver_iterations = 0;  ///< conjugate-gradient iterations, summed over the steps
+  int solver_iterations_max = 0;       ///< ... the most in a step
+  double solver_residual_max = 0.0;    ///< the worst relative residual a solve left
+  double slip_max = 0.0;  ///< the largest slip of a component left at a sample (lattice units)
+  std::int64_t unconverged_steps = 0;  ///< steps whose solve ended above ib.tolerance
+  std::int64_t coupling_nonzeros = 0;  ///< entries of the coupling matrix, the most in a step
 };
 
 }  // namespace kolibri

@@ -1,0 +1,31 @@
+# Find Kokkos Kernels (the implicit forcing's sparse solve, ib/Coupling.hpp) and name its target
+# KOLIBRI_KOKKOS_KERNELS_TARGET: Kokkos::kokkoskernels from a standalone build (KokkosKernels_ROOT),
+# or Debian's Trilinos target trilinos_kokkoskernels (libtrilinos-kokkos-kernels-dev; its headers
+# sit beside Debian's Kokkos). Sets KOLIBRI_HAVE_KOKKOS_KERNELS.
+set(KOLIBRI_HAVE_KOKKOS_KERNELS OFF)
+string(TOUPPER "${KOLIBRI_ENABLE_KOKKOS_KERNELS}" _kolibri_kk)
+if(_kolibri_kk MATCHES "^(ON|YES|TRUE|1)$")
+  set(_kolibri_kk ON)
+elseif(_kolibri_kk MATCHES "^(OFF|NO|FALSE|0)$")
+  set(_kolibri_kk OFF)
+elseif(NOT _kolibri_kk STREQUAL "AUTO")
+  message(FATAL_ERROR "KOLIBRI_ENABLE_KOKKOS_KERNELS: expected AUTO, ON or OFF, got '${KOLIBRI_ENABLE_KOKKOS_KERNELS}'")
+endif()
+if(NOT _kolibri_kk STREQUAL "OFF")
+  if(_kolibri_kk STREQUAL "ON")
+    find_package(KokkosKernels REQUIRED CONFIG)
+  else()
+    find_package(KokkosKernels QUIET CONFIG)
+  endif()
+  if(TARGET Kokkos::kokkoskernels)
+    set(KOLIBRI_KOKKOS_KERNELS_TARGET Kokkos::kokkoskernels)
+  elseif(TARGET trilinos_kokkoskernels)
+    set(KOLIBRI_KOKKOS_KERNELS_TARGET trilinos_kokkoskernels)
+  endif()
+  if(KOLIBRI_KOKKOS_KERNELS_TARGET)
+    set(KOLIBRI_HAVE_KOKKOS_KERNELS ON)
+  elseif(_kolibri_kk STREQUAL "ON")
+    message(FATAL_ERROR "KOLIBRI_ENABLE_KOKKOS_KERNELS=ON: KokkosKernels was found, but without "
+                        "the target Kokkos::kokkoskernels or trilinos_kokkoskernels")
+  endif()
+endif()
