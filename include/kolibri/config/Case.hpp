@@ -411,7 +411,7 @@ struct SolverConfig {
   Streaming streaming = Streaming::TwoArray;
   StorageKind storage = StorageKind::Same;
   std::array<int, 2> moment_tile{0, 0};  ///< moment kernel tile across columns (0: default)
-  int moment_segment = 0;  ///< moment kernel column segment in layers (0: default_moment_segment)
+  int moment_segment = 0;                ///< moment kernel column segment in layers (0: default)
   int moment_arrays = 2;  ///< moment representation: 2 (two arrays, the fastest) or 1 (one
                           ///< array and the shadow of the tile edges: 29% less memory)
   int csoa_alpha = -1;    ///< population layout: 0 SoA, CSoA(alpha), -1 automatic (csoa_alpha_for)
