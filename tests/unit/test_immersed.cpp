@@ -137,6 +137,18 @@ TEST(Immersed, RetractionMovesTheSamplesInsideEveryShape) {
   }
 }
 
+/// What parse_deck says of `deck` with `from` replaced by `to` ("no error" if it takes it).
+std::string deck_error(std::string deck, const std::string& from, const std::string& to,
+                       const std::string& file) {
+  deck.replace(deck.find(from), from.size(), to);
+  try {
+    parse_deck(deck, file);
+  } catch (const DeckError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 SolverConfig stream_past(LatticeKind lat, double U) {
   const bool two_d = lat == LatticeKind::D2Q9;
   auto c = test::periodic_box(lat, 32, 24, two_d ? 1 : 20, 0.8);
@@ -496,14 +508,7 @@ max_iterations = 50
   EXPECT_DOUBLE_EQ(c.solver.bodies[0].spacing, kImplicitSampleSpacing)
       << "samples about a node apart by default under the implicit forcing";
   auto message = [&](const std::string& from, const std::string& to) {
-    std::string d = deck;
-    d.replace(d.find(from), from.size(), to);
-    try {
-      parse_deck(d, "implicit.toml");
-    } catch (const DeckError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return deck_error(deck, from, to, "implicit.toml");
   };
   EXPECT_NE(message("forcing = \"implicit\"", "forcing = \"explicit\"").find("ib.forcing"),
             std::string::npos);
@@ -871,14 +876,7 @@ retraction = 0.25
   EXPECT_FALSE(c.solver.ib.timing) << "timed only on request";
   EXPECT_DOUBLE_EQ(c.solver.acm_velocity, 0.05);
   auto message = [&](const std::string& from, const std::string& to) {
-    std::string d = deck;
-    d.replace(d.find(from), from.size(), to);
-    try {
-      parse_deck(d, "ib.toml");
-    } catch (const DeckError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return deck_error(deck, from, to, "ib.toml");
   };
   EXPECT_NE(message("radius = 5.0", "radius = -5.0").find("body[0].radius"), std::string::npos);
   EXPECT_NE(message("type = \"sphere\"", "type = \"cone\"").find("body[0].type"), std::string::npos);
