@@ -2,8 +2,10 @@
 # Weak and strong scaling of `kolibri run` for every streaming scheme, one MPI rank per GPU.
 #   perf/scaling.sh KOLIBRI OUTDIR [RANK COUNTS, default "1 2 4"]
 # Case: perf/decks/scaling.toml (a periodic box with a uniform flow, no output), with the scheme
-# set per series (CASES below). Weak: 256^3 cells per rank, the box grows along z (grid 1x1xN).
-# Strong: 512^3 on N ranks (grid 1x1xN). Each run writes OUTDIR/<case>/<kind>_<N>/summary.json
+# set per series (CASES below). The ranks split one axis, z unless AXIS says otherwise (grid
+# 1x1xN, as kolibri's automatic grid cuts a cube). Weak: 256^3 cells per rank, the box grows
+# along that axis. Strong: 512^3 on N ranks.
+# Each run writes OUTDIR/<case>/<kind>_<N>/summary.json
 # (one JSON per run) and a log beside it; at the end OUTDIR/scaling.json gathers every run with
 # its efficiency (perf/compare.py --scaling draws it) and a table is printed.
 # Environment:
@@ -11,6 +13,8 @@
 #   KINDS    weak, strong or both (default "weak strong")
 #   STEPS    time steps a run (default 2000)
 #   MPIEXEC  (default mpirun), EXTRA (more kolibri options, e.g. "--halo-transport mpi")
+#   AXIS     x, y or z: the axis the ranks split (default z; y cuts the moment
+#            representation's 6-cell tile rows instead of its 64-layer column segments)
 set -euo pipefail
 K=$1 OUT=$2
 shift 2
@@ -50,12 +54,19 @@ run() {  # case kind ranks extra-args...
     --set model.streaming="$streaming" --set model.collision="$collision" ${EXTRA:-} "$@" > "$dir.log" 2>&1 ||
     { tail -20 "$dir.log" >&2; return 1; }
 }
+axis=${AXIS:-z}
+case $axis in x | y | z) ;; *) echo "perf/scaling.sh: AXIS '$axis': expected x, y or z" >&2; exit 2 ;; esac
 for c in $CASES; do
   for kind in $KINDS; do
     for n in $RANKS; do
+      case $axis in
+        x) grid="${n}x1x1" ;;
+        y) grid="1x${n}x1" ;;
+        z) grid="1x1x$n" ;;
+      esac
       case $kind in
-        weak) run "$c" weak "$n" --set domain.nz=$((256 * n)) --grid "1x1x$n" ;;
-        strong) run "$c" strong "$n" --set domain.nx=512 --set domain.ny=512 --set domain.nz=512 --grid "1x1x$n" ;;
+        weak) run "$c" weak "$n" --set domain.n$axis=$((256 * n)) --grid "$grid" ;;
+        strong) run "$c" strong "$n" --set domain.nx=512 --set domain.ny=512 --set domain.nz=512 --grid "$grid" ;;
         *) echo "perf/scaling.sh: unknown kind '$kind' (weak, strong)" >&2; exit 2 ;;
       esac
     done

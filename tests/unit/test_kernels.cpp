@@ -270,4 +270,35 @@ TEST(KernelOptions, InPlaceStreamingTakesTheLayoutOnly) {
   EXPECT_THROW(make_solver(c), std::invalid_argument);
 }
 
+// async_launch asks for the functor as a kernel argument (never Kokkos' constant-memory buffer,
+// whose reuse makes the host wait for the device) and keeps the rest of the policy: range,
+// league, team size, scratch; the kernels it launches run as before.
+TEST(AsyncLaunch, KeepsThePolicyAndAsksForAKernelArgument) {
+  using Light = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+  const auto range =
+      async_launch(Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ExecSpace(), 3, 17));
+  static_assert(std::is_same_v<std::decay_t<decltype(range)>::work_item_property, Light>);
+  EXPECT_EQ(range.begin(), 3);
+  EXPECT_EQ(range.end(), 17);
+  Kokkos::View<Index*, MemSpace> hits("hits", 20);
+  Kokkos::parallel_for(
+      "test_async_range", range, KOKKOS_LAMBDA(const Index i) { hits(i) = i; });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, hits);
+  for (Index i = 0; i < 20; ++i) EXPECT_EQ(h(i), i >= 3 && i < 17 ? i : 0) << i;
+
+  auto team = async_launch(Kokkos::TeamPolicy<ExecSpace>(ExecSpace(), 5, 1));
+  static_assert(std::is_same_v<decltype(team)::work_item_property, Light>);
+  team.set_scratch_size(0, Kokkos::PerTeam(64));
+  EXPECT_EQ(team.league_size(), 5);
+  EXPECT_EQ(team.team_size(), 1);
+  EXPECT_EQ(team.scratch_size(0), 64);
+  Kokkos::View<int*, MemSpace> teams("teams", 5);
+  using Member = Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "test_async_team", team,
+      KOKKOS_LAMBDA(const Member& m) { teams(m.league_rank()) = m.league_rank() + 1; });
+  auto t = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, teams);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(t(i), i + 1);
+}
+
 }  // namespace

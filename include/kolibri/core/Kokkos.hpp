@@ -88,6 +88,20 @@ inline void fence(const ExecSpace& e, [[maybe_unused]] const char* label) {
 #endif
 }
 
+/// \brief `policy` launched with its functor as a kernel argument (in device memory above 4 KB)
+/// rather than through Kokkos' constant-memory buffer, the CUDA and HIP backends' default for
+/// functors of 512 B to 32 KB. That buffer is one per device, and a launch through it makes the
+/// host wait until the last kernel that used it has finished, on any stream: the host falls one
+/// kernel behind the device, and the two streams of an overlapped exchange run one after the
+/// other. Used where it measured faster (the moment kernel: D3Q27 FP64 +15% on one H200, weak
+/// efficiency 0.90 -> 0.96 on 4); the population kernels lost up to 7% with it
+/// (docs/performance.md). Host backends ignore it.
+template <class Policy>
+auto async_launch(const Policy& policy) {
+  return Kokkos::Experimental::require(policy,
+                                       Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+}
+
 /// Cell index type: 64-bit, since Q * cells exceeds 2^31 on large GPUs.
 using Index = std::int64_t;
 

@@ -376,9 +376,10 @@ struct MomentWallSums {
     for (int k = 0; k < 6; ++k) out[4 + k] = into.pi[k];
   }
   void run(const ExecSpace& ex, Index count) const {
-    Kokkos::parallel_for("kolibri::moment_wall_sums",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ex, 0, count),
-                         *this);
+    Kokkos::parallel_for(
+        "kolibri::moment_wall_sums",
+        async_launch(Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(ex, 0, count)),
+        *this);
   }
 };
 
@@ -723,10 +724,11 @@ struct MomentKernel {
     // (docs/performance.md). D2Q9 FP64 too (144 registers otherwise, one team an SM: 0.78x;
     // capped, 32 bytes spill). D3Q19/D3Q27 FP64 (about 186) are left to the compiler.
     if constexpr (!kHostMemory && (sizeof(R) == 4 || L::D == 2) && T == 256) {
-      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>> policy(ex, league(), T);
+      auto policy = async_launch(
+          Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<256, 2>>(ex, league(), T));
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(planes))), *this);
     } else {
-      Kokkos::TeamPolicy<ExecSpace> policy(ex, league(), T);
+      auto policy = async_launch(Kokkos::TeamPolicy<ExecSpace>(ex, league(), T));
       Kokkos::parallel_for("kolibri::moment_step", policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(planes))), *this);
     }
   }
