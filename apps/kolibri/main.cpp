@@ -55,6 +55,7 @@ struct RunArgs {
   bool no_restart_fallback = false;
   bool tune_only = false;  ///< kolibri tune
   bool use_cache = false;  ///< kolibri tune --cached: a cached choice is enough
+  std::int64_t timeline = 0;  ///< kolibri run --timeline N
 };
 
 /// An error on some ranks only would leave the others waiting in a collective: stop them all.
@@ -277,6 +278,7 @@ int do_run(void* p) {
     if (!a.gpu_aware_mpi.empty()) c.run.gpu_aware_mpi = a.gpu_aware_mpi;
     if (!a.halo_transport.empty()) c.run.halo_transport = a.halo_transport;
     kolibri::RunOptions opts;
+    opts.timeline_steps = a.timeline;
     try {
       if (!a.grid.empty()) c.run.grid = kolibri::parse_grid(a.grid);
       if (!a.walltime.empty()) opts.walltime = kolibri::parse_walltime(a.walltime);
@@ -360,6 +362,10 @@ int main(int argc, char** argv) {
   run->add_option("--halo-transport", ra.halo_transport,
                   "Halo exchange between GPUs: auto (NCCL where built), mpi, nccl")
       ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
+  run->add_option("--timeline", ra.timeline,
+                  "After the run, N more steps with each point of a step (border, pack, transfer, "
+                  "unpack, interior, end) timed on the device: log line and summary.json")
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(100000)));
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");

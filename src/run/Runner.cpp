@@ -131,6 +131,51 @@ std::string csv_row(std::int64_t step, double rho, const std::array<double, 3>& 
   return buf;
 }
 
+/// The log line of a timeline (--timeline) of `rank`: each point marked, in the order of a step,
+/// and the exposed exchange as a share of the step.
+std::string timeline_line(const Timeline& t, int rank) {
+  std::string s = "kolibri: timeline of " + std::to_string(t.steps) +
+                  " more steps (ms after a step's start, mean; rank " + std::to_string(rank) +
+                  ", the slowest):";
+  char buf[96];
+  const char* sep = " ";
+  for (const StepPointName& p : kStepPointNames) {
+    if (!t.marked(p.point)) continue;
+    std::snprintf(buf, sizeof buf, "%s%s %.4f", sep, std::string(p.name).c_str(),
+                  t.mean_ms[std::size_t(p.point)]);
+    s += buf, sep = ", ";
+  }
+  if (t.exposed_ms >= 0.0 && t.marked(StepPoint::End)) {
+    const double step = t.mean_ms[std::size_t(StepPoint::End)];
+    std::snprintf(buf, sizeof buf, "; the step goes on %.4f ms after its interior (%.1f%%)",
+                  t.exposed_ms, step > 0.0 ? 100.0 * t.exposed_ms / step : 0.0);
+    s += buf;
+  }
+  return s;
+}
+
+/// summary.json's "timeline": {"steps", "mean_ms": {point: ms}, "max_ms": {...}, "exposed_ms"}
+/// (null without --timeline).
+std::string timeline_json(const Timeline& t) {
+  if (t.steps == 0) return "null";
+  auto points = [&](const std::array<double, kStepPoints>& v) {
+    std::string s = "{";
+    char buf[96];
+    for (const StepPointName& p : kStepPointNames) {
+      if (!t.marked(p.point)) continue;
+      std::snprintf(buf, sizeof buf, "%s\"%s\": %.6g", s.size() > 1 ? ", " : "",
+                    std::string(p.name).c_str(), v[std::size_t(p.point)]);
+      s += buf;
+    }
+    return s + "}";
+  };
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", t.exposed_ms);
+  return "{\"steps\": " + std::to_string(t.steps) + ", \"mean_ms\": " + points(t.mean_ms) +
+         ", \"max_ms\": " + points(t.max_ms) +
+         ", \"exposed_ms\": " + (t.exposed_ms >= 0.0 ? buf : "null") + "}";
+}
+
 }  // namespace
 
 namespace {
@@ -849,6 +894,30 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   1e3 * exchange, per_step > 0 ? 100.0 * exchange / per_step : 0.0, 1e3 * per_step);
     log << buf << std::endl;
   }
+  // --timeline: more steps, each point timed on the device; the times of one rank, the slowest
+  // (the latest end of a step), so that its points belong together
+  Timeline timeline;
+  if (opts.timeline_steps > 0 && res.exit_code == kExitOk) {
+    timeline = solver->step_timeline(opts.timeline_steps);
+    const double end = timeline.mean_ms[std::size_t(StepPoint::End)];
+    const std::int64_t slowest =
+        comm.min(std::int64_t(end == comm.max(end) ? comm.rank() : comm.size()));
+    std::vector<double> shared(2 * kStepPoints + 1, 0.0);
+    if (comm.rank() == slowest) {
+      std::copy(timeline.mean_ms.begin(), timeline.mean_ms.end(), shared.begin());
+      std::copy(timeline.max_ms.begin(), timeline.max_ms.end(), shared.begin() + kStepPoints);
+      shared.back() = timeline.exposed_ms;
+    }
+    comm.sum(shared);
+    std::copy(shared.begin(), shared.begin() + kStepPoints, timeline.mean_ms.begin());
+    std::copy(shared.begin() + kStepPoints, shared.end() - 1, timeline.max_ms.begin());
+    timeline.exposed_ms = shared.back();
+    if (timeline.steps > 0)
+      log << timeline_line(timeline, int(slowest)) << std::endl;
+    else
+      log << "kolibri: --timeline: this solver (a refined grid) times no points; "
+          << opts.timeline_steps << " more steps ran untimed" << std::endl;
+  }
   const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
   on_root(comm, [&] {
     JsonObject js;
@@ -880,6 +949,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         .add("max_speed", res.max_speed)
         .add("ranks", comm.size())
         .add("exchange_ms_per_step", 1e3 * exchange)
+        .add_raw("timeline", timeline_json(timeline))
         .add("process_grid", std::to_string(dist.dc.dims[0]) + "x" +
                                  std::to_string(dist.dc.dims[1]) + "x" +
                                  std::to_string(dist.dc.dims[2]))

@@ -172,6 +172,33 @@ TEST(Decomposition, BoxesTileTheDomainAndNeighboursAgree) {
   }
 }
 
+// Solver::step_timeline steps as step() does (bit for bit) and marks each scheme's points; on
+// several ranks the exchange's too.
+TEST(Decomposition, StepTimelineChangesNothingAndMarksTheExchange) {
+  for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace, Streaming::Moments}) {
+    SolverConfig cfg = tgv(LatticeKind::D3Q19);
+    cfg.streaming = streaming;
+    if (streaming == Streaming::Moments) cfg.collision = CollisionKind::Regularized;
+    SCOPED_TRACE(to_string(streaming));
+    const Distribution dist = distribute(cfg, comm(), {0, 0, 0});
+    auto a = make_solver(cfg, dist), b = make_solver(cfg, dist);
+    a->step(6);
+    const Timeline t = b->step_timeline(6);
+    EXPECT_EQ(a->populations(), b->populations());
+    EXPECT_EQ(b->steps_done(), 6);
+    EXPECT_EQ(t.steps, 6);
+    EXPECT_TRUE(t.marked(StepPoint::Interior));
+    EXPECT_TRUE(t.marked(StepPoint::End));
+    EXPECT_EQ(t.marked(StepPoint::LocalEnd), streaming == Streaming::InPlace);
+    EXPECT_GE(t.exposed_ms, 0.0);
+    const bool exchange = comm().size() > 1;
+    for (StepPoint p :
+         {StepPoint::Border, StepPoint::Packed, StepPoint::Transferred, StepPoint::Received})
+      EXPECT_EQ(t.marked(p), exchange) << int(p);
+    EXPECT_EQ(t.marked(StepPoint::ForwardReceived), exchange && streaming == Streaming::InPlace);
+  }
+}
+
 TEST(Decomposition, AutomaticGridCutsTheSmallestPlanes) {
   auto cfg = test::periodic_box(LatticeKind::D3Q19, 64, 64, 256);
   EXPECT_EQ(Decomposition::choose_grid(cfg, 4), (std::array<int, 3>{1, 1, 4}));

@@ -5,14 +5,17 @@
 #include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/lattice/Lattice.hpp>
+#include <kolibri/parallel/Streams.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
+#include <thread>
 
 #include "Helpers.hpp"
 
@@ -268,6 +271,33 @@ TEST(KernelOptions, InPlaceStreamingTakesTheLayoutOnly) {
   EXPECT_THROW(make_solver(c), std::invalid_argument);
   c.collision_kernels = 1, c.csoa_alpha = 48;
   EXPECT_THROW(make_solver(c), std::invalid_argument);
+}
+
+// The step clock records the first `steps` steps it sees, averages each point over them and
+// takes the exposed part as End - Interior.
+TEST(StepClock, AveragesThePointsOfTheRecordedStepsOnly) {
+  StepClock clock(2);
+  const ExecSpace e;
+  for (int s = 0; s < 3; ++s) {
+    clock.start(e);
+    clock.mark(e, StepPoint::Interior);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    clock.mark(e, StepPoint::End);
+  }
+  const Timeline t = clock.timeline();
+  EXPECT_EQ(t.steps, 2);
+  EXPECT_TRUE(t.marked(StepPoint::Interior));
+  EXPECT_TRUE(t.marked(StepPoint::End));
+  EXPECT_FALSE(t.marked(StepPoint::Border));
+  EXPECT_GE(t.mean_ms[std::size_t(StepPoint::Interior)], 0.0);
+  EXPECT_GE(t.max_ms[std::size_t(StepPoint::End)], t.mean_ms[std::size_t(StepPoint::End)]);
+  EXPECT_GE(t.exposed_ms, 2.0);  // the sleep between the two marks
+  EXPECT_NEAR(t.exposed_ms,
+              t.mean_ms[std::size_t(StepPoint::End)] - t.mean_ms[std::size_t(StepPoint::Interior)],
+              1e-9);
+  EXPECT_EQ(StepClock(0).timeline().exposed_ms, -1.0);
+  // every point has one name, in the enum's order
+  for (int k = 0; k < kStepPoints; ++k) EXPECT_EQ(int(kStepPointNames[std::size_t(k)].point), k);
 }
 
 // async_launch asks for the functor as a kernel argument (never Kokkos' constant-memory buffer,

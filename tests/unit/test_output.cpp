@@ -191,6 +191,31 @@ TEST(Run, CavityWritesFieldsProbesAndSummary) {
   for (const auto& e : fs::directory_iterator(dir)) EXPECT_NE(e.path().extension(), ".tmp");
 }
 
+TEST(Run, TimelineTimesMoreStepsAfterTheOutput) {
+  // --timeline N: N more steps after the last output, each point of a step timed; the log line
+  // and summary.json carry them, the output files are those of the run.
+  const std::string dir = "run_timeline";
+  fs::remove_all(dir);
+  const Case c = parse_deck(small_cavity, "small.toml", {"run.output_dir=\"" + dir + "\""});
+  std::ostringstream log;
+  RunOptions opts;
+  opts.timeline_steps = 7;
+  const RunResult r = run_case(c, log, opts);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.steps, 40);
+  EXPECT_FALSE(fs::exists(dir + "/cav_00000047.h5"));
+  EXPECT_NE(log.str().find("kolibri: timeline of 7 more steps"), std::string::npos) << log.str();
+  const std::string summary = slurp(dir + "/summary.json");
+  EXPECT_NE(summary.find("\"timeline\": {\"steps\": 7, \"mean_ms\": {\"interior\": "),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("\"exposed_ms\": "), std::string::npos);
+  // without it: null
+  fs::remove_all(dir);
+  ASSERT_EQ(run_case(c, log).exit_code, 0);
+  EXPECT_NE(slurp(dir + "/summary.json").find("\"timeline\": null"), std::string::npos);
+}
+
 TEST(Run, BlowUpStopsWithPlaceAndTime) {
   const std::string dir = "run_blowup";
   fs::remove_all(dir);

@@ -31,6 +31,9 @@ struct RunOptions {
       true;                 ///< latest: skip damaged checkpoints (with a warning) for older ones
   double walltime = 0.0;    ///< seconds the job may run (0: no limit); stop with a checkpoint before
   std::string deck_text;    ///< the deck as read (stored in checkpoints)
+  /// --timeline: this many more steps after a completed run (after its last output), each point
+  /// of a step timed on the device (Solver::step_timeline; summary.json "timeline").
+  std::int64_t timeline_steps = 0;
 };
 
 /// \brief Result of a run, as written to summary.json.

@@ -7,6 +7,7 @@
 #include <kolibri/config/Case.hpp>
 #include <kolibri/ib/Loads.hpp>
 #include <kolibri/parallel/Distribution.hpp>
+#include <kolibri/parallel/Timeline.hpp>
 #include <kolibri/solver/FlowStatistics.hpp>
 #include <kolibri/solver/State.hpp>
 
@@ -45,6 +46,12 @@ class Solver {
   virtual ~Solver() = default;
   /// Advance n time steps.
   virtual void step(std::int64_t n) = 0;
+  /// Advance n time steps as step(n) does, timing the points of each on the device
+  /// (parallel/Timeline.hpp; results unchanged); solvers without a timeline return none.
+  virtual Timeline step_timeline(std::int64_t n) {
+    step(n);
+    return {};
+  }
   /// Set the state to the equilibrium of the given fields (x fastest, size cells()).
   virtual void initialize(const std::vector<double>& rho,
                           const std::vector<std::array<double, 3>>& u) = 0;

@@ -13,6 +13,7 @@
 #include <kolibri/stepping/ObstacleLoads.hpp>
 #include <kolibri/stepping/TwoArrays.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -56,6 +57,18 @@ class SolverImpl final : public Solver {
     m_scheme->step(m_level, m_steps, nsteps);
     Kokkos::fence();
     m_steps += nsteps;
+  }
+  Timeline step_timeline(std::int64_t nsteps) override {
+    StepClock clock(int(std::min<std::int64_t>(nsteps, 1 << 20)));
+    m_level.clock = &clock;
+    try {
+      step(nsteps);
+    } catch (...) {
+      m_level.clock = nullptr;
+      throw;
+    }
+    m_level.clock = nullptr;
+    return clock.timeline();
   }
 
   void initialize(const std::vector<double>& rho,

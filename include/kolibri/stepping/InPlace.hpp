@@ -109,6 +109,7 @@ class InPlace final : public Scheme<L, S> {
     const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      level.start_step();
       k.bc.faces = level.faces_at(first + s);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
@@ -124,6 +125,7 @@ class InPlace final : public Scheme<L, S> {
       }
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
+        level.mark(level.exec, StepPoint::LocalEnd);
       } else if (m_fwd.active()) {
         if (outlets)  // the outlets read all of their slots, which the streaming overwrites
           Kokkos::parallel_for(
@@ -133,13 +135,16 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         if (!exchanged) m_fwd.pack(m_f);
+        level.mark(m_fwd.exec(), StepPoint::ForwardPacked);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nb > nbb)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
+        level.mark(level.exec, StepPoint::Interior);
         if (!exchanged) {
           m_fwd.post();
           m_fwd.finish(m_f);  // the neighbours' departing populations in the ghost cells
         }
+        level.mark(m_fwd.exec(), StepPoint::ForwardReceived);
         const ExecSpace& ex = m_rev.exec();
         m_join.join(m_fwd.exec(), ex);
         if (nborder > 0)
@@ -148,13 +153,18 @@ class InPlace final : public Scheme<L, S> {
         if (nbb > 0)
           Kokkos::parallel_for(BoundaryTag::label,
                                Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
+        level.mark(ex, StepPoint::Border);
         m_rev.pack(m_f);
+        level.mark(ex, StepPoint::Packed);
         m_rev.post();
-        m_rev.finish(m_f);            // what this step wrote into ghost cells, back to their owners
+        level.mark(ex, StepPoint::Transferred);
+        m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
+        level.mark(ex, StepPoint::Received);
         m_join.join(ex, level.exec);  // the next local step reads them
         if (rules)  // the near-wall links, once every cell behind has sent its population
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
+        level.mark(level.exec, StepPoint::End);
       } else {
         if (outlets)
           Kokkos::parallel_for(
@@ -167,9 +177,11 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
+        level.mark(level.exec, StepPoint::Interior);
         if (rules)
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
+        level.mark(level.exec, StepPoint::End);
       }
       m_arriving = !m_arriving;
     }

@@ -11,6 +11,7 @@
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Distribution.hpp>
+#include <kolibri/parallel/Streams.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <cstdint>
@@ -107,6 +108,14 @@ struct Level {
     return DeviceFaces<R>::from(now);
   }
 
+  /// The start of a step and its points on the timeline being recorded (StepClock), if any.
+  void start_step() const {
+    if (clock) clock->start(exec);
+  }
+  void mark(const ExecSpace& e, StepPoint p) const {
+    if (clock) clock->mark(e, p);
+  }
+
   /// Over every cell of the grid, ghosts included.
   template <class Tag = void>
   auto all_cells() const {
@@ -136,6 +145,7 @@ struct Level {
   Distribution dist;          ///< multi-rank runs; comm is null otherwise
   ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays)
   ExecSpace exec{};           ///< the instance the level's kernels run on
+  StepClock* clock = nullptr;  ///< while a timeline is recorded (Solver::step_timeline)
 };
 
 }  // namespace kolibri

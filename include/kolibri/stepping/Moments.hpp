@@ -87,6 +87,7 @@ class Moments final : public Scheme<L, S> {
     k.wall_sums = m_wall_sums.data();
     const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      level.start_step();
       k.bc.faces = level.faces_at(first + s);
       k.parity = m_parity;
       k.sum_walls(level.exec);  // (before the border teams: the join below orders them)
@@ -97,14 +98,21 @@ class Moments final : public Scheme<L, S> {
         inner.teams = m_teams.data() + m_border_teams, inner.team_count = teams - m_border_teams;
         m_join.join(level.exec, halo.exec());  // the border teams write what the last step read
         if (border.team_count > 0) border.run(halo.exec());
+        level.mark(halo.exec(), StepPoint::Border);
         halo.pack(m_f);
+        level.mark(halo.exec(), StepPoint::Packed);
         if (inner.team_count > 0) inner.run(level.exec);
+        level.mark(level.exec, StepPoint::Interior);
         halo.post();
-        halo.finish(m_f);                      // the neighbours' new moments in the ghost cells
+        level.mark(halo.exec(), StepPoint::Transferred);
+        halo.finish(m_f);  // the neighbours' new moments in the ghost cells
+        level.mark(halo.exec(), StepPoint::Received);
         m_join.join(halo.exec(), level.exec);  // the next step reads them
       } else {
         k.run(level.exec);
+        level.mark(level.exec, StepPoint::Interior);
       }
+      level.mark(level.exec, StepPoint::End);
       m_parity = 1 - m_parity;
     }
   }

@@ -180,6 +180,7 @@ class TwoArrays final : public Scheme<L, S> {
       }
     };
     for (std::int64_t s = 0; s < nsteps; ++s) {
+      level.start_step();
       k.bc.faces = level.faces_at(first + s);
       k.src = m_f[m_cur];
       k.dst = m_f[1 - m_cur];
@@ -196,20 +197,27 @@ class TwoArrays final : public Scheme<L, S> {
         if (nbb > 0)
           Kokkos::parallel_for(BoundaryTag::label,
                                Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
+        level.mark(ex, StepPoint::Border);
         m_pull.pack(m_f[1 - m_cur]);
+        level.mark(ex, StepPoint::Packed);
         interior(k);  // every cell but the border cells and the listed boundary cells
         if (nb > nbb)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
         faces(k);
+        level.mark(level.exec, StepPoint::Interior);
         m_pull.post();
+        level.mark(ex, StepPoint::Transferred);
         m_pull.finish(m_f[1 - m_cur]);
+        level.mark(ex, StepPoint::Received);
         m_join.join(ex, level.exec);  // the next step's cells read the border cells and ghosts
       } else {
         interior(k);
         if (nb > 0)
           Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
         faces(k);
+        level.mark(level.exec, StepPoint::Interior);
       }
+      level.mark(level.exec, StepPoint::End);
       m_cur = 1 - m_cur;
     }
   }
