@@ -896,6 +896,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   }
   // --timeline: more steps, each point timed on the device; the times of one rank, the slowest
   // (the latest end of a step), so that its points belong together
+  const IbStats ib_run = solver->ib_stats();  // the run's, before the timeline's steps
   Timeline timeline;
   if (opts.timeline_steps > 0 && res.exit_code == kExitOk) {
     timeline = solver->step_timeline(opts.timeline_steps);
@@ -973,7 +974,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("ib_block", sc.ib.block).add("ib_retraction", sc.ib.retraction);
       if (sc.ib.forcing == ImmersedSettings::Forcing::Direct)
         js.add("ib_iterations", sc.ib.iterations);
-      const IbStats ib = solver->ib_stats();
+      const IbStats& ib = ib_run;
       js.add("ib_bodies", std::int64_t(sc.bodies.size()))
           .add("ib_samples", ib.samples)
           .add("ib_spreading", to_string(sc.ib.spreading))
@@ -1037,7 +1038,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     obstacles_file.close();
   });
   if (!sc.bodies.empty()) {
-    const IbStats ib = solver->ib_stats();
+    const IbStats& ib = ib_run;
     const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
     const double ib_step = ib.steps > 0 ? ib.seconds / double(ib.steps) : 0.0;
     char cost[160] =

@@ -100,10 +100,15 @@ class StreamJoin {
 /// a profiler): start() marks a step's origin on the level's instance, mark() a StepPoint on the
 /// instance whose work it closes, each a timed native event recorded behind the work launched so
 /// far (the host goes on at once; on host backends, where launches return complete, the time of
-/// the call). timeline() waits for the device and averages over the recorded steps.
+/// the call). The events are made before the steps, one for the origin and each point of each
+/// step. timeline() waits for the device and averages over the recorded steps.
 class StepClock {
  public:
-  explicit StepClock(int steps) : m_capacity(std::max(steps, 0)) {}
+  explicit StepClock(int steps) : m_capacity(std::max(steps, 0)) {
+    if constexpr (kNativeStreams)
+      for (std::size_t i = 0; i < std::size_t(m_capacity) * (kStepPoints + 1); ++i)
+        if (auto ev = make_event()) m_pool.push_back(std::move(ev));
+  }
 
   /// A new step: its origin when the work launched on `level` so far is done; marks go to it
   /// until the next start() (none once `steps` steps are recorded).
@@ -163,17 +168,26 @@ class StepClock {
     StepPoint point;
     Stamp at;
   };
+  /// A timed native event (null where none can be made or on host backends).
+  static std::shared_ptr<void> make_event() {
+#if defined(KOLIBRI_GPU_API)
+    KOLIBRI_GPU_API(Event_t) ev = nullptr;
+    if (KOLIBRI_GPU_API(EventCreate)(&ev) == KOLIBRI_GPU_API(Success))
+      return {ev, [](void* p) {
+                (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(p));
+              }};
+#endif
+    return {};
+  }
   Stamp record(const ExecSpace& e) {
 #if defined(KOLIBRI_GPU_API)
     if constexpr (kNativeStreams) {
-      KOLIBRI_GPU_API(Event_t) ev = nullptr;
-      if (KOLIBRI_GPU_API(EventCreate)(&ev) == KOLIBRI_GPU_API(Success)) {
-        std::shared_ptr<void> owned(ev, [](void* p) {
-          (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(p));
-        });
-        if (KOLIBRI_GPU_API(EventRecord)(ev, static_cast<KOLIBRI_GPU_API(Stream_t)>(
-                                                 native_stream(e))) == KOLIBRI_GPU_API(Success))
-          return {owned, 0.0};
+      if (m_used < m_pool.size()) {
+        std::shared_ptr<void> ev = m_pool[m_used++];
+        if (KOLIBRI_GPU_API(EventRecord)(static_cast<KOLIBRI_GPU_API(Event_t)>(ev.get()),
+                                         static_cast<KOLIBRI_GPU_API(Stream_t)>(
+                                             native_stream(e))) == KOLIBRI_GPU_API(Success))
+          return {ev, 0.0};
       }
     }
 #endif
@@ -201,7 +215,9 @@ class StepClock {
   int m_current = -1;            ///< the step marks go to (-1: none)
   std::vector<Stamp> m_origins;  ///< one a recorded step
   std::vector<Mark> m_marks;
-  Kokkos::Timer m_timer;  ///< host backends: the clock of the stamps
+  std::vector<std::shared_ptr<void>> m_pool;  ///< GPUs: the events, made before the steps
+  std::size_t m_used = 0;                     ///< of m_pool
+  Kokkos::Timer m_timer;                      ///< host backends: the clock of the stamps
 };
 
 }  // namespace kolibri

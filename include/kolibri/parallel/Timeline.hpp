@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief The timeline of a time step: when each point of an (overlapped) step was reached on
-/// the device, in milliseconds after the step's start, averaged over steps (parallel/StepClock.hpp
-/// records it; `kolibri run --timeline N`). Plain data: host-only units include it.
+/// the device, in milliseconds after the step's start, averaged over steps (StepClock in
+/// parallel/Streams.hpp records it; `kolibri run --timeline N`). Plain data: host-only units
+/// include it.
 #pragma once
 
 #include <array>

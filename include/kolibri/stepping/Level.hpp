@@ -141,10 +141,10 @@ struct Level {
   FaceSet faces{};                                    ///< the faces' conditions as set
   bool timed_faces = false;                           ///< a face's velocity changes in time
   Kokkos::View<R*, MemSpace> inlet_shape;             ///< inlet_shape_plane (empty: no profile)
-  Boundary<L, R> rules{};     ///< the boundary rules the kernels apply (flags, faces, force)
-  Distribution dist;          ///< multi-rank runs; comm is null otherwise
-  ImmersedBoundary<L, S> ib;  ///< immersed bodies (two arrays)
-  ExecSpace exec{};           ///< the instance the level's kernels run on
+  Boundary<L, R> rules{};      ///< the boundary rules the kernels apply (flags, faces, force)
+  Distribution dist;           ///< multi-rank runs; comm is null otherwise
+  ImmersedBoundary<L, S> ib;   ///< immersed bodies (two arrays)
+  ExecSpace exec{};            ///< the instance the level's kernels run on
   StepClock* clock = nullptr;  ///< while a timeline is recorded (Solver::step_timeline)
 };
 
