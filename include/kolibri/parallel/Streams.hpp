@@ -216,7 +216,7 @@ class StepClock {
   std::vector<Stamp> m_origins;  ///< one a recorded step
   std::vector<Mark> m_marks;
   std::vector<std::shared_ptr<void>> m_pool;  ///< GPUs: the events, made before the steps
-  std::size_t m_used = 0;                     ///< of m_pool
+  [[maybe_unused]] std::size_t m_used = 0;    ///< of m_pool (GPUs)
   Kokkos::Timer m_timer;                      ///< host backends: the clock of the stamps
 };
 
