@@ -159,21 +159,39 @@ std::string timeline_line(const Timeline& t, int rank) {
 std::string timeline_json(const Timeline& t) {
   if (t.steps == 0) return "null";
   auto points = [&](const std::array<double, kStepPoints>& v) {
-    std::string s = "{";
-    char buf[96];
-    for (const StepPointName& p : kStepPointNames) {
-      if (!t.marked(p.point)) continue;
-      std::snprintf(buf, sizeof buf, "%s\"%s\": %.6g", s.size() > 1 ? ", " : "",
-                    std::string(p.name).c_str(), v[std::size_t(p.point)]);
-      s += buf;
-    }
-    return s + "}";
+    JsonObject js;
+    for (const StepPointName& p : kStepPointNames)
+      if (t.marked(p.point)) js.add(std::string(p.name), v[std::size_t(p.point)]);
+    return js.str(4);
   };
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", t.exposed_ms);
-  return "{\"steps\": " + std::to_string(t.steps) + ", \"mean_ms\": " + points(t.mean_ms) +
-         ", \"max_ms\": " + points(t.max_ms) +
-         ", \"exposed_ms\": " + (t.exposed_ms >= 0.0 ? buf : "null") + "}";
+  JsonObject js;
+  js.add("steps", t.steps)
+      .add_raw("mean_ms", points(t.mean_ms))
+      .add_raw("max_ms", points(t.max_ms));
+  if (t.exposed_ms >= 0.0)
+    js.add("exposed_ms", t.exposed_ms);
+  else
+    js.add_raw("exposed_ms", "null");
+  return js.str(4);
+}
+
+/// The timeline of the slowest rank (the latest end of a step) on every rank, so that the points
+/// reported belong together (collective); `rank` gets which one it is.
+Timeline slowest_rank_timeline(const Comm& comm, const Timeline& mine, std::int64_t& rank) {
+  const double end = mine.mean_ms[std::size_t(StepPoint::End)];
+  rank = comm.min(std::int64_t(end == comm.max(end) ? comm.rank() : comm.size()));
+  std::vector<double> shared(2 * kStepPoints + 1, 0.0);  // mean_ms, max_ms, exposed_ms
+  if (comm.rank() == rank) {
+    std::copy(mine.mean_ms.begin(), mine.mean_ms.end(), shared.begin());
+    std::copy(mine.max_ms.begin(), mine.max_ms.end(), shared.begin() + kStepPoints);
+    shared.back() = mine.exposed_ms;
+  }
+  comm.sum(shared);  // the other ranks add zeros
+  Timeline t = mine;
+  std::copy(shared.begin(), shared.begin() + kStepPoints, t.mean_ms.begin());
+  std::copy(shared.begin() + kStepPoints, shared.end() - 1, t.max_ms.begin());
+  t.exposed_ms = shared.back();
+  return t;
 }
 
 }  // namespace
@@ -894,25 +912,12 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   1e3 * exchange, per_step > 0 ? 100.0 * exchange / per_step : 0.0, 1e3 * per_step);
     log << buf << std::endl;
   }
-  // --timeline: more steps, each point timed on the device; the times of one rank, the slowest
-  // (the latest end of a step), so that its points belong together
+  // --timeline: more steps, each point timed on the device (the slowest rank's times)
   const IbStats ib_run = solver->ib_stats();  // the run's, before the timeline's steps
   Timeline timeline;
   if (opts.timeline_steps > 0 && res.exit_code == kExitOk) {
-    timeline = solver->step_timeline(opts.timeline_steps);
-    const double end = timeline.mean_ms[std::size_t(StepPoint::End)];
-    const std::int64_t slowest =
-        comm.min(std::int64_t(end == comm.max(end) ? comm.rank() : comm.size()));
-    std::vector<double> shared(2 * kStepPoints + 1, 0.0);
-    if (comm.rank() == slowest) {
-      std::copy(timeline.mean_ms.begin(), timeline.mean_ms.end(), shared.begin());
-      std::copy(timeline.max_ms.begin(), timeline.max_ms.end(), shared.begin() + kStepPoints);
-      shared.back() = timeline.exposed_ms;
-    }
-    comm.sum(shared);
-    std::copy(shared.begin(), shared.begin() + kStepPoints, timeline.mean_ms.begin());
-    std::copy(shared.begin() + kStepPoints, shared.end() - 1, timeline.max_ms.begin());
-    timeline.exposed_ms = shared.back();
+    std::int64_t slowest = 0;
+    timeline = slowest_rank_timeline(comm, solver->step_timeline(opts.timeline_steps), slowest);
     if (timeline.steps > 0)
       log << timeline_line(timeline, int(slowest)) << std::endl;
     else

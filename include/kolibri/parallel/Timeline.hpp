@@ -26,21 +26,21 @@ enum class StepPoint {
 };
 inline constexpr int kStepPoints = 9;
 
-/// One name and instance for each StepPoint, in its order.
+/// One name for each StepPoint, in its order (the log line's and summary.json's keys).
 struct StepPointName {
   StepPoint point;
-  std::string_view name, instance;
+  std::string_view name;
 };
 inline constexpr std::array<StepPointName, kStepPoints> kStepPointNames{{
-    {StepPoint::Border, "border", "exchange"},
-    {StepPoint::Packed, "packed", "exchange"},
-    {StepPoint::Transferred, "transferred", "exchange"},
-    {StepPoint::Received, "received", "exchange"},
-    {StepPoint::ForwardPacked, "forward_packed", "exchange"},
-    {StepPoint::ForwardReceived, "forward_received", "exchange"},
-    {StepPoint::Interior, "interior", "level"},
-    {StepPoint::End, "end", "level"},
-    {StepPoint::LocalEnd, "local_end", "level"},
+    {StepPoint::Border, "border"},
+    {StepPoint::Packed, "packed"},
+    {StepPoint::Transferred, "transferred"},
+    {StepPoint::Received, "received"},
+    {StepPoint::ForwardPacked, "forward_packed"},
+    {StepPoint::ForwardReceived, "forward_received"},
+    {StepPoint::Interior, "interior"},
+    {StepPoint::End, "end"},
+    {StepPoint::LocalEnd, "local_end"},
 }};
 
 /// \brief Per point, the mean and largest time after the step's start over the recorded steps
