@@ -521,8 +521,10 @@ Case parse_deck(const std::string& text, const std::string& file,
     model.fail("layout", "the moment representation stores moments, not populations: needs streaming = \"two_array\" or "
                          "\"in_place\"");
   sc.moment_arrays = int(model.integer("moment_arrays", 2, 1, 2));
-  if (sc.streaming != Streaming::Moments && model.has("moment_arrays"))
-    model.fail("moment_arrays", "needs streaming = \"moments\", got streaming = \"" + str + "\"");
+  sc.moment_segment = int(model.integer("moment_segment", 0, 1, 1 << 20));  // 0: moment_segment_for
+  for (const char* key : {"moment_arrays", "moment_segment"})
+    if (sc.streaming != Streaming::Moments && model.has(key))
+      model.fail(key, "needs streaming = \"moments\", got streaming = \"" + str + "\"");
   if (sc.streaming != Streaming::TwoArray)
     for (const char* key : {"boundary_kernels", "collision_kernels"})
       if (model.has(key))
@@ -530,7 +532,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   model.finish({"lattice", "collision", "precision", "storage", "streaming", "trt_magic",
                 "bulk_rate", "high_order_rate", "cm_basis", "acm_viscosity", "acm_velocity",
                 "layout", "csoa_alpha", "tile_edge", "boundary_kernels", "collision_kernels",
-                "moment_arrays"});
+                "moment_arrays", "moment_segment"});
   const int dims = dimensions(sc.lattice);
 
   // [domain]

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "Helpers.hpp"
+#include "TestFiles.hpp"
 
 namespace {
 using namespace kolibri;
@@ -112,15 +113,8 @@ TEST(Rules, EachBreachNamesItsKeyAndMakeSolverReportsTheSame) {
   }
 }
 
-/// The deck's error message, or "no error" (as test_deck.cpp's error_of).
-std::string deck_error(const std::string& text) {
-  try {
-    parse_deck(text, "case.toml");
-  } catch (const DeckError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+/// The deck's error message, or "no error".
+std::string deck_error(const std::string& text) { return test::deck_error(text, "case.toml"); }
 
 TEST(Rules, TheDeckReportsABreachAtTheLineOfItsKey) {
   const std::string msg = deck_error(

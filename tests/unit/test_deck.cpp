@@ -314,6 +314,16 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_NE(error_of(base, with(moments, "model.moment_arrays=3")).find("key 'model.moment_arrays'"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.moment_arrays=2"}).find("key 'model.moment_arrays': needs streaming = \"moments\""),
             std::string::npos);
+  EXPECT_EQ(parse_deck(base, "case.toml", moments).solver.moment_segment, 0);
+  EXPECT_EQ(
+      parse_deck(base, "case.toml", with(moments, "model.moment_segment=32")).solver.moment_segment,
+      32);
+  EXPECT_NE(
+      error_of(base, with(moments, "model.moment_segment=0")).find("key 'model.moment_segment'"),
+      std::string::npos);
+  EXPECT_NE(error_of(base, {"model.moment_segment=64"})
+                .find("key 'model.moment_segment': needs streaming = \"moments\""),
+            std::string::npos);
   EXPECT_EQ(parse_deck(base, "case.toml", {"model.streaming=\"in_place\"", "model.layout=\"csoa\"", "tune.enabled=true"})
                 .solver.csoa_alpha,
             32);

@@ -141,12 +141,7 @@ TEST(Immersed, RetractionMovesTheSamplesInsideEveryShape) {
 std::string deck_error(std::string deck, const std::string& from, const std::string& to,
                        const std::string& file) {
   deck.replace(deck.find(from), from.size(), to);
-  try {
-    parse_deck(deck, file);
-  } catch (const DeckError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::deck_error(deck, file);
 }
 
 SolverConfig stream_past(LatticeKind lat, double U) {

@@ -53,7 +53,7 @@ double level_bytes(const SolverConfig& c) {
   return 1.0 + (walls ? 4.0 : 0.0);
 }
 /// The boundary cells' lists and wall sums (MomentWallCells, MomentWallSums): per boundary cell
-/// its index (8 bytes), slot (4) and kWallValues sums; per column segment its first slot (4).
+/// its index (8 bytes), slot (4) and kMomentWallValues sums; per column segment its first slot (4).
 double wall_bytes(const SolverConfig& c, int value_bytes) {
   const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
   const std::vector<Flag> flags = c.lattice == LatticeKind::D2Q9    ? build_flags<D2Q9>(c)
@@ -62,10 +62,10 @@ double wall_bytes(const SolverConfig& c, int value_bytes) {
   const auto boundary = double(std::count(flags.begin(), flags.end(), kBoundaryFluid));
   if (boundary == 0) return 0.0;
   const int layers = dims == 3 ? c.nz : c.ny;
-  const int want = c.moment_segment > 0 ? c.moment_segment : default_moment_segment(dims);
-  const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
+  const int segment = moment_segment_for(dims, layers, c.moment_segment);
+  const int segments = (layers + segment - 1) / segment;
   const double columns = dims == 3 ? double(c.nx) * c.ny : double(c.nx);
-  return boundary * (kMomentWallCellBytes + kWallValues * value_bytes) +
+  return boundary * (kMomentWallCellBytes + kMomentWallValues * value_bytes) +
          columns * segments * kMomentSegmentBytes;
 }
 /// Bytes a cell: a moment array of `places` places (two arrays: 2 cells), m values a place (3D:
@@ -384,6 +384,18 @@ TEST(MomentKernel, TeamsNextToGhostLayersComeFirst) {
   g.ghost[0] = 0;  // one rank: no team before the others
   teams = K::border_first(g, 32, border);
   EXPECT_EQ(border, 0);
+}
+
+// Columns are cut into segments of the deck's moment_segment, else of the default length, and a
+// segment is at most the column: a rank's 256 layers between two ghost layers make 4 segments of
+// 64 and a fifth of 2 (measured faster on several GPUs than 4 of 65: docs/performance.md).
+TEST(MomentKernel, SegmentsHaveTheGivenOrTheDefaultLength) {
+  EXPECT_EQ(moment_segment_for(3, 256, 0), 64);
+  EXPECT_EQ(moment_segment_for(3, 258, 0), 64);
+  EXPECT_EQ(moment_segment_for(2, 4098, 0), 32);
+  EXPECT_EQ(moment_segment_for(3, 40, 0), 40);
+  EXPECT_EQ(moment_segment_for(3, 258, 43), 43);
+  EXPECT_EQ(moment_segment_for(3, 20, 64), 20);
 }
 
 // The moment kernel meets its boundary cells column by column, bottom to top, and a thread

@@ -291,6 +291,15 @@ struct Body {
 /// \brief The moment kernel's column segment when moment_segment is 0: 64 layers in 3D, 32 in
 /// 2D (the fastest on an H100 at 256^3 and 4096^2: docs/performance.md).
 constexpr int default_moment_segment(int dims) { return dims == 3 ? 64 : 32; }
+/// \brief The segment length for columns of `layers` layers: `want` (moment_segment) where it is
+/// given, else the default, at most the column. On several ranks a column holds two ghost layers
+/// too (258 layers: 4 segments of 64 and one of 2); segments shared out evenly (4 of 65) make the
+/// interior 3% faster but the border teams half the cells, and lost 4% on 4 H200
+/// (docs/performance.md, "the moment kernel's segments on several GPUs").
+constexpr int moment_segment_for(int dims, int layers, int want) {
+  const int length = want > 0 ? want : default_moment_segment(dims);
+  return length < layers ? length : layers;
+}
 /// \brief Values the moment representation keeps a boundary cell for the populations it
 /// reflects into itself (MomentWallSums: rho, j and Pi, 1 + 3 + 6).
 inline constexpr int kMomentWallValues = 10;

@@ -32,9 +32,8 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   }
   const double boundary = cells - inner;
   if (boundary == 0) return 0.0;
-  const int layers = n[dims - 1],
-            want = c.moment_segment > 0 ? c.moment_segment : default_moment_segment(dims);
-  const int segment = want < layers ? want : layers, segments = (layers + segment - 1) / segment;
+  const int layers = n[dims - 1], segment = moment_segment_for(dims, layers, c.moment_segment);
+  const int segments = (layers + segment - 1) / segment;
   const double columns = cells / layers;
   const int real = c.precision == Precision::FP32 ? 4 : 8;
   return (boundary * (kMomentWallCellBytes + kMomentWallValues * real) +

@@ -259,9 +259,6 @@ class MomentPlacement {
   Kokkos::View<std::int32_t*, MemSpace> m_edge;
 };
 
-/// Values a boundary cell's reflected moments take (MomentWallSums): rho, j (3), pi (6).
-inline constexpr int kWallValues = kMomentWallValues;
-
 /// \brief The boundary cells (kBoundaryFluid) of a box for the moment kernel, in the order its
 /// teams meet them: column by column, bottom to top. Built on the host from the flags; `start`
 /// gives each column segment's first one, so a team's thread counts its way through its column
@@ -343,7 +340,7 @@ KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::u
 }
 
 /// \brief Before a step of the moment kernel: the populations each boundary cell reflects into
-/// itself, summed in moment space (rho, j, pi; kWallValues at its slot of MomentWallCells).
+/// itself, summed in moment space (rho, j, pi; kMomentWallValues at its slot of MomentWallCells).
 /// The directions are those of its wall-link mask (wall_links, found at set-up), each resolved by
 /// the rule of its wall (solid or face), from the post-collision populations rebuilt from its
 /// moments at the read parity. Done in the kernel, this work fell on a few threads of a team that
@@ -359,7 +356,7 @@ struct MomentWallSums {
   const std::uint32_t* links;  ///< wall_links of every cell
   const Index* cells;          ///< MomentWallCells::cells
   const std::int32_t* slots;   ///< MomentWallCells::slots
-  R* sums;                     ///< kWallValues a slot
+  R* sums;                     ///< kMomentWallValues a slot
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells[i];
@@ -370,7 +367,7 @@ struct MomentWallSums {
     MomentSum<R> into;
     into.clear();
     add_reflected(bc, links[n], bc.grid.coords(n), f, into);
-    R* out = sums + Index(slots[i]) * kWallValues;
+    R* out = sums + Index(slots[i]) * kMomentWallValues;
     out[0] = into.rho;
     for (int d = 0; d < 3; ++d) out[1 + d] = into.j[d];
     for (int k = 0; k < 6; ++k) out[4 + k] = into.pi[k];
@@ -467,8 +464,8 @@ struct MomentKernel {
   Boundary<L, R> bc;
   int planes;
   bool forced;  ///< a body force: the collision without force terms otherwise
-  /// The boundary cells' reflected moments (MomentWallSums, kWallValues a cell in the order of
-  /// MomentWallCells) and each column segment's first of them; null without boundary cells.
+  /// The boundary cells' reflected moments (MomentWallSums, kMomentWallValues a cell in the order
+  /// of MomentWallCells) and each column segment's first of them; null without boundary cells.
   const R* wall_sums = nullptr;
   const std::int32_t* wall_start = nullptr;
   const std::uint32_t* links = nullptr;  ///< wall_links of every cell (`Walls` false: reflect)
@@ -566,7 +563,7 @@ struct MomentKernel {
 
   /// Add the reflected moments of the boundary cell at `slot` (MomentWallSums) to its sum.
   KOKKOS_INLINE_FUNCTION void add_walls(std::int32_t slot, MomentSum<R>& into) const {
-    const R* w = wall_sums + Index(slot) * kWallValues;
+    const R* w = wall_sums + Index(slot) * kMomentWallValues;
     into.rho += w[0];
     KOLIBRI_UNROLL
     for (int d = 0; d < L::D; ++d) into.j[d] += w[1 + d];
@@ -747,7 +744,7 @@ struct MomentStep {
   Boundary<L, R> bc;
   int tx, ty, planes = 2;
   /// With boundary cells: their wall-link masks (wall_links), their order (MomentWallCells) and
-  /// the sums of what they reflect (kWallValues a cell, MomentWallSums).
+  /// the sums of what they reflect (kMomentWallValues a cell, MomentWallSums).
   const std::uint32_t* links = nullptr;
   const MomentWallCells* walls = nullptr;
   R* wall_sums = nullptr;

@@ -15,17 +15,16 @@
 namespace kolibri {
 
 /// \brief The moment kernel's tile: cfg.moment_tile where given (GPU backends; one of the tiles
-/// compiled, MomentTiles), else 30 x 6 in 3D (32 x 8 threads with the ring) and 254 x 1 in 2D,
-/// columns in segments of 64 layers in 3D and 32 in 2D (the fastest on an H100 at 256^3 and
-/// 4096^2; 3D: 1-2% over 32 at 256^3, 5% at 128^3, 1% under at 512^3: docs/performance.md); on
-/// host backends a fixed one-thread tile.
+/// compiled, MomentTiles), else 30 x 6 in 3D (32 x 8 threads with the ring) and 254 x 1 in 2D;
+/// columns of `layers` layers in segments of moment_segment_for (64 layers in 3D and 32 in 2D
+/// unless given: the fastest on an H100 at 256^3 and 4096^2; 3D: 1-2% over 32 at 256^3, 5% at
+/// 128^3, 1% under at 512^3: docs/performance.md); on host backends a fixed one-thread tile.
 template <class L, class R, class C>
-MomentTile moment_tile_for(const SolverConfig& cfg) {
-  MomentTile t = L::D == 3 ? MomentTile{30, 6, default_moment_segment(3), 2}
-                           : MomentTile{254, 1, default_moment_segment(2), 2};
+MomentTile moment_tile_for(const SolverConfig& cfg, int layers) {
+  MomentTile t = L::D == 3 ? MomentTile{30, 6, 0, 2} : MomentTile{254, 1, 0, 2};
   if (cfg.moment_tile[0] > 0) t.tx = cfg.moment_tile[0];
   if (cfg.moment_tile[1] > 0) t.ty = L::D == 3 ? cfg.moment_tile[1] : 1;
-  if (cfg.moment_segment > 0) t.segment = cfg.moment_segment;
+  t.segment = moment_segment_for(L::D, layers, cfg.moment_segment);
   return MomentStep<L, R, C>::fit(t);
 }
 
@@ -48,7 +47,7 @@ class Moments final : public Scheme<L, S> {
   /// The moments of the cells, then the shadow of the edge cells (MomentPlacement).
   Moments(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)),
-        m_tile(moment_tile_for<L, R, C>(cfg)),
+        m_tile(moment_tile_for<L, R, C>(cfg, level.grid.n[L::D - 1])),
         m_cells(level.grid.cells()),
         m_exec(level.exec) {
     const DenseGrid& g = level.grid;
@@ -59,7 +58,7 @@ class Moments final : public Scheme<L, S> {
     const MomentPlace place = m_place.host();
     m_walls = MomentWallCells(host_flags, place.columns, place.layers, place.segment);
     m_wall_sums = Kokkos::View<R*, MemSpace>("kolibri::moment_wall_sums",
-                                             std::size_t(m_walls.count()) * kWallValues);
+                                             std::size_t(m_walls.count()) * kMomentWallValues);
     if (level.dist.comm) {  // one exchange for each parity of the moment array
       for (int parity = 0; parity < 2; ++parity)
         m_halo[parity] = make_exchange<L, V>(
