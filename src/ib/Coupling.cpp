@@ -2,6 +2,7 @@
 /// \file
 /// \brief The implicit forcing's coupling system: assembly on the device and the
 /// preconditioned conjugate gradients on Kokkos Kernels (ib/Coupling.hpp).
+#include <kolibri/ib/Bins.hpp>
 #include <kolibri/ib/Coupling.hpp>
 
 #ifdef KOLIBRI_HAVE_KOKKOS_KERNELS
@@ -275,26 +276,10 @@ constexpr int kCgCheckEvery = 4;
 void bin_samples(const Stencils& st, const Index ns, const Kokkos::View<Index*, MemSpace>& start,
                  const Kokkos::View<int*, MemSpace>& key, const Kokkos::View<int*, MemSpace>& slot,
                  const Kokkos::View<int*, MemSpace>& list) {
-  const Index nb = st.bin_count();
-  Kokkos::deep_copy(start, Index(0));
-  const auto count = start;
   Kokkos::parallel_for(
-      "kolibri::ib_coupling_bin_count", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
-        const Index bin = st.bin_of(s);
-        key(s) = int(bin);
-        if (bin >= 0) slot(s) = int(Kokkos::atomic_fetch_add(&count(bin), Index(1)));
-      });
-  Kokkos::parallel_scan(
-      "kolibri::ib_coupling_bin_scan", Range(0, nb + 1),
-      KOKKOS_LAMBDA(const Index i, Index& sum, const bool last) {
-        const Index c = i < nb ? count(i) : 0;
-        if (last) count(i) = sum;
-        sum += c;
-      });
-  Kokkos::parallel_for(
-      "kolibri::ib_coupling_bin_fill", Range(0, ns), KOKKOS_LAMBDA(const Index s) {
-        if (key(s) >= 0) list(count(key(s)) + slot(s)) = int(s);
-      });
+      "kolibri::ib_coupling_bin", Range(0, ns),
+      KOKKOS_LAMBDA(const Index s) { key(s) = int(st.bin_of(s)); });
+  counting_sort(ExecSpace(), ns, st.bin_count(), key, start, slot, list);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 /// on the host, every rank alike, before the sample kernels place its samples.
 #pragma once
 
+#include <kolibri/ib/Bins.hpp>
 #include <kolibri/ib/Coupling.hpp>
 #include <kolibri/ib/Inside.hpp>
 #include <kolibri/ib/Loads.hpp>
@@ -491,27 +492,8 @@ class ImmersedBoundary {
   void gather_forces(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
     const Index nbc = box.cells(), ns = m_stats.samples;
     if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
-    Kokkos::deep_copy(m_count, Index(0));
-    const auto count = m_count;
-    const auto key = m_key;
-    const auto slot = m_slot;
-    const auto list = m_list;
+    counting_sort(m_exec, ns, nbc, m_key, m_count, m_slot, m_list);
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
-    Kokkos::parallel_for(
-        "kolibri::ib_bin_count", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
-          if (key(s) >= 0) slot(s) = int(Kokkos::atomic_fetch_add(&count(key(s)), Index(1)));
-        });
-    Kokkos::parallel_scan(
-        "kolibri::ib_bin_scan", Range(m_exec, 0, nbc + 1),
-        KOKKOS_LAMBDA(const Index i, Index& sum, const bool last) {
-          const Index c = i < nbc ? count(i) : 0;
-          if (last) count(i) = sum;
-          sum += c;
-        });
-    Kokkos::parallel_for(
-        "kolibri::ib_bin_fill", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
-          if (key(s) >= 0) list(count(key(s)) + slot(s)) = s;
-        });
     const GatherNodes g{{grid(box, bc, idx)}, m_sample_force, m_count, m_list};
     Kokkos::parallel_for("kolibri::ib_gather", Range(m_exec, 0, nbc), g);
     if (m_stats.steps == 0) {  // loop counts of the first step (chen2022 Table 1)
