@@ -521,7 +521,8 @@ Case parse_deck(const std::string& text, const std::string& file,
     model.fail("layout", "the moment representation stores moments, not populations: needs streaming = \"two_array\" or "
                          "\"in_place\"");
   sc.moment_arrays = int(model.integer("moment_arrays", 2, 1, 2));
-  sc.moment_segment = int(model.integer("moment_segment", 0, 1, 1 << 20));  // 0: moment_segment_for
+  // 0: the default length (moment_segment_for)
+  sc.moment_segment = int(model.integer("moment_segment", 0, 1, 1 << 20));
   for (const char* key : {"moment_arrays", "moment_segment"})
     if (sc.streaming != Streaming::Moments && model.has(key))
       model.fail(key, "needs streaming = \"moments\", got streaming = \"" + str + "\"");

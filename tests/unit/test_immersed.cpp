@@ -3,6 +3,7 @@
 // forcing, moving bodies, deck.
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/geometry/Surface.hpp>
+#include <kolibri/ib/Bins.hpp>
 #include <kolibri/ib/Coupling.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/ib/Motion.hpp>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -53,6 +55,33 @@ ImmersedSettings on_surface(int block) {
   ImmersedSettings ib;
   ib.block = block, ib.retraction = 0.0;
   return ib;
+}
+
+// The counting sort behind the gathering and the implicit forcing's assembly (ib/Bins.hpp): every
+// item with a bin lands in its bin's range of the list, an item without one (key < 0) nowhere;
+// an empty bin has an empty range, and no items leave every range empty.
+TEST(Bins, CountingSortPutsEveryItemInItsBin) {
+  const std::vector<int> keys = {2, -1, 0, 2, 1, -1, 2};
+  const Index n = Index(keys.size()), bins = 4;  // bin 3 stays empty
+  Kokkos::View<int*, MemSpace> key("key", std::size_t(n)), slot("slot", std::size_t(n));
+  Kokkos::View<Index*, MemSpace> list("list", std::size_t(n)),
+      start("start", std::size_t(bins + 1));
+  auto hk = Kokkos::create_mirror_view(key);
+  for (Index i = 0; i < n; ++i) hk(i) = keys[std::size_t(i)];
+  Kokkos::deep_copy(key, hk);
+  counting_sort(ExecSpace(), n, bins, key, start, slot, list);
+  auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), start);
+  auto hl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list);
+  const std::vector<std::vector<Index>> want = {{2}, {4}, {0, 3, 6}, {}};
+  ASSERT_EQ(hs(bins), 5);
+  for (Index b = 0; b < bins; ++b) {
+    std::vector<Index> got(hl.data() + hs(b), hl.data() + hs(b + 1));
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want[std::size_t(b)]) << "bin " << b;
+  }
+  counting_sort(ExecSpace(), 0, bins, key, start, slot, list);
+  Kokkos::deep_copy(hs, start);
+  for (Index b = 0; b <= bins; ++b) EXPECT_EQ(hs(b), 0) << b;
 }
 
 TEST(Immersed, SamplesCoverTheSurfaceWithTheirWeights) {

@@ -295,7 +295,7 @@ constexpr int default_moment_segment(int dims) { return dims == 3 ? 64 : 32; }
 /// given, else the default, at most the column. On several ranks a column holds two ghost layers
 /// too (258 layers: 4 segments of 64 and one of 2); segments shared out evenly (4 of 65) make the
 /// interior 3% faster but the border teams half the cells, and lost 4% on 4 H200
-/// (docs/performance.md, "the moment kernel's segments on several GPUs").
+/// (docs/performance.md, "NCCL's resources and the moment kernel's segments").
 constexpr int moment_segment_for(int dims, int layers, int want) {
   const int length = want > 0 ? want : default_moment_segment(dims);
   return length < layers ? length : layers;

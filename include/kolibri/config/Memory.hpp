@@ -32,6 +32,7 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   }
   const double boundary = cells - inner;
   if (boundary == 0) return 0.0;
+  // the whole box's columns (one rank); a rank's ghost layers add at most a segment a column
   const int layers = n[dims - 1], segment = moment_segment_for(dims, layers, c.moment_segment);
   const int segments = (layers + segment - 1) / segment;
   const double columns = cells / layers;

@@ -126,10 +126,10 @@ KOKKOS_FORCEINLINE_FUNCTION Index moment_slot_stride(Index places) {
 }
 
 /// \brief Shape of the moment kernel's teams: TX x TY cells across the columns (TY = 1 in 2D),
-/// columns cut into segments of `segment` layers (0: whole columns), scratch planes.
+/// columns cut into segments of `segment` layers (moment_segment_for), scratch planes.
 struct MomentTile {
   int tx = 30, ty = 6;
-  int segment = 32;
+  int segment = 64;
   int planes = 2;  ///< scratch planes: 2 alternate (one barrier a layer), 1 where 2 do not fit
 };
 
