@@ -10,6 +10,7 @@
 #include <kolibri/io/Output.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
+#include <kolibri/parallel/Timeline.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Signals.hpp>
@@ -365,7 +366,7 @@ int main(int argc, char** argv) {
   run->add_option("--timeline", ra.timeline,
                   "After the run, N more steps with each point of a step (border, pack, transfer, "
                   "unpack, interior, end) timed on the device: log line and summary.json")
-      ->check(CLI::Range(std::int64_t(1), std::int64_t(10000)));
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(kolibri::kMaxTimelineSteps)));
   auto* check = app.add_subcommand("check", "Validate an input deck without running it");
   check->add_option("deck", ra.deck, "Input deck")->required();
   check->add_option("--set,-s", ra.overrides, "Override a deck key: section.key=value (repeatable)");

@@ -58,6 +58,23 @@ inline ExecSpace priority_instance() {
 #endif
 }
 
+/// A native event (CUDA or HIP; `timed`: it records a time), owned; null where none can be made
+/// or on host backends.
+inline std::shared_ptr<void> make_native_event([[maybe_unused]] bool timed) {
+#if defined(KOLIBRI_GPU_API)
+  KOLIBRI_GPU_API(Event_t) ev = nullptr;
+  if (KOLIBRI_GPU_API(EventCreateWithFlags)(
+          &ev, timed ? KOLIBRI_GPU_API(EventDefault) : KOLIBRI_GPU_API(EventDisableTiming)) !=
+      KOLIBRI_GPU_API(Success))
+    return {};
+  return {ev, [](void* e) {
+            (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(e));
+          }};
+#else
+  return {};
+#endif
+}
+
 /// \brief Orders the work of two instances on the device: after `join(from, to)`, work launched on
 /// `to` starts once the work launched on `from` so far is done, and the host goes on at once
 /// (a native event on CUDA and HIP; on host backends, where launches return complete, a fence of
@@ -67,7 +84,7 @@ class StreamJoin {
   void join(const ExecSpace& from, [[maybe_unused]] const ExecSpace& to) {
 #if defined(KOLIBRI_GPU_API)
     if constexpr (kNativeStreams) {
-      if (!m_event) m_event = make_event();
+      if (!m_event) m_event = make_native_event(false);
       auto ev = static_cast<KOLIBRI_GPU_API(Event_t)>(m_event.get());
       auto* a = static_cast<KOLIBRI_GPU_API(Stream_t)>(native_stream(from));
       auto* b = static_cast<KOLIBRI_GPU_API(Stream_t)>(native_stream(to));
@@ -80,19 +97,6 @@ class StreamJoin {
   }
 
  private:
-  static std::shared_ptr<void> make_event() {
-#if defined(KOLIBRI_GPU_API)
-    KOLIBRI_GPU_API(Event_t) ev = nullptr;
-    if (KOLIBRI_GPU_API(EventCreateWithFlags)(&ev, KOLIBRI_GPU_API(EventDisableTiming)) !=
-        KOLIBRI_GPU_API(Success))
-      return {};
-    return {ev, [](void* e) {
-              (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(e));
-            }};
-#else
-    return {};
-#endif
-  }
   std::shared_ptr<void> m_event;  ///< the native event, made on first use
 };
 
@@ -107,7 +111,7 @@ class StepClock {
   explicit StepClock(int steps) : m_capacity(std::max(steps, 0)) {
     if constexpr (kNativeStreams)
       for (std::size_t i = 0; i < std::size_t(m_capacity) * (kStepPoints + 1); ++i)
-        if (auto ev = make_event()) m_pool.push_back(std::move(ev));
+        if (auto ev = make_native_event(true)) m_pool.push_back(std::move(ev));
   }
 
   /// A new step: its origin when the work launched on `level` so far is done; marks go to it
@@ -168,17 +172,6 @@ class StepClock {
     StepPoint point;
     Stamp at;
   };
-  /// A timed native event (null where none can be made or on host backends).
-  static std::shared_ptr<void> make_event() {
-#if defined(KOLIBRI_GPU_API)
-    KOLIBRI_GPU_API(Event_t) ev = nullptr;
-    if (KOLIBRI_GPU_API(EventCreate)(&ev) == KOLIBRI_GPU_API(Success))
-      return {ev, [](void* p) {
-                (void)KOLIBRI_GPU_API(EventDestroy)(static_cast<KOLIBRI_GPU_API(Event_t)>(p));
-              }};
-#endif
-    return {};
-  }
   Stamp record(const ExecSpace& e) {
 #if defined(KOLIBRI_GPU_API)
     if constexpr (kNativeStreams) {

@@ -25,6 +25,8 @@ enum class StepPoint {
   LocalEnd,         ///< level's instance: an in-place local step done (no exchange)
 };
 inline constexpr int kStepPoints = 9;
+/// The most steps a timeline times (`kolibri run --timeline N`; its events are made beforehand).
+inline constexpr int kMaxTimelineSteps = 10000;
 
 /// One name for each StepPoint, in its order (the log line's and summary.json's keys).
 struct StepPointName {

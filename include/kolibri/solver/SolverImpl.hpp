@@ -59,7 +59,7 @@ class SolverImpl final : public Solver {
     m_steps += nsteps;
   }
   Timeline step_timeline(std::int64_t nsteps) override {
-    StepClock clock(int(std::min<std::int64_t>(nsteps, 10000)));
+    StepClock clock(int(std::min<std::int64_t>(nsteps, kMaxTimelineSteps)));
     m_level.clock = &clock;
     try {
       step(nsteps);
