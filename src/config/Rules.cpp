@@ -146,6 +146,16 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
           "moment kernel takes uniform inlets only: the profile's lookup cost it 16-26% "
           "even without inlets, docs/performance.md), got " +
               streaming};
+  for (int f = 0; f < 6; ++f) {
+    const FaceBC& b = c.faces[std::size_t(f)];
+    const int t1 = f / 2 == 0 ? 1 : 0, t2 = f / 2 == 2 ? 1 : 2;  // the face's axes
+    const std::size_t cells = std::size_t(c.global_n(t1)) * std::size_t(c.global_n(t2));
+    if (b.profile == InletProfile::File && (!b.profile_values || b.profile_values->size() != cells))
+      return RuleBreach{"boundary", std::string(kFaceNames[std::size_t(f)]) + ".profile_file",
+                        "profile = \"file\" needs one value a cell of the face (" +
+                            std::to_string(cells) + "), got " +
+                            std::to_string(b.profile_values ? b.profile_values->size() : 0)};
+  }
   if (c.csoa_alpha != -1 && c.csoa_alpha != 0 && !valid_csoa_alpha(c.csoa_alpha))
     return RuleBreach{"model", "csoa_alpha",
                       "expected a power of two (cells a group) from 2 to 2^20, got " +

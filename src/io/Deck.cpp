@@ -2,6 +2,7 @@
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/io/Deck.hpp>
+#include <kolibri/io/InletPlane.hpp>
 #include <kolibri/io/Output.hpp>
 
 #include <toml++/toml.h>
@@ -366,6 +367,22 @@ void read_geometry(Section& geometry, SolverConfig& sc, int dims, const std::str
   }
 }
 
+/// The values of face f's profile file (profile = "file"), resolved beside the deck and read
+/// over the whole domain's face (errors name boundary.<face>.profile_file or profile_dataset).
+void read_profile_file(Section& boundary, const std::string& key, SolverConfig& sc, int f,
+                       const std::string& file) {
+  FaceBC& bc = sc.faces[std::size_t(f)];
+  const int n[3] = {sc.nx, sc.ny, sc.nz}, a = f / 2 == 0 ? 1 : 0, b = f / 2 == 2 ? 1 : 2;
+  const PlaneShape shape{n[a], n[b], "xyz"[a], "xyz"[b]};
+  bc.profile_file = beside_deck(bc.profile_file, file);
+  try {
+    bc.profile_values = std::make_shared<const std::vector<double>>(
+        read_inlet_plane(bc.profile_file, bc.profile_dataset, shape));
+  } catch (const InletPlaneError& e) {
+    boundary.fail(key + "." + e.key, e.what());
+  }
+}
+
 FaceBC read_face(Section& boundary, const std::string& key, int dims) {
   FaceBC bc;
   const toml::node* n = boundary.node(key);
@@ -406,6 +423,21 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
     if (s.has("profile") && bc.type != FaceType::VelocityInlet)
       s.fail("profile", "only velocity_inlet faces take a profile");
     bc.profile = s.choice_of<InletProfile>("profile", InletProfile::Uniform);
+    const bool from_file = bc.profile == InletProfile::File;
+    if (s.has("profile_file") && !from_file)
+      s.fail("profile_file", "only a face with profile = \"file\" takes a profile_file");
+    if (from_file) {
+      const auto path = s.string("profile_file");
+      if (!path || path->empty())
+        s.fail("profile_file",
+               "missing: profile = \"file\" needs profile_file = \"inlet.csv\" (CSV, or HDF5 "
+               "when the name ends in .h5 or .hdf5)");
+      bc.profile_file = *path;
+    }
+    if (s.has("profile_dataset") && !(from_file && is_hdf5_path(bc.profile_file)))
+      s.fail("profile_dataset",
+             "only an HDF5 profile_file (a name ending in .h5 or .hdf5) takes a profile_dataset");
+    if (from_file) bc.profile_dataset = s.string("profile_dataset").value_or("profile");
     for (const char* k : {"ramp_steps", "period", "amplitude", "offset"})
       if (s.has(k) && !moving)
         s.fail(k, "only moving_wall and velocity_inlet faces change in time");
@@ -420,8 +452,8 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
                               "sin(2 pi t / period) times the set one"));
     bc.amplitude = s.number("amplitude", 0.0);
     bc.offset = s.number("offset", 1.0);
-    s.finish(
-        {"type", "velocity", "density", "profile", "ramp_steps", "period", "amplitude", "offset"});
+    s.finish({"type", "velocity", "density", "profile", "profile_file", "profile_dataset",
+              "ramp_steps", "period", "amplitude", "offset"});
   } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
     boundary.fail(key, "a " + type + " face needs a velocity: write " + key + " = { type = \"" +
                            type + "\", velocity = [...] }");
@@ -558,9 +590,13 @@ Case parse_deck(const std::string& text, const std::string& file,
       boundary.fail(kFaceNames[std::size_t(f)], "a 2D deck has no z faces");
     sc.faces[f] = read_face(boundary, kFaceNames[std::size_t(f)], dims);
   }
-  for (int f = 0; f < 6; ++f) {  // a profile needs walls across the inlet
+  for (int f = 0; f < 6; ++f) {  // a profile needs walls across the inlet, or its file
     const InletProfile profile = sc.faces[f].profile;
     if (profile == InletProfile::Uniform) continue;
+    if (profile == InletProfile::File) {
+      read_profile_file(boundary, kFaceNames[std::size_t(f)], sc, f, file);
+      continue;
+    }
     const int axis = f / 2;
     int walled = 0;
     std::string axes;
@@ -661,12 +697,13 @@ Case parse_deck(const std::string& text, const std::string& file,
   std::string umax_source = "physics.velocity";
   for (int f = 0; f < 6; ++f) {
     const FaceBC& face = sc.faces[f];
-    const double v =
-        std::hypot(face.velocity[0], face.velocity[1], face.velocity[2]) * face.peak_factor();
+    const double v = std::hypot(face.velocity[0], face.velocity[1], face.velocity[2]) *
+                     face.peak_factor() * face.profile_peak();
     if (v > umax_bc)
       umax_bc = v, umax_source = std::string("boundary.") + kFaceNames[std::size_t(f)] +
                                  ".velocity" +
-                                 (face.peak_factor() != 1.0 ? " times offset + amplitude" : "");
+                                 (face.peak_factor() != 1.0 ? " times offset + amplitude" : "") +
+                                 (face.profile_peak() != 1.0 ? " times the profile's peak" : "");
   }
   // Taylor-Green: v peaks at U nx... (kx/ky) = U ny/nx
   const double u0 =

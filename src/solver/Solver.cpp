@@ -123,6 +123,11 @@ std::string solver_signature(const SolverConfig& c) {
         face.time_dependent())  // (older checkpoints: neither)
       v += std::string("/") + to_string(face.profile) + "/" + std::to_string(face.ramp_steps) +
            "/" + num(face.period) + "/" + num(face.amplitude) + "/" + num(face.offset);
+    if (face.profile == InletProfile::File && face.profile_values) {  // the values, not the path
+      v += '/';
+      v += hex64(checksum64(reinterpret_cast<const std::byte*>(face.profile_values->data()),
+                            face.profile_values->size() * sizeof(double)));
+    }
     add(std::string("face.") + kFaceNames[f], v);
   }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {

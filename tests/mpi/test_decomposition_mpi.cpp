@@ -52,6 +52,18 @@ SolverConfig channel(LatticeKind lat) {
   return c;
 }
 
+/// The open channel with an inlet profile read from a file: a value a cell of the face that no
+/// symmetry repeats, so a rank that took another rank's part of the plane would differ.
+SolverConfig file_channel(LatticeKind lat) {
+  SolverConfig c = test::channel(lat, 11);
+  const std::size_t cells = std::size_t(c.ny) * std::size_t(c.nz);
+  std::vector<double> values(cells);
+  for (std::size_t k = 0; k < cells; ++k) values[k] = 0.5 + 0.1 * double(k % 7) + 0.01 * double(k);
+  c.faces[0].profile = InletProfile::File;
+  c.faces[0].profile_values = std::make_shared<const std::vector<double>>(values);
+  return c;
+}
+
 /// Fully periodic Taylor-Green vortex (wrap-around across rank borders).
 SolverConfig tgv(LatticeKind lat) {
   const bool two_d = lat == LatticeKind::D2Q9;
@@ -216,6 +228,7 @@ TEST(Decomposition, IdenticalToOneRankTwoArrays) {
       const std::string l = to_string(lat);
       expect_identical(closed_box(lat), g, 12, l + " closed box " + name(g));
       expect_identical(channel(lat), g, 12, l + " channel " + name(g));
+      expect_identical(file_channel(lat), g, 12, l + " channel, profile file " + name(g));
       expect_identical(tgv(lat), g, 12, l + " Taylor-Green " + name(g));
     }
 }

@@ -6,6 +6,7 @@
 
 #include <kolibri/config/Names.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -102,13 +103,14 @@ enum class InletProfile {
   Uniform,    ///< the same velocity on every cell
   Parabolic,  ///< 4 s (1 - s) along each tangential axis that has walls (plates; a duct's product)
   Pipe,       ///< 1 - r^2 / R^2 in the largest circle of the face (circular pipe), 0 outside
+  File,       ///< a value a cell read from FaceBC::profile_file (io/InletPlane.hpp)
 };
 template <>
 struct NameTable<InletProfile> {
   using P = InletProfile;
   static constexpr std::array entries{Named<P>{P::Uniform, "uniform"},
                                       Named<P>{P::Parabolic, "parabolic"},
-                                      Named<P>{P::Pipe, "pipe"}};
+                                      Named<P>{P::Pipe, "pipe"}, Named<P>{P::File, "file"}};
 };
 
 /// \brief One face: type, wall or inlet velocity (lattice units), outlet density, and for moving
@@ -118,6 +120,11 @@ struct FaceBC {
   std::array<double, 3> velocity{0.0, 0.0, 0.0};
   double density = 1.0;
   InletProfile profile = InletProfile::Uniform;  ///< velocity inlets only
+  std::string profile_file;     ///< InletProfile::File: the file (relative to the deck: resolved)
+  std::string profile_dataset;  ///< InletProfile::File, HDF5: the dataset ("profile")
+  /// InletProfile::File: the values over the whole domain's face, first tangential axis fastest
+  /// (read_inlet_plane; shared by copies of the case).
+  std::shared_ptr<const std::vector<double>> profile_values;
   std::int64_t ramp_steps =
       0;                ///< > 0: the velocity grows from 0 as (1 - cos(pi t / ramp_steps)) / 2
   double period = 0.0;  ///< > 0: times offset + amplitude sin(2 pi t / period) (steps)
@@ -127,6 +134,13 @@ struct FaceBC {
   bool time_dependent() const { return ramp_steps > 0 || period > 0.0; }
   /// The largest time_factor (the ramp never exceeds 1).
   double peak_factor() const { return period > 0.0 ? std::abs(offset) + std::abs(amplitude) : 1.0; }
+  /// The largest |profile factor| over the face (1 for the built-in profiles, whose peak is 1).
+  double profile_peak() const {
+    double peak = profile == InletProfile::File && profile_values ? 0.0 : 1.0;
+    if (profile == InletProfile::File && profile_values)
+      for (double v : *profile_values) peak = std::max(peak, std::abs(v));
+    return peak;
+  }
   /// The factor of the set velocity in time step `step` (0 for the first step of a run).
   double time_factor(std::int64_t step) const {
     constexpr double pi = 3.14159265358979323846;
