@@ -148,7 +148,7 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
               streaming};
   for (int f = 0; f < 6; ++f) {
     const FaceBC& b = c.faces[std::size_t(f)];
-    const int t1 = f / 2 == 0 ? 1 : 0, t2 = f / 2 == 2 ? 1 : 2;  // the face's axes
+    const auto [t1, t2] = face_plane_axes(f);
     const std::size_t cells = std::size_t(c.global_n(t1)) * std::size_t(c.global_n(t2));
     if (b.profile == InletProfile::File && (!b.profile_values || b.profile_values->size() != cells))
       return RuleBreach{"boundary", std::string(kFaceNames[std::size_t(f)]) + ".profile_file",

@@ -372,7 +372,8 @@ void read_geometry(Section& geometry, SolverConfig& sc, int dims, const std::str
 void read_profile_file(Section& boundary, const std::string& key, SolverConfig& sc, int f,
                        const std::string& file) {
   FaceBC& bc = sc.faces[std::size_t(f)];
-  const int n[3] = {sc.nx, sc.ny, sc.nz}, a = f / 2 == 0 ? 1 : 0, b = f / 2 == 2 ? 1 : 2;
+  const int n[3] = {sc.nx, sc.ny, sc.nz};
+  const auto [a, b] = face_plane_axes(f);
   const PlaneShape shape{n[a], n[b], "xyz"[a], "xyz"[b]};
   bc.profile_file = beside_deck(bc.profile_file, file);
   try {

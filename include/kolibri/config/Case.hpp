@@ -158,6 +158,11 @@ using FaceSet = std::array<FaceBC, 6>;
 /// The faces' names in decks and messages, in FaceSet's order.
 inline constexpr std::array<const char*, 6> kFaceNames{"x_min", "x_max", "y_min",
                                                        "y_max", "z_min", "z_max"};
+/// The two axes across face `face` in the order x, y, z: a profile file's values run along the
+/// first, its rows along the second (InletProfile::File).
+inline constexpr std::array<int, 2> face_plane_axes(int face) {
+  return {face / 2 == 0 ? 1 : 0, face / 2 == 2 ? 1 : 2};
+}
 /// True where the faces across `axis` are walls, inlets or outlets (periodic faces come in pairs,
 /// so one side tells).
 inline bool bounded_axis(const std::array<FaceType, 6>& types, int axis) {

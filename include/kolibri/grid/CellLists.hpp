@@ -99,8 +99,8 @@ inline std::vector<double> inlet_shape_plane(const DenseGrid& grid, const FaceSe
         const Coord g = grid.global_coords({local[0], local[1], local[2]});
         const int gc[3] = {g.x, g.y, g.z};
         double shape = 1.0, r2 = 0.0;
-        if (face.profile == InletProfile::File) {  // the file's axes in the order x, y, z
-          const int a = std::min(t[0], t[1]), b = std::max(t[0], t[1]);
+        if (face.profile == InletProfile::File) {
+          const auto [a, b] = face_plane_axes(f);
           shape = (*face.profile_values)[std::size_t(gc[a] + Index(grid.global[a]) * gc[b])];
         }
         for (int d : t) {
