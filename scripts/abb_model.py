@@ -14,6 +14,10 @@ meets rho_in and rho_out (x of the cell centres; the faces lie at -1/2 and n_x -
 --rule corrected  : anti-bounce-back plus (2 - w+) times the cell's even non-equilibrium part
                     n+_q, solved with the pre-collision populations of the step (explicit in the
                     unknown population, no 1 / (1 - w+), so tau = 1 works).
+--rule face       : "corrected" with the density extrapolated to the face: the rule's density is
+                    rho_face + (rho_next - rho_cell) / 2 (rho_next: the cell one further in, both
+                    from the post-collision populations of the step before), so the line through
+                    the cells meets rho_face half a cell outside the last cell.
 """
 import argparse
 import numpy as np
@@ -56,8 +60,9 @@ def run(nx, H, tau, rule, magic=3 / 16, rho_in=1.0003, rho_out=1.0, steps=0):
                 k = OPP[q]
                 cu = C[q, 0] * u0 + C[q, 1] * u1
                 shape = 1 + 4.5 * cu * cu - 1.5 * (u0 * u0 + u1 * u1)
-                val = -fs[k][xb] + 2 * W[q] * rw * shape
-                if rule == "corrected":  # f_q = val + (2 - w+) ((f_q + f_k) / 2 - e+_q)
+                rt = rw + 0.5 * (fs[:, xb + sign, :].sum(0) - r) if rule == "face" else rw
+                val = -fs[k][xb] + 2 * W[q] * rt * shape
+                if rule != "abb":  # f_q = val + (2 - w+) ((f_q + f_k) / 2 - e+_q)
                     val = (val + (2 - wp) * (0.5 * g[k][xb] - W[q] * r * shape)) / (wp / 2)
                 if C[q, 1] == 1:
                     val[0] = g[q][xb, 0]
@@ -77,7 +82,8 @@ def main():
     ap.add_argument("--nx", type=int, default=32)
     ap.add_argument("--H", type=int, nargs="+", default=[8, 16])
     ap.add_argument("--tau", type=float, nargs="+", default=[0.8, 1.0, 1.2])
-    ap.add_argument("--rule", nargs="+", default=["abb", "corrected"], choices=["abb", "corrected"])
+    ap.add_argument("--rule", nargs="+", default=["abb", "corrected", "face"],
+                    choices=["abb", "corrected", "face"])
     a = ap.parse_args()
     print("rule       tau    H   gradient/imposed  rho_in at x  rho_out at x")
     for rule in a.rule:
