@@ -44,6 +44,8 @@ constexpr std::int64_t kFormatVersion = 1;
 constexpr const char* kManifest = "manifest.toml";
 constexpr const char* kSingleFile = "state.h5";
 constexpr const char* kDataset = "populations";
+constexpr const char* kIbForcesFile = "ib_forces.h5";
+constexpr const char* kIbForcesDataset = "force";
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -156,6 +158,32 @@ void write_rank_file(const std::string& file, const CheckpointInfo& info, const 
     throw OutputError(file + ": cannot write (" + err + ")");
 }
 
+/// ib_forces.h5: /force (samples, 3) float64, the implicit forcing's last solution; written by
+/// one rank. Returns its checksum.
+std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<double>& forces) {
+  const std::uint64_t sum =
+      checksum64(reinterpret_cast<const std::byte*>(forces.data()), forces.size() * sizeof(double));
+  const H5Quiet quiet;
+  H5Handle f{detail::create_in_memory(), H5Fclose};
+  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
+  const std::vector<hsize_t> dims = {hsize_t(forces.size() / 3), 3};
+  {
+    H5Handle space{H5Screate_simple(2, dims.data(), nullptr), H5Sclose};
+    H5Handle set{H5Dcreate2(f.id, kIbForcesDataset, H5T_NATIVE_DOUBLE, space.id, H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT),
+                 H5Dclose};
+    if (space.id < 0 || set.id < 0 ||
+        H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
+      throw OutputError(file + ": HDF5 could not write dataset force" + h5_detail());
+  }
+  const std::vector<unsigned char> image = detail::image_of(f.id);
+  if (image.empty() || !f.close_now())
+    throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
+  if (const auto err = detail::write_image(file, image, true, true); !err.empty())
+    throw OutputError(file + ": cannot write (" + err + ")");
+  return sum;
+}
+
 /// state.h5: /populations (q, nz, ny, nx), each rank writing its hyperslab. Collective through
 /// MPI-IO when `mpio`, else one rank writing the whole box with the default (serial) driver.
 void write_single_file(const Comm& comm, bool mpio, const std::string& file, const CheckpointInfo& info,
@@ -236,6 +264,10 @@ std::string manifest_text(const CheckpointInfo& info, int ranks, const std::stri
       motion.push_back(hex64(std::bit_cast<std::uint64_t>(v)));
     t.insert("body_motion", std::move(motion));
   }
+  if (info.ib_forces_samples > 0)
+    t.insert("ib_forces", toml::table{{"file", std::string(kIbForcesFile)},
+                                      {"samples", info.ib_forces_samples},
+                                      {"checksum", hex64(info.ib_forces_checksum)}});
   toml::array pieces;
   for (std::size_t r = 0; r < boxes.size(); ++r) {
     const Box& b = boxes[r];
@@ -524,11 +556,18 @@ void write_checkpoint(const Comm& comm, const std::string& path, const Checkpoin
   local.clear();
   if (comm.root()) {
     try {
+      CheckpointInfo with = info;  // the implicit forcing's forces, in a file of their own
+      if (!info.ib_forces.empty()) {
+        if (info.ib_forces.size() % 3 != 0)
+          throw OutputError(path + ": the implicit forcing's forces are not 3 values a sample");
+        with.ib_forces_samples = std::int64_t(info.ib_forces.size() / 3);
+        with.ib_forces_checksum = write_ib_forces_file(tmp + "/" + kIbForcesFile, info.ib_forces);
+      }
       const std::string mf = tmp + "/" + kManifest;
       {
         std::ofstream out(mf, std::ios::binary | std::ios::trunc);
         if (!out) throw OutputError(mf + ": cannot write (" + std::strerror(errno) + ")");
-        out << manifest_text(info, comm.size(), single ? "single" : "per-rank", boxes, sums);
+        out << manifest_text(with, comm.size(), single ? "single" : "per-rank", boxes, sums);
         out.close();
         if (!out) throw OutputError(mf + ": write failed (" + std::strerror(errno) + ")");
       }
@@ -631,6 +670,13 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     }
   }
 
+  if (const toml::node* ibf = root.get("ib_forces")) {  // the implicit forcing only
+    const toml::table* t = ibf->as_table();
+    if (!t) m.fail("ib_forces", ibf, "expected a table { file, samples, checksum }");
+    info.ib_forces_samples = m.integer(*t, "samples", "ib_forces.samples", 1, kInt);
+    info.ib_forces_checksum = parse_hex64(m, *t, "ib_forces.checksum");
+  }
+
   const toml::node& pn = m.need(root, "piece", "piece");
   const toml::array* pieces = pn.as_array();
   if (!pieces || !pieces->is_array_of_tables()) m.fail("piece", &pn, "expected an array of tables [[piece]]");
@@ -709,11 +755,40 @@ void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, 
   }
 }
 
+std::vector<double> read_checkpoint_ib_forces(const std::string& path, const CheckpointInfo& info) {
+  if (info.ib_forces_samples == 0) return {};
+  const std::string file = path + "/" + kIbForcesFile;
+  const H5Quiet quiet;
+  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0)
+    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
+  H5Handle set{H5Dopen2(f.id, kIbForcesDataset, H5P_DEFAULT), H5Dclose};
+  if (set.id < 0) throw CheckpointError(file + ": no dataset force" + h5_detail());
+  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  hsize_t dims[2] = {0, 0};
+  if (H5Sget_simple_extent_ndims(space.id) != 2 ||
+      H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0 ||
+      dims[0] != hsize_t(info.ib_forces_samples) || dims[1] != 3)
+    throw CheckpointError(file + ": dataset force is not " +
+                          std::to_string(info.ib_forces_samples) +
+                          " x 3 (samples x components, from the manifest)");
+  std::vector<double> forces(std::size_t(info.ib_forces_samples) * 3);
+  if (H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
+    throw CheckpointError(file + ": reading dataset force failed" + h5_detail());
+  const std::uint64_t sum =
+      checksum64(reinterpret_cast<const std::byte*>(forces.data()), forces.size() * sizeof(double));
+  if (sum != info.ib_forces_checksum)
+    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
+                          hex64(info.ib_forces_checksum) + ": the checkpoint is corrupted");
+  return forces;
+}
+
 CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path) {
   CheckpointInfo info;
   std::string err;
   try {
     info = read_checkpoint_info(path);
+    if (comm.root()) (void)read_checkpoint_ib_forces(path, info);
     const H5Quiet quiet;
     PieceReader reader(path, info);
     for (int r = comm.rank(); r < info.ranks; r += comm.size()) (void)reader.read(r);

@@ -388,6 +388,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     // system must not split them). A checkpoint of another set-up is the user's error, not damage.
     std::string err;
     StatePiece mine;
+    std::vector<double> ib_forces;  // the implicit forcing's last solution (empty: none)
     mine.box = solver->state_box();
     try {
       restart_info = read_checkpoint_info(cand);
@@ -405,6 +406,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         throw std::invalid_argument(cand + ": holds " + restart_info.value_type +
                                     " values, this set-up stores " + solver->value_type());
       read_checkpoint_state(cand, restart_info, mine);
+      ib_forces = read_checkpoint_ib_forces(cand, restart_info);
     } catch (const std::invalid_argument& e) {
       err = std::string("M") + e.what();
     } catch (const std::exception& e) {
@@ -417,6 +419,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       restart_path = cand;
       solver->load_state(mine, restart_info.phase);
       solver->set_body_motion(restart_info.body_motion);
+      solver->set_ib_coupling_forces(ib_forces);
       solver->set_steps_done(restart_info.step);
       break;
     }
@@ -743,6 +746,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.global = {sc.nx, sc.ny, sc.nz};
     info.ranks = comm.size();
     info.body_motion = solver->body_motion();
+    info.ib_forces = solver->ib_coupling_forces();
     {
       const StatePiece mine = solver->state(info.phase);
       write_checkpoint(comm, path, info, mine);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -408,6 +409,36 @@ TEST(Checkpoint, VerifyReadsEveryPieceBack) {
     expect_error([&] { (void)verify_checkpoint(Comm::world(), path); },
                  {"checksum mismatch in piece of rank 0"});
   }
+}
+
+// The implicit forcing's forces (issue 21's warm start) go to ib_forces.h5 beside the pieces,
+// their size and checksum to the manifest; they read back bit for bit, a checkpoint without them
+// reads back none, and a flipped byte is found by read and verify alike.
+TEST(Checkpoint, ImplicitForcingForcesRoundTripAndAreChecked) {
+  const std::string dir = fresh_dir();
+  CheckpointInfo info = make_info("float64");
+  for (int i = 0; i < 300; ++i)
+    info.ib_forces.push_back(std::ldexp(1.0 + i, -i % 40) * (i % 3 - 1));
+  const std::string path = dir + "/ck";
+  write_checkpoint(Comm::world(), path, info, whole(info));
+  const CheckpointInfo back = read_checkpoint_info(path);
+  EXPECT_EQ(back.ib_forces_samples, 100);
+  EXPECT_TRUE(back.ib_forces.empty())
+      << "the manifest names the file; read_checkpoint_ib_forces reads it";
+  EXPECT_EQ(read_checkpoint_ib_forces(path, back), info.ib_forces);
+  EXPECT_NE(slurp(path + "/manifest.toml").find("[ib_forces]"), std::string::npos);
+  const std::string plain = write_simple(dir, "float64", CheckpointLayout::PerRank, "plain");
+  EXPECT_TRUE(read_checkpoint_ib_forces(plain, read_checkpoint_info(plain)).empty());
+  std::vector<std::byte> data(info.ib_forces.size() * sizeof(double));
+  std::memcpy(data.data(), info.ib_forces.data(), data.size());
+  flip_data_byte(path + "/ib_forces.h5", data);
+  expect_error([&] { (void)read_checkpoint_ib_forces(path, back); },
+               {path + "/ib_forces.h5", "does not match the manifest's", "corrupted"});
+  expect_error([&] { (void)verify_checkpoint(Comm::world(), path); }, {"ib_forces.h5"});
+  info.ib_forces.pop_back();
+  expect_error<OutputError>(
+      [&] { write_checkpoint(Comm::world(), dir + "/odd", info, whole(info)); },
+      {"not 3 values a sample"});
 }
 
 TEST(Checkpoint, TheStepComesFromTheData) {

@@ -337,6 +337,9 @@ struct ImmersedSettings {
   int iterations = 3;
   double tolerance = 1e-4;   ///< implicit: |b - M G| <= tolerance |b| (relative residual)
   int max_iterations = 200;  ///< implicit: conjugate-gradient iterations a component at most
+  /// implicit: each solve starts from the last step's forces (else from the first direct-forcing
+  /// pass's); a checkpoint keeps them, so a restart continues bit for bit
+  bool warm_start = true;
   int block = 4;  ///< sample ordering: l x l x l blocks, Morton order inside (0: as sampled)
   std::int64_t loads_every = 1;  ///< body force and torque CSV cadence (steps)
   bool timing = false;  ///< time the bodies' part of each step (two host synchronisations a step)

@@ -325,6 +325,36 @@ class ImmersedBoundary {
     for (std::size_t i = 0; i < m_free.size(); ++i)
       m_free[i].motion = FreeMotion::unpack(packed.data() + i * FreeMotion::kValues);
   }
+  /// The implicit forcing's last solution (each sample's force G, sample by sample, 3 values a
+  /// sample), which the next step's solve starts from (ib.warm_start); empty when the next solve
+  /// starts cold. A checkpoint keeps it, so a restart continues bit for bit.
+  std::vector<double> coupling_forces() const {
+    if (!m_coupling_warm) return {};
+    const Index ns = m_stats.samples;
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_coupling_force);
+    std::vector<double> out(std::size_t(ns) * 3);
+    for (Index s = 0; s < ns; ++s)
+      for (int d = 0; d < 3; ++d) out[std::size_t(3 * s + d)] = host(s, d);
+    return out;
+  }
+  /// Take the implicit forcing's last solution back from a checkpoint (as coupling_forces()
+  /// gave it; empty: the next solve starts cold).
+  void set_coupling_forces(const std::vector<double>& forces) {
+    m_coupling_warm = false;
+    if (forces.empty()) return;
+    const Index ns = m_stats.samples;
+    if (!implicit() || forces.size() != std::size_t(ns) * 3)
+      throw std::invalid_argument(
+          "the checkpoint holds the implicit forcing's forces of " +
+          std::to_string(forces.size() / 3) + " samples; the deck has " +
+          (implicit() ? std::to_string(ns) + " samples" : std::string("no implicit forcing")));
+    reserve_coupling(ns);
+    const auto host = Kokkos::create_mirror_view(m_coupling_force);
+    for (Index s = 0; s < ns; ++s)
+      for (int d = 0; d < 3; ++d) host(s, d) = forces[std::size_t(3 * s + d)];
+    Kokkos::deep_copy(m_coupling_force, host);
+    m_coupling_warm = m_cfg.ib.warm_start;
+  }
 
  private:
   /// Each sample's force over the last step's passes, summed over the ranks (it is non-zero on
@@ -683,6 +713,7 @@ class ImmersedBoundary {
     Kokkos::View<int* [3], MemSpace> base;
     Kokkos::View<double*[3], MemSpace> frac, rhs, guess;
     Kokkos::View<double*, MemSpace> weight_sum;
+    bool warm = false;  ///< `guess` holds the last step's solution: keep it
     KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
       const BodyPose<R>& p = this->pose(this->body(s));
       R r[3], x[3];
@@ -707,7 +738,8 @@ class ImmersedBoundary {
         frac(s, d) = double(st.frac[d]);
         const bool moves = d < L::D && wsum > 0.0;
         rhs(s, d) = moves ? wsum * ub[d] - u[d] : 0.0;
-        guess(s, d) = moves ? 2.0 * (rho / wsum) * (ub[d] - u[d] / wsum) * double(p.weight) : 0.0;
+        if (!warm)
+          guess(s, d) = moves ? 2.0 * (rho / wsum) * (ub[d] - u[d] / wsum) * double(p.weight) : 0.0;
       }
       weight_sum(s) = wsum;
     }
@@ -715,26 +747,32 @@ class ImmersedBoundary {
 
   /// The implicit forcing of a step: the system's parts on the device, the solve
   /// (CouplingSystem), then each sample's force stored, counted and spread.
+  /// The implicit forcing's per-sample arrays for ns samples (a new allocation starts cold).
+  void reserve_coupling(const Index ns) {
+    if (Index(m_coupling_rhs.extent(0)) >= ns) return;
+    const auto n = std::size_t(ns);
+    m_coupling_base = Kokkos::View<int* [3], MemSpace>("kolibri::ib_coupling_base", n);
+    m_coupling_frac = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_frac", n);
+    m_coupling_rhs = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_rhs", n);
+    m_coupling_force = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_force", n);
+    m_coupling_wsum = Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_wsum", n);
+    m_coupling_warm = false;
+  }
+
   void solve_coupling(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
     const Index ns = m_stats.samples;
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
-    if (Index(m_coupling_rhs.extent(0)) < ns) {
-      const auto n = std::size_t(ns);
-      m_coupling_base = Kokkos::View<int* [3], MemSpace>("kolibri::ib_coupling_base", n);
-      m_coupling_frac = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_frac", n);
-      m_coupling_rhs = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_rhs", n);
-      m_coupling_force = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_force", n);
-      m_coupling_wsum = Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_wsum", n);
-    }
+    reserve_coupling(ns);
     if (Index(m_node_factor.extent(0)) < box.cells())
       m_node_factor = Kokkos::View<double*, MemSpace>("kolibri::ib_node_factor",
                                                       std::size_t(box.cells() * 5 / 4 + 64));
     const SampleGrid g = grid(box, bc, idx);
     Kokkos::parallel_for("kolibri::ib_coupling_nodes", Range(m_exec, 0, box.cells()),
                          CouplingNodes{m_node, bc.flags, bc.grid, box, m_node_factor});
-    Kokkos::parallel_for("kolibri::ib_coupling_samples", Range(m_exec, 0, ns),
-                         CouplingSamples{g, m_node, m_coupling_base, m_coupling_frac,
-                                         m_coupling_rhs, m_coupling_force, m_coupling_wsum});
+    Kokkos::parallel_for(
+        "kolibri::ib_coupling_samples", Range(m_exec, 0, ns),
+        CouplingSamples{g, m_node, m_coupling_base, m_coupling_frac, m_coupling_rhs,
+                        m_coupling_force, m_coupling_wsum, m_coupling_warm});
     m_exec.fence();
     CouplingProblem p;
     p.dims = L::D;
@@ -742,6 +780,7 @@ class ImmersedBoundary {
     p.base = m_coupling_base, p.frac = m_coupling_frac, p.node_factor = m_node_factor;
     p.rhs = m_coupling_rhs, p.weight_sum = m_coupling_wsum, p.force = m_coupling_force;
     const CouplingReport rep = m_coupling.solve(p, m_cfg.ib.tolerance, m_cfg.ib.max_iterations);
+    m_coupling_warm = m_cfg.ib.warm_start;
     m_stats.solver_iterations += rep.iterations;
     m_stats.solver_iterations_max = std::max(m_stats.solver_iterations_max, rep.iterations);
     m_stats.solver_residual_max = std::max(m_stats.solver_residual_max, rep.residual);
@@ -959,6 +998,9 @@ class ImmersedBoundary {
   // The implicit forcing: the system's parts, the solution, and the solver's work arrays.
   Kokkos::View<int* [3], MemSpace> m_coupling_base;
   Kokkos::View<double*[3], MemSpace> m_coupling_frac, m_coupling_rhs, m_coupling_force;
+  /// m_coupling_force holds the last step's solution, the next solve's first guess
+  /// (ib.warm_start); else the guess is the first direct-forcing pass's force.
+  bool m_coupling_warm = false;
   Kokkos::View<double*, MemSpace> m_coupling_wsum, m_node_factor;
   CouplingSystem m_coupling;
 };

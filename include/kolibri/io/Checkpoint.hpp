@@ -41,6 +41,12 @@ struct CheckpointInfo {
   /// The free bodies' motion (Solver::body_motion; the same on every rank), kept bit for bit
   /// (hexadecimal IEEE 754 patterns in the manifest); empty without free bodies.
   std::vector<double> body_motion;
+  /// The implicit forcing's last solution (Solver::ib_coupling_forces), written to its own file
+  /// (ib_forces.h5, dataset `force`: samples x 3 float64) with its checksum in the manifest;
+  /// not filled by read_checkpoint_info (read_checkpoint_ib_forces reads it).
+  std::vector<double> ib_forces;
+  std::int64_t ib_forces_samples = 0;    ///< filled when read: samples in ib_forces.h5 (0: none)
+  std::uint64_t ib_forces_checksum = 0;  ///< filled when read: their checksum64
   std::vector<Box> boxes;       ///< per writing rank (filled when read)
   std::vector<std::uint64_t> checksums;  ///< per writing rank (filled when read)
 };
@@ -69,6 +75,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 /// \brief Fill want.data (resized here) with the state of want.box from the checkpoint, reading
 /// every piece that overlaps it and verifying its checksum. Not collective.
 void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, StatePiece& want);
+
+/// \brief The implicit forcing's forces of the checkpoint `path` (empty when it has none), their
+/// size and checksum checked against the manifest; throws CheckpointError on a defect.
+std::vector<double> read_checkpoint_ib_forces(const std::string& path, const CheckpointInfo& info);
 
 /// \brief Read back the checkpoint `path` (collective): its manifest on every rank, then every
 /// piece once over the ranks (piece r on rank r mod size), checking each piece's checksum and the

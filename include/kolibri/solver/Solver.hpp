@@ -95,6 +95,15 @@ class Solver {
     if (!packed.empty())
       throw std::invalid_argument("the checkpoint holds free bodies' motion; this solver has none");
   }
+  /// The implicit forcing's last solution, the next solve's first guess (3 values a sample;
+  /// empty when the next solve starts cold), for a checkpoint, and taking it back on a restart
+  /// (throws std::invalid_argument when it does not fit the deck's samples).
+  virtual std::vector<double> ib_coupling_forces() const { return {}; }
+  virtual void set_ib_coupling_forces(const std::vector<double>& forces) {
+    if (!forces.empty())
+      throw std::invalid_argument(
+          "the checkpoint holds the implicit forcing's forces; this solver has no bodies");
+  }
   /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
   /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).
   virtual std::vector<BodyLoad> obstacle_loads() const { return {}; }

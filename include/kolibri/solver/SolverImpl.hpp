@@ -232,6 +232,10 @@ class SolverImpl final : public Solver {
   void set_body_motion(const std::vector<double>& packed) override {
     m_level.ib.set_motion(packed);
   }
+  std::vector<double> ib_coupling_forces() const override { return m_level.ib.coupling_forces(); }
+  void set_ib_coupling_forces(const std::vector<double>& forces) override {
+    m_level.ib.set_coupling_forces(forces);
+  }
 
   std::vector<BodyLoad> obstacle_loads() const override {
     const auto& obstacles = m_cfg.obstacles;
