@@ -120,19 +120,30 @@ struct Stencils {
 };
 
 /// \brief A row's length: its non-zero overlaps, or 1 for a sample none of whose nodes takes
-/// a force (its row becomes the identity, its force 0).
+/// a force (its row becomes the identity, its force 0), into row_map(i + 1). Counted in a launch
+/// of its own, not inside the scan: Kokkos' scan calls its functor in two passes, and the
+/// overlaps were a third of the assembly's time (Nsight Compute, docs/performance.md).
 struct RowLength {
   Stencils st;
   Kokkos::View<Index*, MemSpace> row_map;
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Index& next, const bool last) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     Index len = 0;
     if (st.overlap(i, i) > 0.0) {
       st.neighbours(i, [&](const Index j) { len += st.overlap(i, j) != 0.0 ? 1 : 0; });
     } else {
       len = 1;
     }
-    if (last) row_map(i) = next;
-    next += len;
+    row_map(i + 1) = len;
+  }
+};
+
+/// \brief The row offsets from the lengths RowLength left in row_map(1..ns): an inclusive sum
+/// over row_map(0..ns) with row_map(0) = 0, so row_map(ns) is the number of entries.
+struct RowOffsets {
+  Kokkos::View<Index*, MemSpace> row_map;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Index& sum, const bool last) const {
+    sum += i == 0 ? Index(0) : row_map(i);
+    if (last) row_map(i) = sum;
   }
 };
 
@@ -334,8 +345,8 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   bin_samples(st, ns, w.start, w.key, w.slot, w.list);
   st.start = w.start, st.list = w.list;
   Index nnz = 0;
-  Kokkos::parallel_scan("kolibri::ib_coupling_rows", Range(0, ns), RowLength{st, w.row_map}, nnz);
-  Kokkos::deep_copy(Kokkos::subview(w.row_map, ns), nnz);
+  Kokkos::parallel_for("kolibri::ib_coupling_row_lengths", Range(0, ns), RowLength{st, w.row_map});
+  Kokkos::parallel_scan("kolibri::ib_coupling_rows", Range(0, ns + 1), RowOffsets{w.row_map}, nnz);
   if (Index(w.cols.extent(0)) < nnz) {
     w.cols = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_cols", std::size_t(nnz + nnz / 4));
     w.vals =
