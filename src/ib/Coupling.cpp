@@ -11,7 +11,6 @@
 // unset on the host path (a range policy), which never reads it; GCC 12 at -O3 flags the copy.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-#include <KokkosBlas1_dot.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 #endif
@@ -213,6 +212,45 @@ struct ComponentReduction {
 #endif
 };
 
+/// \brief b.b of every component (the second row of the sums), in one reduction.
+struct RhsNorms : ComponentReduction {
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
+    for (int d = 0; d < v.dims; ++d) s.v[1][d] += v.b(i, d) * v.b(i, d);
+  }
+};
+
+/// \brief After the solve, with r = b - M x: r.r of every component (first row, summed) and the
+/// largest slip |r_i| / W_i it leaves at a sample (second row, the maximum; samples none of
+/// whose nodes takes a force are left out), in one reduction.
+struct ResidualAndSlip {
+  Vectors v;
+  Kokkos::View<const double*, MemSpace> weight;  ///< W_i
+  using value_type = ComponentSums;
+  KOKKOS_INLINE_FUNCTION void init(ComponentSums& s) const { s = ComponentSums(); }
+  KOKKOS_INLINE_FUNCTION void join(ComponentSums& a, const ComponentSums& c) const {
+    for (int d = 0; d < 3; ++d) {
+      a.v[0][d] += c.v[0][d];
+      a.v[1][d] = a.v[1][d] < c.v[1][d] ? c.v[1][d] : a.v[1][d];
+    }
+  }
+#if KOKKOS_VERSION < 40000  // Kokkos 3 joins through volatile references
+  KOKKOS_INLINE_FUNCTION void join(volatile ComponentSums& a,
+                                   const volatile ComponentSums& c) const {
+    for (int d = 0; d < 3; ++d) {
+      a.v[0][d] = a.v[0][d] + c.v[0][d];
+      a.v[1][d] = a.v[1][d] < c.v[1][d] ? c.v[1][d] : a.v[1][d];
+    }
+  }
+#endif
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
+    for (int d = 0; d < v.dims; ++d) {
+      s.v[0][d] += v.r(i, d) * v.r(i, d);
+      const double slip = weight(i) > 0.0 ? math::fabs(v.r(i, d)) / weight(i) : 0.0;
+      s.v[1][d] = s.v[1][d] < slip ? slip : s.v[1][d];
+    }
+  }
+};
+
 /// \brief After r = b - M x: z = D^-1 r and p = z, with the sums r.z and r.r.
 struct CgStart : ComponentReduction {
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
@@ -374,11 +412,9 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
           }
         });
   }
-  double bb[3] = {0, 0, 0};
-  for (int d = 0; d < dims; ++d) {
-    const auto col = Kokkos::subview(w.b, Kokkos::ALL, d);
-    bb[d] = KokkosBlas::dot(col, col);
-  }
+  ComponentSums norms;  // b.b of every component: one host synchronisation
+  Kokkos::parallel_reduce("kolibri::ib_coupling_rhs_norms", Range(0, ns), RhsNorms{{v}}, norms);
+  const double* bb = norms.v[1];
   Kokkos::deep_copy(w.r, w.b);
   KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);  // r = b - M G, every component at once
   CgScalars sc;
@@ -411,23 +447,15 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   // The true residual (not the recursion's), and the slip it leaves at the samples.
   Kokkos::deep_copy(w.r, w.b);
   KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);
-  const auto weight = prob.weight_sum;
-  const auto r = w.r;
+  ComponentSums left;  // r.r and the slip of every component: one host synchronisation
+  Kokkos::parallel_reduce("kolibri::ib_coupling_residual", Range(0, ns),
+                          ResidualAndSlip{v, prob.weight_sum}, left);
   for (int d = 0; d < dims; ++d) {
     if (!(bb[d] > 0.0)) continue;
-    const auto col = Kokkos::subview(w.r, Kokkos::ALL, d);
-    const double res = std::sqrt(KokkosBlas::dot(col, col) / bb[d]);
+    const double res = std::sqrt(left.v[0][d] / bb[d]);
     rep.residual = std::max(rep.residual, res);
     rep.converged = rep.converged && res <= tolerance * (1.0 + 1e-6);
-    double slip = 0.0;
-    Kokkos::parallel_reduce(
-        "kolibri::ib_coupling_slip", Range(0, ns),
-        KOKKOS_LAMBDA(const Index i, double& m) {
-          const double u = weight(i) > 0.0 ? math::fabs(r(i, d)) / weight(i) : 0.0;
-          if (u > m) m = u;
-        },
-        Kokkos::Max<double>(slip));
-    rep.slip = std::max(rep.slip, slip);
+    rep.slip = std::max(rep.slip, left.v[1][d]);
   }
   const auto force = prob.force;
   const auto x = w.x;
