@@ -120,8 +120,9 @@ struct Stencils {
 
 /// \brief A row's length: its non-zero overlaps, or 1 for a sample none of whose nodes takes
 /// a force (its row becomes the identity, its force 0), into row_map(i + 1). Counted in a launch
-/// of its own, not inside the scan: Kokkos' scan calls its functor in two passes, and the
-/// overlaps were a third of the assembly's time (Nsight Compute, docs/performance.md).
+/// of its own, not inside the scan: Kokkos' scan calls its functor in two passes, and those two
+/// passes were about 0.3 ms of the implicit forcing's 1 ms step (Nsight Compute,
+/// docs/performance.md).
 struct RowLength {
   Stencils st;
   Kokkos::View<Index*, MemSpace> row_map;

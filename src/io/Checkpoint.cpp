@@ -673,6 +673,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   if (const toml::node* ibf = root.get("ib_forces")) {  // the implicit forcing only
     const toml::table* t = ibf->as_table();
     if (!t) m.fail("ib_forces", ibf, "expected a table { file, samples, checksum }");
+    if (m.string(*t, "file", "ib_forces.file") != kIbForcesFile)
+      m.fail("ib_forces.file", ibf, std::string("expected '") + kIbForcesFile + "'");
     info.ib_forces_samples = m.integer(*t, "samples", "ib_forces.samples", 1, kInt);
     info.ib_forces_checksum = parse_hex64(m, *t, "ib_forces.checksum");
   }
@@ -712,6 +714,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
         throw CheckpointError(path + "/" + rank_file(r) + ": missing (the piece of rank " + std::to_string(r) +
                               " named by the manifest)");
   }
+  if (info.ib_forces_samples > 0 && !fs::is_regular_file(path + "/" + kIbForcesFile, ec))
+    throw CheckpointError(path + "/" + kIbForcesFile +
+                          ": missing (the implicit forcing's forces named by the manifest)");
   return info;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/io/InletPlane.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -51,7 +52,8 @@ std::vector<double> read_csv(const std::string& path, const PlaneShape& shape) {
   std::vector<std::vector<double>> rows;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string_view text = trimmed(line);
+    std::string_view text = trimmed(line);
+    if (number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
     if (text.empty() || text.front() == '#') continue;
     std::vector<double> row;
     std::size_t start = 0;
@@ -92,7 +94,8 @@ std::vector<double> read_csv(const std::string& path, const PlaneShape& shape) {
   }
   if (int(rows.size()) != shape.rows)
     throw InletPlaneError("profile_file", path + " holds " + std::to_string(rows.size()) +
-                                              " rows of values; the face needs " + expected(shape));
+                                              (rows.size() == 1 ? " row" : " rows") +
+                                              " of values; the face needs " + expected(shape));
   for (std::size_t r = 0; r < rows.size(); ++r) {
     if (int(rows[r].size()) != shape.columns)
       throw InletPlaneError("profile_file", path + ": row " + std::to_string(r + 1) + " holds " +
@@ -133,14 +136,14 @@ std::vector<double> read_hdf5(const std::string& path, const std::string& datase
                                                  "floating-point numbers)");
   H5Handle space{H5Dget_space(data.id), H5Sclose};
   const int rank = H5Sget_simple_extent_ndims(space.id);
-  hsize_t dims[2] = {0, 0};
-  if (rank == 1 || rank == 2) H5Sget_simple_extent_dims(space.id, dims, nullptr);
+  std::vector<hsize_t> dims(std::size_t(std::max(rank, 2)), 0);
+  if (rank > 0) H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
   const bool fits =
       (rank == 2 && dims[0] == hsize_t(shape.rows) && dims[1] == hsize_t(shape.columns)) ||
       (rank == 1 && shape.rows == 1 && dims[0] == hsize_t(shape.columns));
   if (!fits) {
     std::string got = rank < 0 ? std::string("an unreadable shape") : std::to_string(rank) + "-D";
-    for (int d = 0; d < rank && d < 2; ++d) {
+    for (int d = 0; d < rank; ++d) {
       got += d == 0 ? ", " : " x ";
       got += std::to_string(dims[d]);
     }

@@ -435,6 +435,8 @@ TEST(Checkpoint, ImplicitForcingForcesRoundTripAndAreChecked) {
   expect_error([&] { (void)read_checkpoint_ib_forces(path, back); },
                {path + "/ib_forces.h5", "does not match the manifest's", "corrupted"});
   expect_error([&] { (void)verify_checkpoint(Comm::world(), path); }, {"ib_forces.h5"});
+  std::filesystem::remove(path + "/ib_forces.h5");  // a checkpoint without the file it names
+  expect_error([&] { (void)read_checkpoint_info(path); }, {"ib_forces.h5: missing"});
   info.ib_forces.pop_back();
   expect_error<OutputError>(
       [&] { write_checkpoint(Comm::world(), dir + "/odd", info, whole(info)); },

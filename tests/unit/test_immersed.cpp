@@ -925,6 +925,22 @@ checkpoint_every = 20
   ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
   EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
   EXPECT_EQ(test::slurp(dir + "/bodies.csv"), whole);
+
+  // [ib] keys may change on a restart: forces that no longer fit start the first solve cold
+  // (a note in the log), and a run that does not start warm writes none.
+  Case cold = c;
+  cold.solver.ib.warm_start = false;
+  std::ostringstream note;
+  ASSERT_EQ(run_case(cold, note, opts).exit_code, 0) << note.str();
+  EXPECT_NE(note.str().find("so the first solve starts cold"), std::string::npos) << note.str();
+  const test::ScratchDir other;
+  cold.run.output_dir = other.dir().string();
+  RunOptions fresh;
+  fresh.deck_text = deck;
+  ASSERT_EQ(run_case(cold, note, fresh).exit_code, 0) << note.str();
+  const std::string written = checkpoint_path(other.dir().string(), "warm", 20);
+  EXPECT_TRUE(std::filesystem::exists(written + "/manifest.toml"));
+  EXPECT_FALSE(std::filesystem::exists(written + "/ib_forces.h5"));
 }
 
 TEST(Immersed, RefusesTheMomentRepresentation) {

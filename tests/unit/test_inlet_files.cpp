@@ -93,7 +93,7 @@ TEST(InletPlane, RefusesFilesThatDoNotFitTheFace) {
                 ": cannot open the profile file (no such file or no permission)");
   EXPECT_EQ(err("rows.csv", "1,2,3\n"),
             "profile_file: " + dir.path("rows.csv") +
-                " holds 1 rows of values; the face needs 2 rows of 3 values (a row per cell "
+                " holds 1 row of values; the face needs 2 rows of 3 values (a row per cell "
                 "along z, a value per cell along y)");
   EXPECT_EQ(err("columns.csv", "1,2,3\n4,5\n"),
             "profile_file: " + dir.path("columns.csv") +
@@ -124,6 +124,16 @@ TEST(InletPlane, RefusesFilesThatDoNotFitTheFace) {
             std::string::npos);
   EXPECT_NE(plane_error(dir.write("text.h5", "1,2,3\n4,5,6\n"), shape).find("not an HDF5 file"),
             std::string::npos);
+  write_h5(dir.path("cube.h5"), "profile", {2, 3, 1}, std::vector<double>(6, 1.0),
+           H5T_NATIVE_DOUBLE);
+  EXPECT_NE(plane_error(dir.path("cube.h5"), shape).find("is 3-D, 2 x 3 x 1; the face needs"),
+            std::string::npos);
+  // a spreadsheet's byte-order mark before the first value is no error
+  EXPECT_EQ(read_inlet_plane(dir.write("bom.csv",
+                                       "\xEF\xBB\xBF"
+                                       "1,2,3\n4,5,6\n"),
+                             "profile", shape),
+            (std::vector<double>{1, 2, 3, 4, 5, 6}));
 }
 
 /// A 2D channel deck with a velocity inlet of profile = "file" at x_min; `face` adds keys.
@@ -236,11 +246,25 @@ TEST(InletProfileFile, TheFileAxesFollowXYZ) {
   c.faces[2].profile_values =
       std::make_shared<const std::vector<double>>(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8});
   const DenseGrid grid = DenseGrid::of(c);
-  const auto plane = inlet_shape_plane(grid, c.faces, c.domain_faces());
+  auto plane = inlet_shape_plane(grid, c.faces, c.domain_faces());
   // the plane of face y_min is stored z fastest (its axes (y + 1) % 3, (y + 2) % 3 = z, x)
   for (int x = 0; x < 4; ++x)
     for (int z = 0; z < 2; ++z)
       EXPECT_EQ(plane[std::size_t(inlet_plane_offset(grid.n, 2) + z + 2 * x)], 1 + x + 4 * z);
+  // face z_max: the file's values run along x, its rows along y (stored x fastest, then y)
+  c.faces[2] = FaceBC{};
+  c.faces[4].type = FaceType::Wall;  // a periodic axis has two periodic faces
+  c.faces[5].type = FaceType::VelocityInlet;
+  c.faces[5].velocity = {0, 0, -0.01};
+  c.faces[5].profile = InletProfile::File;
+  std::vector<double> xy(12);
+  for (std::size_t k = 0; k < xy.size(); ++k) xy[k] = double(k) + 0.5;
+  c.faces[5].profile_values = std::make_shared<const std::vector<double>>(xy);
+  EXPECT_FALSE(broken_rule(c).has_value());
+  plane = inlet_shape_plane(grid, c.faces, c.domain_faces());
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 4; ++x)
+      EXPECT_EQ(plane[std::size_t(inlet_plane_offset(grid.n, 5) + x + 4 * y)], x + 4 * y + 0.5);
 }
 
 // A wrong-sized plane given through the API is a broken rule; the values are in the signature.
