@@ -839,6 +839,28 @@ position = [16, 16]
   EXPECT_TRUE(back.started);
 }
 
+/// Runs `deck` (run.name `name`) into a fresh directory, then again from its checkpoint at
+/// `step`; expects both to succeed and the restart to say so. Returns bodies.csv of the first
+/// run and of the restarted one; `dir` and `opts` stay set for further runs.
+struct RestartedRun {
+  test::ScratchDir scratch;
+  std::string dir = scratch.dir().string();
+  RunOptions opts;
+  std::string whole, again;
+  Case c;
+  RestartedRun(const std::string& deck, const std::string& name, std::int64_t step) {
+    c = parse_deck(deck, name + ".toml", {"run.output_dir=\"" + dir + "\""});
+    std::ostringstream log;
+    opts.deck_text = deck;
+    EXPECT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
+    whole = test::slurp(dir + "/bodies.csv");
+    opts.restart = checkpoint_path(dir, name, step);
+    EXPECT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
+    EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
+    again = test::slurp(dir + "/bodies.csv");
+  }
+};
+
 TEST(FreeBodies, RestartContinuesTheMotion) {
   // A disk falling in a channel, run to step 60 with a checkpoint at 30, then again from that
   // checkpoint: the same loads, centres and velocities in bodies.csv.
@@ -868,19 +890,9 @@ steps = 60
 output_every = 0
 checkpoint_every = 30
 )";
-  const test::ScratchDir scratch;
-  const std::string dir = scratch.dir().string();
-  const Case c = parse_deck(deck, "fall.toml", {"run.output_dir=\"" + dir + "\""});
-  std::ostringstream log;
-  RunOptions opts;
-  opts.deck_text = deck;
-  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
-  const std::string whole = test::slurp(dir + "/bodies.csv");
-  opts.restart = checkpoint_path(dir, "fall", 30);
-  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
-  EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
-  EXPECT_EQ(test::slurp(dir + "/bodies.csv"), whole);
-  EXPECT_NE(whole.find("vx,vy,vz,wx,wy,wz"), std::string::npos);
+  const RestartedRun r(deck, "fall", 30);
+  EXPECT_EQ(r.again, r.whole);
+  EXPECT_NE(r.whole.find("vx,vy,vz,wx,wy,wz"), std::string::npos);
 }
 
 // A restart of the implicit forcing's run continues its warm start from the checkpoint's forces:
@@ -911,27 +923,16 @@ steps = 40
 output_every = 0
 checkpoint_every = 20
 )";
-  const test::ScratchDir scratch;
-  const std::string dir = scratch.dir().string();
-  const Case c = parse_deck(deck, "warm.toml", {"run.output_dir=\"" + dir + "\""});
-  std::ostringstream log;
-  RunOptions opts;
-  opts.deck_text = deck;
-  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
-  const std::string whole = test::slurp(dir + "/bodies.csv");
-  const std::string ckpt = checkpoint_path(dir, "warm", 20);
-  EXPECT_TRUE(std::filesystem::exists(ckpt + "/ib_forces.h5"));
-  opts.restart = ckpt;
-  ASSERT_EQ(run_case(c, log, opts).exit_code, 0) << log.str();
-  EXPECT_NE(log.str().find("restarted from"), std::string::npos) << log.str();
-  EXPECT_EQ(test::slurp(dir + "/bodies.csv"), whole);
+  RestartedRun r(deck, "warm", 20);
+  EXPECT_TRUE(std::filesystem::exists(r.opts.restart + "/ib_forces.h5"));
+  EXPECT_EQ(r.again, r.whole);
 
   // [ib] keys may change on a restart: forces that no longer fit start the first solve cold
   // (a note in the log), and a run that does not start warm writes none.
-  Case cold = c;
+  Case cold = r.c;
   cold.solver.ib.warm_start = false;
   std::ostringstream note;
-  ASSERT_EQ(run_case(cold, note, opts).exit_code, 0) << note.str();
+  ASSERT_EQ(run_case(cold, note, r.opts).exit_code, 0) << note.str();
   EXPECT_NE(note.str().find("so the first solve starts cold"), std::string::npos) << note.str();
   const test::ScratchDir other;
   cold.run.output_dir = other.dir().string();
