@@ -61,6 +61,12 @@ struct Stencils {
     }
     return b;
   }
+  /// Domain node c lies in the box.
+  KOKKOS_INLINE_FUNCTION bool in_box(const int (&c)[3]) const {
+    for (int d = 0; d < 3; ++d)
+      if (c[d] < lo[d] || c[d] >= lo[d] + n[d]) return false;
+    return true;
+  }
   /// d_n of domain node c (0 outside the box).
   KOKKOS_INLINE_FUNCTION double factor_at(const int (&c)[3]) const {
     Index i = 0;
@@ -71,10 +77,12 @@ struct Stencils {
     }
     return factor(i);
   }
-  /// M_ij: the nodes both stencils hold, each weighted by both samples and d_n. The shared
-  /// nodes are walked in the domain's order and each weight is a product of the pairs
-  /// w_i,d w_j,d, so M_ij and M_ji are the same bits (M is exactly symmetric).
-  KOKKOS_INLINE_FUNCTION double overlap(const Index i, const Index j) const {
+  /// sum over the nodes both stencils hold of w_in w_jn f(node). The shared nodes are walked
+  /// in the domain's order and each weight is a product of the pairs w_i,d w_j,d, so the sum
+  /// for (i, j) and for (j, i) is the same bits.
+  template <class NodeFactor>
+  KOKKOS_INLINE_FUNCTION double weighted_overlap(const Index i, const Index j,
+                                                 const NodeFactor& f) const {
     int from[3], to[3];  // the shared nodes along each axis (empty: from > to)
     for (int d = 0; d < 3; ++d) {
       const int a = base(i, d), b = base(j, d);
@@ -92,9 +100,19 @@ struct Stencils {
             const double wj = c[d] > base(j, d) ? frac(j, d) : 1.0 - frac(j, d);
             w *= wi * wj;
           }
-          sum += w * factor_at(c);
+          sum += w * f(c);
         }
     return sum;
+  }
+  /// M_ij = sum_n w_in w_jn d_n (M is exactly symmetric).
+  KOKKOS_INLINE_FUNCTION double overlap(const Index i, const Index j) const {
+    return weighted_overlap(i, j, [&](const int(&c)[3]) { return factor_at(c); });
+  }
+  /// The stencils of i and j share a node of the box with weight in both: M_ij is an entry of
+  /// the pattern. The pattern depends on the stencils and the box only (not on d_n, which
+  /// changes every step, nor on which nodes are solid: their entries are stored as zeros).
+  KOKKOS_INLINE_FUNCTION bool shares(const Index i, const Index j) const {
+    return weighted_overlap(i, j, [&](const int(&c)[3]) { return in_box(c) ? 1.0 : 0.0; }) != 0.0;
   }
   /// Calls fn(j) for every sample j in the bins around sample i's (i itself included).
   template <class Fn>
@@ -118,18 +136,18 @@ struct Stencils {
   }
 };
 
-/// \brief A row's length: its non-zero overlaps, or 1 for a sample none of whose nodes takes
-/// a force (its row becomes the identity, its force 0), into row_map(i + 1). Counted in a launch
-/// of its own, not inside the scan: Kokkos' scan calls its functor in two passes, and those two
-/// passes were about 0.3 ms of the implicit forcing's 1 ms step (Nsight Compute,
-/// docs/performance.md).
+/// \brief A row's length: the samples whose stencils it shares a node of the box with (itself
+/// included), or 1 for a sample whose stencil misses the box (its row is the identity, its force
+/// 0), into row_map(i + 1). Counted in a launch of its own, not inside the scan: Kokkos' scan
+/// calls its functor in two passes, and those two passes were about 0.3 ms of the implicit
+/// forcing's 1 ms step (Nsight Compute, docs/performance.md).
 struct RowLength {
   Stencils st;
   Kokkos::View<Index*, MemSpace> row_map;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     Index len = 0;
-    if (st.overlap(i, i) > 0.0) {
-      st.neighbours(i, [&](const Index j) { len += st.overlap(i, j) != 0.0 ? 1 : 0; });
+    if (st.shares(i, i)) {
+      st.neighbours(i, [&](const Index j) { len += st.shares(i, j) ? 1 : 0; });
     } else {
       len = 1;
     }
@@ -147,50 +165,79 @@ struct RowOffsets {
   }
 };
 
-/// \brief A row's entries, ordered by column, and the inverse of its diagonal (the Jacobi
-/// preconditioner; 0 for an identity row, which keeps its zero force).
-struct FillRow {
+/// \brief A row's pattern: its columns in order, and the row of each entry (for FillValues).
+struct FillPattern {
   Stencils st;
   Kokkos::View<const Index*, MemSpace> row_map;
-  Kokkos::View<int*, MemSpace> cols;
-  Kokkos::View<double*, MemSpace> vals, diag_inv;
+  Kokkos::View<int*, MemSpace> rows, cols;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index a = row_map(i);
     Index e = a;
-    const double diag = st.overlap(i, i);
-    if (diag > 0.0) {
+    if (st.shares(i, i)) {
       st.neighbours(i, [&](const Index j) {
-        const double v = st.overlap(i, j);
-        if (v == 0.0) return;
-        cols(e) = int(j), vals(e) = v;
-        ++e;
+        if (st.shares(i, j)) cols(e++) = int(j);
       });
     } else {
-      cols(e) = int(i), vals(e) = 1.0;
-      ++e;
+      cols(e++) = int(i);
     }
     for (Index k = a + 1; k < e; ++k)  // insertion sort: a few dozen entries at a cell's spacing
       for (Index m = k; m > a && cols(m - 1) > cols(m); --m) {
         const int c = cols(m);
-        const double v = vals(m);
-        cols(m) = cols(m - 1), vals(m) = vals(m - 1);
-        cols(m - 1) = c, vals(m - 1) = v;
+        cols(m) = cols(m - 1), cols(m - 1) = c;
       }
-    diag_inv(i) = diag > 0.0 ? 1.0 / diag : 0.0;  // 0: an identity row, left out of the solve
+    for (Index k = a; k < e; ++k) rows(k) = int(i);
   }
 };
 
-/// \brief Two sums per velocity component, reduced in one launch (dot products of the CG).
+/// \brief An entry's value M_ij for this step's d_n, and at the diagonal the inverse of M_ii
+/// (the Jacobi preconditioner). A sample none of whose nodes takes a force (M_ii = 0, and then
+/// its whole row and column are 0) gets the identity row and a preconditioner of 0, which keeps
+/// its zero force out of the solve.
+struct FillValues {
+  Stencils st;
+  Kokkos::View<const int*, MemSpace> rows, cols;
+  Kokkos::View<double*, MemSpace> vals, diag_inv;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index e) const {
+    const Index i = rows(e), j = cols(e);
+    const double v = st.overlap(i, j);
+    if (i != j) {
+      vals(e) = v;
+      return;
+    }
+    vals(e) = v > 0.0 ? v : 1.0;
+    diag_inv(i) = v > 0.0 ? 1.0 / v : 0.0;
+  }
+};
+
+/// \brief Compares the samples' stencils with those the pattern was built for (counting the
+/// samples that moved) and keeps the new ones for the next step's comparison.
+struct StencilsMoved {
+  Kokkos::View<const int* [3], MemSpace> base;
+  Kokkos::View<const double* [3], MemSpace> frac;
+  Kokkos::View<int* [3], MemSpace> seen_base;
+  Kokkos::View<double* [3], MemSpace> seen_frac;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index s, Index& moved) const {
+    bool same = true;
+    for (int d = 0; d < 3; ++d) {
+      same = same && base(s, d) == seen_base(s, d) && frac(s, d) == seen_frac(s, d);
+      seen_base(s, d) = base(s, d), seen_frac(s, d) = frac(s, d);
+    }
+    moved += same ? 0 : 1;
+  }
+};
+
+/// \brief Three sums per velocity component, reduced in one launch (dot products of the CG).
 struct ComponentSums {
-  double v[2][3];
-  KOKKOS_INLINE_FUNCTION ComponentSums() : v{{0, 0, 0}, {0, 0, 0}} {}
+  double v[3][3];
+  KOKKOS_INLINE_FUNCTION ComponentSums() : v{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}} {}
 };
 
 /// \brief The conjugate-gradient vectors of all components side by side (ns x 3, a column a
-/// component: what KokkosSparse::spmv multiplies at once), and the Jacobi preconditioner.
+/// component: what KokkosSparse::spmv multiplies at once), and the Jacobi preconditioner D^-1:
+/// residual r, preconditioned residual u = D^-1 r and w = M u, direction p and s = M p.
 struct Vectors {
   using Block = Kokkos::View<double* [3], Kokkos::LayoutLeft, MemSpace>;
-  Block b, x, r, z, p, ap;
+  Block b, x, r, u, w, p, s;
   Kokkos::View<const double*, MemSpace> dinv;
   int dims = 3;
 };
@@ -201,13 +248,13 @@ struct ComponentReduction {
   using value_type = ComponentSums;
   KOKKOS_INLINE_FUNCTION void init(ComponentSums& s) const { s = ComponentSums(); }
   KOKKOS_INLINE_FUNCTION void join(ComponentSums& a, const ComponentSums& c) const {
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < 3; ++k)
       for (int d = 0; d < 3; ++d) a.v[k][d] += c.v[k][d];
   }
 #if KOKKOS_VERSION < 40000  // Kokkos 3 joins through volatile references
   KOKKOS_INLINE_FUNCTION void join(volatile ComponentSums& a,
                                    const volatile ComponentSums& c) const {
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < 3; ++k)
       for (int d = 0; d < 3; ++d) a.v[k][d] = a.v[k][d] + c.v[k][d];
   }
 #endif
@@ -252,68 +299,79 @@ struct ResidualAndSlip {
   }
 };
 
-/// \brief After r = b - M x: z = D^-1 r and p = z, with the sums r.z and r.r.
-struct CgStart : ComponentReduction {
+// The conjugate gradients in the Chronopoulos-Gear form (Chronopoulos and Gear 1989; theory.md,
+// "Implicit forcing"): s = M p is carried by a recurrence, so the three dot products of an
+// iteration (r.u, r.r, w.u) come from one reduction after the product w = M u, and an iteration
+// is three launches: CgStep, the product, CgSums. The same iterates as the textbook form in
+// exact arithmetic, which needs two reductions and four launches.
+
+/// \brief u = D^-1 r.
+struct CgPrecondition {
+  Vectors v;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
+    for (int d = 0; d < v.dims; ++d) v.u(i, d) = v.dinv(i) * v.r(i, d);
+  }
+};
+
+/// \brief gamma = r.u, rho = r.r and delta = w.u of every component (rows 0, 1, 2).
+struct CgSums : ComponentReduction {
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
     for (int d = 0; d < v.dims; ++d) {
-      v.z(i, d) = v.dinv(i) * v.r(i, d);
-      v.p(i, d) = v.z(i, d);
-      s.v[0][d] += v.r(i, d) * v.z(i, d);
+      s.v[0][d] += v.r(i, d) * v.u(i, d);
       s.v[1][d] += v.r(i, d) * v.r(i, d);
+      s.v[2][d] += v.w(i, d) * v.u(i, d);
     }
   }
 };
 
-/// \brief p . M p (the first row of the sums).
-struct CgCurvature : ComponentReduction {
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
-    for (int d = 0; d < v.dims; ++d) s.v[0][d] += v.p(i, d) * v.ap(i, d);
-  }
-};
-
-/// \brief A component's step as the device sees it: `now` holds r.z and r.r of the current
-/// residual, `curv` p.Mp; a component whose residual met the tolerance (or whose p.Mp is not
-/// positive: a direction M does not see) stands still. Its coefficients come from the device
-/// sums, so an iteration needs no host synchronisation.
+/// \brief A component's step as the device sees it, from the sums of this iteration (`now`)
+/// and the last (`last`: its gamma) and the last step length (`alpha_in`):
+/// beta = gamma / gamma_last (0 on the first), alpha = gamma / (delta - beta gamma / alpha_last).
+/// A component whose residual met the tolerance (or whose p.Mp is not positive: a direction M
+/// does not see) stands still. The coefficients come from the device sums, so an iteration needs
+/// no host synchronisation.
 struct CgScalars {
   using Sums = Kokkos::View<const ComponentSums, MemSpace>;
-  Sums now, curv, next;
+  Sums now, last;
+  Kokkos::View<const double[3], MemSpace> alpha_in;
+  bool first = true;
   double tol2[3] = {0, 0, 0};  ///< tolerance^2 b.b per component
-  KOKKOS_INLINE_FUNCTION bool moving(const int d) const {
-    return now().v[1][d] > tol2[d] && curv().v[0][d] > 0.0;
-  }
-  KOKKOS_INLINE_FUNCTION double alpha(const int d) const {
-    return moving(d) ? now().v[0][d] / curv().v[0][d] : 0.0;
-  }
   KOKKOS_INLINE_FUNCTION double beta(const int d) const {
-    return moving(d) && now().v[0][d] != 0.0 ? next().v[0][d] / now().v[0][d] : 0.0;
+    return first || last().v[0][d] == 0.0 ? 0.0 : now().v[0][d] / last().v[0][d];
   }
+  /// p.Mp of this iteration's direction.
+  KOKKOS_INLINE_FUNCTION double curvature(const int d) const {
+    if (first) return now().v[2][d];
+    return alpha_in(d) != 0.0 ? now().v[2][d] - beta(d) * now().v[0][d] / alpha_in(d) : 0.0;
+  }
+  KOKKOS_INLINE_FUNCTION bool moving(const int d) const {
+    return now().v[1][d] > tol2[d] && curvature(d) > 0.0;
+  }
+  KOKKOS_INLINE_FUNCTION double alpha(const int d) const { return now().v[0][d] / curvature(d); }
 };
 
-/// \brief x += alpha p, r -= alpha M p, z = D^-1 r, with the sums r.z and r.r.
-struct CgAdvance : ComponentReduction {
-  CgScalars c;
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
-    for (int d = 0; d < v.dims; ++d) {
-      const double alpha = c.alpha(d);
-      v.x(i, d) += alpha * v.p(i, d);
-      v.r(i, d) -= alpha * v.ap(i, d);
-      v.z(i, d) = v.dinv(i) * v.r(i, d);
-      s.v[0][d] += v.r(i, d) * v.z(i, d);
-      s.v[1][d] += v.r(i, d) * v.r(i, d);
-    }
-  }
-};
-
-/// \brief p = z + beta p; the first thread counts the iterations each component moved.
-struct CgTurn {
+/// \brief p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = D^-1 r for every
+/// moving component; the first thread keeps alpha for the next step and counts the iterations
+/// each component moved.
+struct CgStep {
   Vectors v;
   CgScalars c;
+  Kokkos::View<double[3], MemSpace> alpha_out;
   Kokkos::View<int[3], MemSpace> moved;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     for (int d = 0; d < v.dims; ++d) {
-      v.p(i, d) = v.z(i, d) + c.beta(d) * v.p(i, d);
-      if (i == 0 && c.moving(d)) moved(d) += 1;
+      const bool moves = c.moving(d);
+      if (i == 0) {
+        alpha_out(d) = moves ? c.alpha(d) : c.alpha_in(d);
+        if (moves) moved(d) += 1;
+      }
+      if (!moves) continue;
+      const double beta = c.beta(d), alpha = c.alpha(d);
+      v.p(i, d) = c.first ? v.u(i, d) : v.u(i, d) + beta * v.p(i, d);
+      v.s(i, d) = c.first ? v.w(i, d) : v.w(i, d) + beta * v.s(i, d);
+      v.x(i, d) += alpha * v.p(i, d);
+      v.r(i, d) -= alpha * v.s(i, d);
+      v.u(i, d) = v.dinv(i) * v.r(i, d);
     }
   }
 };
@@ -338,15 +396,22 @@ struct CouplingSystem::Work {
   Kokkos::View<Index*, MemSpace> start;
   Kokkos::View<int*, MemSpace> key, slot, list;
   Kokkos::View<Index*, MemSpace> row_map;
-  Kokkos::View<int*, MemSpace> cols;
+  Kokkos::View<int*, MemSpace> rows, cols;
   Kokkos::View<double*, MemSpace> vals, diag_inv;
-  Vectors::Block b, x, r, z, p, ap;
-  Kokkos::View<ComponentSums, MemSpace> sums[3];  ///< r.z and r.r (two, by turns), and p.Mp
+  Vectors::Block b, x, r, u, w, p, s;
+  Kokkos::View<ComponentSums, MemSpace> sums[2];  ///< this iteration's and the last, by turns
+  Kokkos::View<double[3], MemSpace> alpha[2];     ///< the step lengths, by turns
   Kokkos::View<int[3], MemSpace> moved;  ///< iterations each component moved in the last solve
+  /// The pattern's key: the stencils and the node box it was built for (none yet: nnz < 0).
+  Kokkos::View<int* [3], MemSpace> seen_base;
+  Kokkos::View<double* [3], MemSpace> seen_frac;
+  int seen_lo[3] = {0, 0, 0}, seen_n[3] = {0, 0, 0}, seen_dims = 0;
+  Index nnz = -1;
 
   void resize(const Index ns) {
     if (sums[0].data() == nullptr) {
       for (auto& v : sums) v = Kokkos::View<ComponentSums, MemSpace>("kolibri::ib_coupling_sums");
+      for (auto& v : alpha) v = Kokkos::View<double[3], MemSpace>("kolibri::ib_coupling_alpha");
       moved = Kokkos::View<int[3], MemSpace>("kolibri::ib_coupling_moved");
     }
     if (Index(key.extent(0)) == ns) return;
@@ -356,8 +421,49 @@ struct CouplingSystem::Work {
     list = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_list", n);
     row_map = Kokkos::View<Index*, MemSpace>("kolibri::ib_coupling_rows", n + 1);
     diag_inv = Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_diag", n);
-    for (auto* v : {&b, &x, &r, &z, &p, &ap})
+    seen_base = Kokkos::View<int* [3], MemSpace>("kolibri::ib_coupling_seen_base", n);
+    seen_frac = Kokkos::View<double* [3], MemSpace>("kolibri::ib_coupling_seen_frac", n);
+    nnz = -1;
+    for (auto* v : {&b, &x, &r, &u, &w, &p, &s})
       *v = Vectors::Block("kolibri::ib_coupling_vectors", n);
+  }
+
+  /// The pattern still fits: the same node box and every sample's stencil where it was (fixed
+  /// bodies: every step after the first). One reduction, which also keeps the stencils.
+  bool pattern_fits(const CouplingProblem& prob, const Index ns) {
+    Index shifted = 0;
+    Kokkos::parallel_reduce("kolibri::ib_coupling_stencils_moved", Range(0, ns),
+                            StencilsMoved{prob.base, prob.frac, seen_base, seen_frac}, shifted);
+    bool same_box = seen_dims == prob.dims;
+    for (int d = 0; d < 3; ++d) {
+      same_box = same_box && seen_lo[d] == prob.lo[d] && seen_n[d] == prob.n[d];
+      seen_lo[d] = prob.lo[d], seen_n[d] = prob.n[d];
+    }
+    seen_dims = prob.dims;
+    return nnz >= 0 && same_box && shifted == 0;
+  }
+
+  /// Bin the samples and build the pattern: the rows' offsets, their columns in order and the
+  /// row of each entry.
+  void build_pattern(Stencils& st, const Index ns) {
+    const Index bins = st.bin_count();
+    if (Index(start.extent(0)) < bins + 1)
+      start = Kokkos::View<Index*, MemSpace>("kolibri::ib_coupling_bins", std::size_t(bins + 1));
+    bin_samples(st, ns, start, key, slot, list);
+    st.start = start, st.list = list;
+    Kokkos::parallel_for("kolibri::ib_coupling_row_lengths", Range(0, ns), RowLength{st, row_map});
+    Index count = 0;
+    Kokkos::parallel_scan("kolibri::ib_coupling_rows", Range(0, ns + 1), RowOffsets{row_map},
+                          count);
+    if (Index(cols.extent(0)) < count) {
+      const auto size = std::size_t(count + count / 4);
+      rows = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_entry_rows", size);
+      cols = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_cols", size);
+      vals = Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_vals", size);
+    }
+    Kokkos::parallel_for("kolibri::ib_coupling_pattern", Range(0, ns),
+                         FillPattern{st, row_map, rows, cols});
+    nnz = count;
   }
 };
 
@@ -378,27 +484,19 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   Work& w = *m_work;
   w.resize(ns);
   Stencils st(prob);
-  const Index bins = st.bin_count();
-  if (Index(w.start.extent(0)) < bins + 1)
-    w.start = Kokkos::View<Index*, MemSpace>("kolibri::ib_coupling_bins", std::size_t(bins + 1));
-  bin_samples(st, ns, w.start, w.key, w.slot, w.list);
-  st.start = w.start, st.list = w.list;
-  Index nnz = 0;
-  Kokkos::parallel_for("kolibri::ib_coupling_row_lengths", Range(0, ns), RowLength{st, w.row_map});
-  Kokkos::parallel_scan("kolibri::ib_coupling_rows", Range(0, ns + 1), RowOffsets{w.row_map}, nnz);
-  if (Index(w.cols.extent(0)) < nnz) {
-    w.cols = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_cols", std::size_t(nnz + nnz / 4));
-    w.vals =
-        Kokkos::View<double*, MemSpace>("kolibri::ib_coupling_vals", std::size_t(nnz + nnz / 4));
-  }
-  Kokkos::parallel_for("kolibri::ib_coupling_fill", Range(0, ns),
-                       FillRow{st, w.row_map, w.cols, w.vals, w.diag_inv});
+  // The pattern is built again only when a sample moved or the box changed; the values
+  // (d_n changes every step) are filled every step, an entry a thread.
+  rep.pattern_built = !w.pattern_fits(prob, ns);
+  if (rep.pattern_built) w.build_pattern(st, ns);
+  const Index nnz = w.nnz;
+  Kokkos::parallel_for("kolibri::ib_coupling_values", Range(0, nnz),
+                       FillValues{st, w.rows, w.cols, w.vals, w.diag_inv});
   const auto cols = Kokkos::subview(w.cols, std::make_pair(Index(0), nnz));
   const auto vals = Kokkos::subview(w.vals, std::make_pair(Index(0), nnz));
   const Matrix a("kolibri::ib_coupling", int(ns), int(ns), nnz, vals, w.row_map, cols);
   rep.nonzeros = std::int64_t(nnz);
 
-  Vectors v{w.b, w.x, w.r, w.z, w.p, w.ap, w.diag_inv, prob.dims};
+  Vectors v{w.b, w.x, w.r, w.u, w.w, w.p, w.s, w.diag_inv, prob.dims};
   const int dims = prob.dims;
   {  // b and the first guess; a row made the identity (no node of its stencil takes a force)
      // keeps b = 0 and G = 0
@@ -420,8 +518,11 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);  // r = b - M G, every component at once
   CgScalars sc;
   for (int d = 0; d < dims; ++d) sc.tol2[d] = tolerance * tolerance * bb[d];
-  Kokkos::View<ComponentSums, MemSpace> now = w.sums[0], next = w.sums[1];
-  Kokkos::parallel_reduce("kolibri::ib_coupling_start", Range(0, ns), CgStart{{v}}, now);
+  Kokkos::View<ComponentSums, MemSpace> now = w.sums[0], last = w.sums[1];
+  Kokkos::View<double[3], MemSpace> alpha_in = w.alpha[0], alpha_out = w.alpha[1];
+  Kokkos::parallel_for("kolibri::ib_coupling_precondition", Range(0, ns), CgPrecondition{v});
+  KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
+  Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, now);
   const auto seen = Kokkos::create_mirror_view(now);
   auto settled = [&]() {  // every component met its tolerance (a host synchronisation)
     Kokkos::deep_copy(seen, now);
@@ -432,13 +533,13 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   Kokkos::deep_copy(w.moved, 0);
   int it = 0;  // loop passes: a component that met its tolerance stands still until the check
   while (it < max_iterations && !(it % kCgCheckEvery == 0 && settled())) {
-    KokkosSparse::spmv("N", 1.0, a, w.p, 0.0, w.ap);
-    Kokkos::parallel_reduce("kolibri::ib_coupling_curvature", Range(0, ns), CgCurvature{{v}},
-                            w.sums[2]);
-    sc.now = now, sc.curv = w.sums[2], sc.next = next;
-    Kokkos::parallel_reduce("kolibri::ib_coupling_advance", Range(0, ns), CgAdvance{{v}, sc}, next);
-    Kokkos::parallel_for("kolibri::ib_coupling_turn", Range(0, ns), CgTurn{v, sc, w.moved});
-    std::swap(now, next);
+    sc.now = now, sc.last = last, sc.alpha_in = alpha_in, sc.first = it == 0;
+    Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns),
+                         CgStep{v, sc, alpha_out, w.moved});
+    KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
+    Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, last);
+    std::swap(now, last);  // the sums just reduced are this iteration's; the old ones, the last
+    std::swap(alpha_in, alpha_out);
     ++it;
   }
   {

@@ -15,8 +15,9 @@
 /// symmetric and positive semi-definite (singular where samples outnumber the nodes around
 /// them, and consistent wherever the body's velocity is linear in space, which the trilinear
 /// stencil reproduces exactly). It is assembled on the device as a KokkosSparse::CrsMatrix
-/// (rows ordered by column) and solved by conjugate gradients with a Jacobi preconditioner on
-/// KokkosSparse::spmv and KokkosBlas, in double precision whatever the storage.
+/// (rows ordered by column; the pairs whose shared nodes are all solid are stored as zeros) and
+/// solved by conjugate gradients with a Jacobi preconditioner on KokkosSparse::spmv (the
+/// Chronopoulos-Gear form: one reduction an iteration), in double precision whatever the storage.
 #pragma once
 
 #include <kolibri/core/Kokkos.hpp>
@@ -31,8 +32,9 @@ struct CouplingReport {
   int iterations = 0;     ///< conjugate-gradient iterations of the component that took most
   double residual = 0.0;  ///< |b - M G| / |b| after the solve, the worst component
   double slip = 0.0;  ///< the largest |r_i| / W_i, a component's slip at a sample (lattice units)
-  std::int64_t nonzeros = 0;  ///< entries of M
+  std::int64_t nonzeros = 0;  ///< entries of M's pattern (pairs of stencils sharing a node)
   bool converged = true;      ///< every component's true residual met the tolerance
+  bool pattern_built = true;  ///< M's pattern was built (else the last solve's was kept)
 };
 
 /// \brief What the solve reads: the samples' trilinear stencils (base node and fractions,
@@ -61,7 +63,9 @@ class CouplingSystem {
   static bool built();
 
   /// Assemble M for `p` and solve for each of its `dims` components until |b - M G| <=
-  /// tolerance |b| or `max_iterations`.
+  /// tolerance |b| or `max_iterations`. M's pattern (which pairs of stencils share a node of
+  /// the box) is kept from the last solve while the box and every stencil are unchanged (fixed
+  /// bodies); its values, which follow the density, are filled every solve.
   CouplingReport solve(const CouplingProblem& p, double tolerance, int max_iterations);
 
  private:
