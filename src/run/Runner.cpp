@@ -419,22 +419,14 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       restart_path = cand;
       solver->load_state(mine, restart_info.phase);
       solver->set_body_motion(restart_info.body_motion);
-      // The implicit forcing's last forces, the next solve's first guess: only when they fit
-      // this deck's samples ([ib] keys such as retraction may change on a restart; then the
-      // first solve starts cold, and the run continues, though not bit for bit).
-      const std::size_t fits =
-          sc.ib.forcing == ImmersedSettings::Forcing::Implicit && sc.ib.warm_start
-              ? std::size_t(solver->ib_stats().samples) * 3
-              : 0;
-      if (!ib_forces.empty() && ib_forces.size() != fits) {
+      // The implicit forcing's last forces, the next solve's first guess, when they fit this
+      // deck's samples ([ib] keys such as retraction may change on a restart; then the first
+      // solve starts cold, and the run continues, though not bit for bit).
+      const std::string aside = solver->set_ib_coupling_forces(ib_forces);
+      if (!aside.empty())
         log << "kolibri: note: " << cand << " holds the implicit forcing's forces of "
-            << ib_forces.size() / 3 << " samples; "
-            << (fits == 0 ? std::string("this deck's forcing does not start warm")
-                          : "this deck has " + std::to_string(fits / 3) + " samples")
-            << ", so the first solve starts cold" << std::endl;
-        ib_forces.clear();
-      }
-      solver->set_ib_coupling_forces(ib_forces);
+            << ib_forces.size() / 3 << " samples; " << aside << ", so the first solve starts cold"
+            << std::endl;
       solver->set_steps_done(restart_info.step);
       break;
     }

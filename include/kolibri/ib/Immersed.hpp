@@ -45,6 +45,7 @@
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -232,17 +233,20 @@ class ImmersedBoundary {
     if (timed) Kokkos::fence();
     Kokkos::Timer timer;
     const NodeBox box = set_poses(t);
-    zero(m_box);  // the previous step's nodes
-    if (!(box == m_box)) zero(box);
+    zero(m_box, true);  // the previous step's nodes
+    if (!(box == m_box)) zero(box, false);
     m_box = box;
     if (Index(m_node.extent(0)) < 4 * box.cells())
       m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
-    Kokkos::parallel_for(
-        "kolibri::ib_nodes",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
-        Nodes{src, bc, idx, m_node, box, layout});
-    if (!m_free.empty()) move_free_bodies(box);
-    if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
+    if (m_free.empty()) {  // the stencils' nodes first: the node table needs no others
+      upload_poses();
+      mark_reached(box, bc, idx);
+    }
+    for_nodes("kolibri::ib_nodes", box, true, Nodes{src, bc, idx, m_node, box, layout});
+    if (!m_free.empty()) {
+      move_free_bodies(box);
+      upload_poses();
+    }
     const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
     if (m_comm) find_shared_samples();
     if (implicit()) solve_coupling(box, bc, idx);
@@ -338,22 +342,23 @@ class ImmersedBoundary {
     return out;
   }
   /// Take the implicit forcing's last solution back from a checkpoint (as coupling_forces()
-  /// gave it; empty: the next solve starts cold).
-  void set_coupling_forces(const std::vector<double>& forces) {
+  /// gave it). They fit only this deck's samples with the warm start on; otherwise (an [ib] key
+  /// changed on the restart) they are left aside and the next solve starts cold. Returns why
+  /// they were left aside, for the log (empty: taken, or none given).
+  std::string set_coupling_forces(const std::vector<double>& forces) {
     m_coupling_warm = false;
-    if (forces.empty()) return;
+    if (forces.empty()) return {};
     const Index ns = m_stats.samples;
-    if (!implicit() || forces.size() != std::size_t(ns) * 3)
-      throw std::invalid_argument(
-          "the checkpoint holds the implicit forcing's forces of " +
-          std::to_string(forces.size() / 3) + " samples; the deck has " +
-          (implicit() ? std::to_string(ns) + " samples" : std::string("no implicit forcing")));
+    if (!implicit() || !m_cfg.ib.warm_start) return "this deck's forcing does not start warm";
+    if (forces.size() != std::size_t(ns) * 3)
+      return "this deck has " + std::to_string(ns) + " samples";
     reserve_coupling(ns);
     const auto host = Kokkos::create_mirror_view(m_coupling_force);
     for (Index s = 0; s < ns; ++s)
       for (int d = 0; d < 3; ++d) host(s, d) = forces[std::size_t(3 * s + d)];
     Kokkos::deep_copy(m_coupling_force, host);
-    m_coupling_warm = m_cfg.ib.warm_start;
+    m_coupling_warm = true;
+    return {};
   }
 
  private:
@@ -502,19 +507,53 @@ class ImmersedBoundary {
   // FIXME_CUDA: nvcc refuses extended lambdas in private member functions and private nested
   // types as kernel functors: what follows is public but not part of the interface.
  public:
-  /// Clear the force in a box.
-  void zero(const NodeBox& box) {
+  /// Clear the force in a box: at the nodes the stencils reached (`reached_only`, when the
+  /// list of them is kept for this box), or at every node.
+  void zero(const NodeBox& box, const bool reached_only) {
     if (box.cells() == 0) return;
     const auto force = m_force;
     const GridCells grid = DenseGrid::of(m_cfg);
     const Index cells = grid.cells();
-    Kokkos::parallel_for(
-        "kolibri::ib_zero",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, box.cells()),
-        KOKKOS_LAMBDA(const Index i) {
+    for_nodes(
+        "kolibri::ib_zero", box, reached_only, KOKKOS_LAMBDA(const Index i) {
           const Index n = box.global(i, grid);
           for (int d = 0; d < 3; ++d) force(d * cells + n) = R(0);
         });
+  }
+
+  /// List the nodes of `box` that some sample's stencil reaches (all its nodes, whatever their
+  /// weight), in the box's order: the node table, the implicit forcing's factors and the force
+  /// are read and written there only. Listed again only when the box changed or a body moves.
+  /// Not kept with free bodies, whose motion sums the fluid at every node inside them.
+  void mark_reached(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
+    if (m_reached_box == box && !m_moving && m_reached_list.data() != nullptr) return;
+    const Index nb = box.cells();
+    if (Index(m_reached.extent(0)) < nb) {
+      const auto size = std::size_t(nb * 5 / 4 + 64);
+      m_reached = Kokkos::View<std::uint8_t*, MemSpace>("kolibri::ib_reached", size);
+      m_reached_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_reached_list", size);
+    }
+    using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
+    const auto reached = m_reached;
+    Kokkos::parallel_for(
+        "kolibri::ib_reached_clear", Range(m_exec, 0, nb),
+        KOKKOS_LAMBDA(const Index i) { reached(i) = 0; });
+    Kokkos::parallel_for("kolibri::ib_reached", Range(m_exec, 0, m_stats.samples),
+                         MarkReached{grid(box, bc, idx), m_reached});
+    Kokkos::parallel_scan("kolibri::ib_reached_list", Range(m_exec, 0, nb),
+                          ListReached{m_reached, m_reached_list}, m_reached_count);
+    m_reached_box = box;
+  }
+
+  /// Runs f(i) over the nodes i of `box` the stencils reach, when `reached_only` and their list
+  /// is kept for this box (mark_reached), else over every node of the box.
+  template <class F>
+  void for_nodes(const char* name, const NodeBox& box, const bool reached_only, const F& f) {
+    using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
+    if (reached_only && m_free.empty() && m_reached_box == box && m_reached_list.data() != nullptr)
+      Kokkos::parallel_for(name, Range(m_exec, 0, m_reached_count), OnList<F>{f, m_reached_list});
+    else
+      Kokkos::parallel_for(name, Range(m_exec, 0, box.cells()), f);
   }
 
   /// Gathering: bin the samples by the base node of their stencil (counting sort on the device),
@@ -604,6 +643,37 @@ class ImmersedBoundary {
         for (int d = 0; d < L::D; ++d) Kokkos::atomic_add(&force(d * cells + n), w * g[d]);
       }
     }
+  };
+
+  /// Marks the box nodes of each sample's stencil (every writer stores the same 1).
+  struct MarkReached : SampleGrid {
+    Kokkos::View<std::uint8_t*, MemSpace> reached;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
+      const Stencil<L::D, R> st = this->stencil(s);
+      for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
+        int c[3];
+        st.node(k, c);
+        const Index i = this->box.local(c[0], c[1], c[2]);
+        if (i >= 0) reached(i) = 1;
+      }
+    }
+  };
+  /// The marked nodes' indices, in order (a scan).
+  struct ListReached {
+    Kokkos::View<const std::uint8_t*, MemSpace> reached;
+    Kokkos::View<Index*, MemSpace> list;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index i, Index& at, const bool final) const {
+      if (reached(i) == 0) return;
+      if (final) list(at) = i;
+      ++at;
+    }
+  };
+  /// A node kernel run over a list of nodes.
+  template <class F>
+  struct OnList {
+    F f;
+    Kokkos::View<const Index*, MemSpace> list;
+    KOKKOS_INLINE_FUNCTION void operator()(const Index j) const { f(list(j)); }
   };
 
   /// One pass over the samples: interpolate, penalty force, spread (scatter) or store (gather,
@@ -745,8 +815,6 @@ class ImmersedBoundary {
     }
   };
 
-  /// The implicit forcing of a step: the system's parts on the device, the solve
-  /// (CouplingSystem), then each sample's force stored, counted and spread.
   /// The implicit forcing's per-sample arrays for ns samples (a new allocation starts cold).
   void reserve_coupling(const Index ns) {
     if (Index(m_coupling_rhs.extent(0)) >= ns) return;
@@ -759,6 +827,8 @@ class ImmersedBoundary {
     m_coupling_warm = false;
   }
 
+  /// The implicit forcing of a step: the system's parts on the device, the solve
+  /// (CouplingSystem), then each sample's force stored, counted and spread.
   void solve_coupling(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
     const Index ns = m_stats.samples;
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
@@ -767,8 +837,8 @@ class ImmersedBoundary {
       m_node_factor = Kokkos::View<double*, MemSpace>("kolibri::ib_node_factor",
                                                       std::size_t(box.cells() * 5 / 4 + 64));
     const SampleGrid g = grid(box, bc, idx);
-    Kokkos::parallel_for("kolibri::ib_coupling_nodes", Range(m_exec, 0, box.cells()),
-                         CouplingNodes{m_node, bc.flags, bc.grid, box, m_node_factor});
+    for_nodes("kolibri::ib_coupling_nodes", box, true,
+              CouplingNodes{m_node, bc.flags, bc.grid, box, m_node_factor});
     Kokkos::parallel_for(
         "kolibri::ib_coupling_samples", Range(m_exec, 0, ns),
         CouplingSamples{g, m_node, m_coupling_base, m_coupling_frac, m_coupling_rhs,
@@ -958,6 +1028,10 @@ class ImmersedBoundary {
   SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) const {
     return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.grid};
   }
+  /// The poses onto the device, when they may have changed.
+  void upload_poses() {
+    if (m_moving || m_stats.steps == 0) Kokkos::deep_copy(m_pose, m_pose_host);
+  }
 
  private:
   static constexpr int kTable = 5 * Stencil<L::D, R>::count;  ///< node-table entries a sample
@@ -994,6 +1068,11 @@ class ImmersedBoundary {
   Kokkos::View<R*, MemSpace> m_force, m_node;
   Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
   NodeBox m_box;
+  /// The nodes of m_reached_box some stencil reaches: marks, and their list (mark_reached).
+  Kokkos::View<std::uint8_t*, MemSpace> m_reached;
+  Kokkos::View<Index*, MemSpace> m_reached_list;
+  Index m_reached_count = 0;
+  NodeBox m_reached_box;
   IbStats m_stats;
   // The implicit forcing: the system's parts, the solution, and the solver's work arrays.
   Kokkos::View<int* [3], MemSpace> m_coupling_base;

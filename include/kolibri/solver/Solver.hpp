@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace kolibri {
@@ -96,13 +97,12 @@ class Solver {
       throw std::invalid_argument("the checkpoint holds free bodies' motion; this solver has none");
   }
   /// The implicit forcing's last solution, the next solve's first guess (3 values a sample;
-  /// empty when the next solve starts cold), for a checkpoint, and taking it back on a restart
-  /// (throws std::invalid_argument when it does not fit the deck's samples).
+  /// empty when the next solve starts cold), for a checkpoint, and taking it back on a restart:
+  /// forces that do not fit the deck's samples (or a deck whose forcing does not start warm)
+  /// are left aside, and the returned text says why (empty: taken, or none given).
   virtual std::vector<double> ib_coupling_forces() const { return {}; }
-  virtual void set_ib_coupling_forces(const std::vector<double>& forces) {
-    if (!forces.empty())
-      throw std::invalid_argument(
-          "the checkpoint holds the implicit forcing's forces; this solver has no bodies");
+  virtual std::string set_ib_coupling_forces(const std::vector<double>& forces) {
+    return forces.empty() ? std::string() : std::string("this solver has no bodies");
   }
   /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
   /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).

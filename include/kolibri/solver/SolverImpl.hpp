@@ -233,8 +233,8 @@ class SolverImpl final : public Solver {
     m_level.ib.set_motion(packed);
   }
   std::vector<double> ib_coupling_forces() const override { return m_level.ib.coupling_forces(); }
-  void set_ib_coupling_forces(const std::vector<double>& forces) override {
-    m_level.ib.set_coupling_forces(forces);
+  std::string set_ib_coupling_forces(const std::vector<double>& forces) override {
+    return m_level.ib.set_coupling_forces(forces);
   }
 
   std::vector<BodyLoad> obstacle_loads() const override {
