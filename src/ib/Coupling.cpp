@@ -140,7 +140,8 @@ struct Stencils {
 /// included), or 1 for a sample whose stencil misses the box (its row is the identity, its force
 /// 0), into row_map(i + 1). Counted in a launch of its own, not inside the scan: Kokkos' scan
 /// calls its functor in two passes, and those two passes were about 0.3 ms of the implicit
-/// forcing's 1 ms step (Nsight Compute, docs/performance.md).
+/// forcing's 1 ms step when the pattern was built every step (Nsight Compute,
+/// docs/performance.md).
 struct RowLength {
   Stencils st;
   Kokkos::View<Index*, MemSpace> row_map;
@@ -326,23 +327,25 @@ struct CgSums : ComponentReduction {
 
 /// \brief A component's step as the device sees it, from the sums of this iteration (`now`)
 /// and the last (`last`: its gamma) and the last step length (`alpha_in`):
-/// beta = gamma / gamma_last (0 on the first), alpha = gamma / (delta - beta gamma / alpha_last).
-/// A component whose residual met the tolerance (or whose p.Mp is not positive: a direction M
-/// does not see) stands still. The coefficients come from the device sums, so an iteration needs
-/// no host synchronisation.
+/// beta = gamma / gamma_last, alpha = gamma / (delta - beta gamma / alpha_last). A component
+/// whose last step length is 0 (the first iteration, or it stood still in the last) restarts:
+/// beta = 0, p = u, and p.Mp = delta computed afresh. A component whose residual met the
+/// tolerance, or whose p.Mp is not positive (a direction M does not see, or the recurrence's
+/// cancellation near convergence), stands still for the iteration and restarts in the next. The
+/// coefficients come from the device sums, so an iteration needs no host synchronisation.
 struct CgScalars {
   using Sums = Kokkos::View<const ComponentSums, MemSpace>;
   Sums now, last;
   Kokkos::View<const double[3], MemSpace> alpha_in;
-  bool first = true;
   double tol2[3] = {0, 0, 0};  ///< tolerance^2 b.b per component
+  KOKKOS_INLINE_FUNCTION bool restarts(const int d) const { return alpha_in(d) == 0.0; }
   KOKKOS_INLINE_FUNCTION double beta(const int d) const {
-    return first || last().v[0][d] == 0.0 ? 0.0 : now().v[0][d] / last().v[0][d];
+    return restarts(d) || last().v[0][d] == 0.0 ? 0.0 : now().v[0][d] / last().v[0][d];
   }
   /// p.Mp of this iteration's direction.
   KOKKOS_INLINE_FUNCTION double curvature(const int d) const {
-    if (first) return now().v[2][d];
-    return alpha_in(d) != 0.0 ? now().v[2][d] - beta(d) * now().v[0][d] / alpha_in(d) : 0.0;
+    if (restarts(d)) return now().v[2][d];
+    return now().v[2][d] - beta(d) * now().v[0][d] / alpha_in(d);
   }
   KOKKOS_INLINE_FUNCTION bool moving(const int d) const {
     return now().v[1][d] > tol2[d] && curvature(d) > 0.0;
@@ -351,8 +354,8 @@ struct CgScalars {
 };
 
 /// \brief p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = D^-1 r for every
-/// moving component; the first thread keeps alpha for the next step and counts the iterations
-/// each component moved.
+/// moving component; the first thread keeps alpha for the next step (0 for a component that
+/// stood still: it restarts) and counts the iterations each component moved.
 struct CgStep {
   Vectors v;
   CgScalars c;
@@ -362,13 +365,14 @@ struct CgStep {
     for (int d = 0; d < v.dims; ++d) {
       const bool moves = c.moving(d);
       if (i == 0) {
-        alpha_out(d) = moves ? c.alpha(d) : c.alpha_in(d);
+        alpha_out(d) = moves ? c.alpha(d) : 0.0;
         if (moves) moved(d) += 1;
       }
       if (!moves) continue;
       const double beta = c.beta(d), alpha = c.alpha(d);
-      v.p(i, d) = c.first ? v.u(i, d) : v.u(i, d) + beta * v.p(i, d);
-      v.s(i, d) = c.first ? v.w(i, d) : v.w(i, d) + beta * v.s(i, d);
+      const bool restart = c.restarts(d);
+      v.p(i, d) = restart ? v.u(i, d) : v.u(i, d) + beta * v.p(i, d);
+      v.s(i, d) = restart ? v.w(i, d) : v.w(i, d) + beta * v.s(i, d);
       v.x(i, d) += alpha * v.p(i, d);
       v.r(i, d) -= alpha * v.s(i, d);
       v.u(i, d) = v.dinv(i) * v.r(i, d);
@@ -446,6 +450,7 @@ struct CouplingSystem::Work {
   /// Bin the samples and build the pattern: the rows' offsets, their columns in order and the
   /// row of each entry.
   void build_pattern(Stencils& st, const Index ns) {
+    nnz = -1;  // no pattern until this one is whole
     const Index bins = st.bin_count();
     if (Index(start.extent(0)) < bins + 1)
       start = Kokkos::View<Index*, MemSpace>("kolibri::ib_coupling_bins", std::size_t(bins + 1));
@@ -520,6 +525,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   for (int d = 0; d < dims; ++d) sc.tol2[d] = tolerance * tolerance * bb[d];
   Kokkos::View<ComponentSums, MemSpace> now = w.sums[0], last = w.sums[1];
   Kokkos::View<double[3], MemSpace> alpha_in = w.alpha[0], alpha_out = w.alpha[1];
+  Kokkos::deep_copy(alpha_in, 0.0);  // every component starts with a restart: p = u
   Kokkos::parallel_for("kolibri::ib_coupling_precondition", Range(0, ns), CgPrecondition{v});
   KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
   Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, now);
@@ -533,7 +539,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   Kokkos::deep_copy(w.moved, 0);
   int it = 0;  // loop passes: a component that met its tolerance stands still until the check
   while (it < max_iterations && !(it % kCgCheckEvery == 0 && settled())) {
-    sc.now = now, sc.last = last, sc.alpha_in = alpha_in, sc.first = it == 0;
+    sc.now = now, sc.last = last, sc.alpha_in = alpha_in;
     Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns),
                          CgStep{v, sc, alpha_out, w.moved});
     KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);

@@ -32,7 +32,9 @@ struct CouplingReport {
   int iterations = 0;     ///< conjugate-gradient iterations of the component that took most
   double residual = 0.0;  ///< |b - M G| / |b| after the solve, the worst component
   double slip = 0.0;  ///< the largest |r_i| / W_i, a component's slip at a sample (lattice units)
-  std::int64_t nonzeros = 0;  ///< entries of M's pattern (pairs of stencils sharing a node)
+  /// entries of M's pattern: the pairs of stencils sharing a node of the box (zeros where the
+  /// shared nodes are all solid) and the identity rows of samples off the box
+  std::int64_t nonzeros = 0;
   bool converged = true;      ///< every component's true residual met the tolerance
   bool pattern_built = true;  ///< M's pattern was built (else the last solve's was kept)
 };

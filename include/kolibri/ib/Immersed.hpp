@@ -522,15 +522,16 @@ class ImmersedBoundary {
   }
 
   /// List the nodes of `box` that some sample's stencil reaches (all its nodes, whatever their
-  /// weight), in the box's order: the node table, the implicit forcing's factors and the force
-  /// are read and written there only. Listed again only when the box changed or a body moves.
+  /// weight), in the box's order: the only nodes whose node-table values and implicit-forcing
+  /// factors are read, and the only ones whose force can be non-zero (gathering adds 0
+  /// elsewhere). Listed again only when the box changed or a body moves.
   /// Not kept with free bodies, whose motion sums the fluid at every node inside them.
   void mark_reached(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
     if (m_reached_box == box && !m_moving && m_reached_list.data() != nullptr) return;
     const Index nb = box.cells();
     if (Index(m_reached.extent(0)) < nb) {
       const auto size = std::size_t(nb * 5 / 4 + 64);
-      m_reached = Kokkos::View<std::uint8_t*, MemSpace>("kolibri::ib_reached", size);
+      m_reached = Kokkos::View<int*, MemSpace>("kolibri::ib_reached", size);
       m_reached_list = Kokkos::View<Index*, MemSpace>("kolibri::ib_reached_list", size);
     }
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
@@ -645,22 +646,22 @@ class ImmersedBoundary {
     }
   };
 
-  /// Marks the box nodes of each sample's stencil (every writer stores the same 1).
+  /// Counts, at each box node, the stencils that reach it (atomic: several samples share nodes).
   struct MarkReached : SampleGrid {
-    Kokkos::View<std::uint8_t*, MemSpace> reached;
+    Kokkos::View<int*, MemSpace> reached;
     KOKKOS_INLINE_FUNCTION void operator()(const Index s) const {
       const Stencil<L::D, R> st = this->stencil(s);
       for (int k = 0; k < Stencil<L::D, R>::count; ++k) {
         int c[3];
         st.node(k, c);
         const Index i = this->box.local(c[0], c[1], c[2]);
-        if (i >= 0) reached(i) = 1;
+        if (i >= 0) Kokkos::atomic_add(&reached(i), 1);
       }
     }
   };
   /// The marked nodes' indices, in order (a scan).
   struct ListReached {
-    Kokkos::View<const std::uint8_t*, MemSpace> reached;
+    Kokkos::View<const int*, MemSpace> reached;
     Kokkos::View<Index*, MemSpace> list;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i, Index& at, const bool final) const {
       if (reached(i) == 0) return;
@@ -1068,8 +1069,8 @@ class ImmersedBoundary {
   Kokkos::View<R*, MemSpace> m_force, m_node;
   Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
   NodeBox m_box;
-  /// The nodes of m_reached_box some stencil reaches: marks, and their list (mark_reached).
-  Kokkos::View<std::uint8_t*, MemSpace> m_reached;
+  /// The nodes of m_reached_box some stencil reaches: counts, and their list (mark_reached).
+  Kokkos::View<int*, MemSpace> m_reached;
   Kokkos::View<Index*, MemSpace> m_reached_list;
   Index m_reached_count = 0;
   NodeBox m_reached_box;
