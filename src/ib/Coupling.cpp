@@ -338,19 +338,24 @@ struct CgScalars {
   Sums now, last;
   Kokkos::View<const double[3], MemSpace> alpha_in;
   double tol2[3] = {0, 0, 0};  ///< tolerance^2 b.b per component
-  KOKKOS_INLINE_FUNCTION bool restarts(const int d) const { return alpha_in(d) == 0.0; }
-  KOKKOS_INLINE_FUNCTION double beta(const int d) const {
-    return restarts(d) || last().v[0][d] == 0.0 ? 0.0 : now().v[0][d] / last().v[0][d];
+
+  /// One component's step: whether it moves, restarts, and its alpha and beta.
+  struct Step {
+    bool moving = false, restart = true;
+    double alpha = 0.0, beta = 0.0;
+  };
+  /// Component d's step, its sums read once.
+  KOKKOS_INLINE_FUNCTION Step of(const int d) const {
+    const double gamma = now().v[0][d], rho = now().v[1][d], delta = now().v[2][d];
+    const double gamma_last = last().v[0][d], alpha_last = alpha_in(d);
+    Step st;
+    st.restart = alpha_last == 0.0;
+    st.beta = st.restart || gamma_last == 0.0 ? 0.0 : gamma / gamma_last;
+    const double curvature = st.restart ? delta : delta - st.beta * gamma / alpha_last;  // p.Mp
+    st.moving = rho > tol2[d] && curvature > 0.0;
+    st.alpha = st.moving ? gamma / curvature : 0.0;
+    return st;
   }
-  /// p.Mp of this iteration's direction.
-  KOKKOS_INLINE_FUNCTION double curvature(const int d) const {
-    if (restarts(d)) return now().v[2][d];
-    return now().v[2][d] - beta(d) * now().v[0][d] / alpha_in(d);
-  }
-  KOKKOS_INLINE_FUNCTION bool moving(const int d) const {
-    return now().v[1][d] > tol2[d] && curvature(d) > 0.0;
-  }
-  KOKKOS_INLINE_FUNCTION double alpha(const int d) const { return now().v[0][d] / curvature(d); }
 };
 
 /// \brief p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = D^-1 r for every
@@ -363,18 +368,16 @@ struct CgStep {
   Kokkos::View<int[3], MemSpace> moved;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     for (int d = 0; d < v.dims; ++d) {
-      const bool moves = c.moving(d);
+      const CgScalars::Step st = c.of(d);
       if (i == 0) {
-        alpha_out(d) = moves ? c.alpha(d) : 0.0;
-        if (moves) moved(d) += 1;
+        alpha_out(d) = st.alpha;  // 0 for a component that stands still: it restarts
+        if (st.moving) moved(d) += 1;
       }
-      if (!moves) continue;
-      const double beta = c.beta(d), alpha = c.alpha(d);
-      const bool restart = c.restarts(d);
-      v.p(i, d) = restart ? v.u(i, d) : v.u(i, d) + beta * v.p(i, d);
-      v.s(i, d) = restart ? v.w(i, d) : v.w(i, d) + beta * v.s(i, d);
-      v.x(i, d) += alpha * v.p(i, d);
-      v.r(i, d) -= alpha * v.s(i, d);
+      if (!st.moving) continue;
+      v.p(i, d) = st.restart ? v.u(i, d) : v.u(i, d) + st.beta * v.p(i, d);
+      v.s(i, d) = st.restart ? v.w(i, d) : v.w(i, d) + st.beta * v.s(i, d);
+      v.x(i, d) += st.alpha * v.p(i, d);
+      v.r(i, d) -= st.alpha * v.s(i, d);
       v.u(i, d) = v.dinv(i) * v.r(i, d);
     }
   }

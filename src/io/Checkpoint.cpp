@@ -130,6 +130,16 @@ void write_attr(hid_t obj, const char* name, hid_t type, const std::vector<hsize
     throw OutputError(file + ": HDF5 could not write attribute " + name);
 }
 
+/// A file built in memory (detail::create_in_memory) out to `file` with plain writes, which
+/// closes it: a full disk must not leave HDF5 with a half-flushed file.
+void write_file_image(const std::string& file, H5Handle& f) {
+  const std::vector<unsigned char> image = detail::image_of(f.id);
+  if (image.empty() || !f.close_now())
+    throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
+  if (const auto err = detail::write_image(file, image, true, true); !err.empty())
+    throw OutputError(file + ": cannot write (" + err + ")");
+}
+
 /// One rank's file rank_RRRRR.h5: /populations (q, n2, n1, n0) and its box, checksum and step.
 void write_rank_file(const std::string& file, const CheckpointInfo& info, const StatePiece& p, std::uint64_t sum) {
   const hid_t type = h5_type(info.value_type);
@@ -151,18 +161,13 @@ void write_rank_file(const std::string& file, const CheckpointInfo& info, const 
   write_attr(f.id, "box_n", H5T_NATIVE_INT, {3}, p.box.n.data(), file);
   write_attr(f.id, "checksum", H5T_NATIVE_UINT64, {1}, &sum, file);
   write_attr(f.id, "step", H5T_NATIVE_LLONG, {1}, &step, file);
-  const std::vector<unsigned char> image = detail::image_of(f.id);
-  if (image.empty() || !f.close_now())
-    throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
-  if (const auto err = detail::write_image(file, image, true, true); !err.empty())
-    throw OutputError(file + ": cannot write (" + err + ")");
+  write_file_image(file, f);
 }
 
 /// ib_forces.h5: /force (samples, 3) float64, the implicit forcing's last solution; written by
-/// one rank. Returns its checksum.
+/// one rank, built in memory like write_rank_file. Returns its checksum.
 std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<double>& forces) {
-  const std::uint64_t sum =
-      checksum64(reinterpret_cast<const std::byte*>(forces.data()), forces.size() * sizeof(double));
+  const std::uint64_t sum = checksum64(forces);
   const H5Quiet quiet;
   H5Handle f{detail::create_in_memory(), H5Fclose};
   if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
@@ -176,11 +181,7 @@ std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<do
         H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
       throw OutputError(file + ": HDF5 could not write dataset force" + h5_detail());
   }
-  const std::vector<unsigned char> image = detail::image_of(f.id);
-  if (image.empty() || !f.close_now())
-    throw OutputError(file + ": HDF5 could not build the file image" + h5_detail());
-  if (const auto err = detail::write_image(file, image, true, true); !err.empty())
-    throw OutputError(file + ": cannot write (" + err + ")");
+  write_file_image(file, f);
   return sum;
 }
 
@@ -780,8 +781,7 @@ std::vector<double> read_checkpoint_ib_forces(const std::string& path, const Che
   std::vector<double> forces(std::size_t(info.ib_forces_samples) * 3);
   if (H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
     throw CheckpointError(file + ": reading dataset force failed" + h5_detail());
-  const std::uint64_t sum =
-      checksum64(reinterpret_cast<const std::byte*>(forces.data()), forces.size() * sizeof(double));
+  const std::uint64_t sum = checksum64(forces);
   if (sum != info.ib_forces_checksum)
     throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
                           hex64(info.ib_forces_checksum) + ": the checkpoint is corrupted");

@@ -125,8 +125,7 @@ std::string solver_signature(const SolverConfig& c) {
            "/" + num(face.period) + "/" + num(face.amplitude) + "/" + num(face.offset);
     if (face.profile == InletProfile::File && face.profile_values) {  // the values, not the path
       v += '/';
-      v += hex64(checksum64(reinterpret_cast<const std::byte*>(face.profile_values->data()),
-                            face.profile_values->size() * sizeof(double)));
+      v += hex64(checksum64(*face.profile_values));
     }
     add(std::string("face.") + kFaceNames[f], v);
   }
@@ -150,8 +149,7 @@ std::string solver_signature(const SolverConfig& c) {
     add("refinement", v);
   }
   if (c.geometry.given())  // the cells it made solid (older checkpoints: none)
-    add("geometry", hex64(checksum64(reinterpret_cast<const std::byte*>(c.geometry.solid->data()),
-                                     c.geometry.solid->size())));
+    add("geometry", hex64(checksum64(*c.geometry.solid)));
   if (c.collision == CollisionKind::Mrt || c.collision == CollisionKind::CentralMoment ||
       c.collision == CollisionKind::AdaptiveCentralMoment)
     add("mrt", num(c.bulk_rate) + "/" + num(c.high_order_rate) + "/" + std::to_string(int(c.cm_hermite)) + "/" +

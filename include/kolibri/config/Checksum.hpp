@@ -7,12 +7,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kolibri {
 
 /// \brief 64-bit checksum of a byte range: FNV-1a over little-endian 8-byte words (each step
 /// followed by h ^= h >> 32), then over the tail bytes, then the length (docs/checkpoints.md).
 std::uint64_t checksum64(const std::byte* data, std::size_t n);
+/// checksum64 of a vector's bytes (its values as stored).
+template <class T>
+std::uint64_t checksum64(const std::vector<T>& values) {
+  return checksum64(reinterpret_cast<const std::byte*>(values.data()), values.size() * sizeof(T));
+}
 /// The 16 lower-case hex digits of v (checksums in manifests, tuner cache keys).
 std::string hex64(std::uint64_t v);
 
