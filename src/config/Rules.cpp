@@ -115,6 +115,36 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   }
   return std::nullopt;
 }
+/// What an outflow face (FaceType::Outflow) takes for now: its rule reads the populations of
+/// the layer next to it (GridCells::outflow_source), built for the populations on the dense box.
+std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
+  const char* axis[3] = {"nx", "ny", "nz"};
+  const int n[3] = {c.nx, c.ny, c.nz};
+  for (std::size_t f = 0; f < 6; ++f) {
+    if (c.faces[f].type != FaceType::Outflow) continue;
+    const std::string face = kFaceNames[f];
+    if (c.streaming == Streaming::Moments)
+      return RuleBreach{"boundary", face,
+                        "an outflow face needs populations: streaming = \"two_array\" or "
+                        "\"in_place\" (the moment representation takes pressure outlets), got " +
+                            quoted(to_string(c.streaming))};
+    if (c.tile_edge != 0)
+      return RuleBreach{"boundary", face,
+                        "an outflow face runs on the dense box for now: layout = \"dense\" (or "
+                        "auto), not \"tiles\""};
+    if (c.refinement.active())
+      return RuleBreach{"boundary", face,
+                        "an outflow face on a refined grid is not built yet (pressure outlets "
+                        "are)"};
+    if (n[f / 2] < 2)
+      return RuleBreach{"domain", axis[f / 2],
+                        "an outflow face (boundary." + face +
+                            ") takes the populations of the layer next to it: at least 2 cells "
+                            "along its axis, got " +
+                            std::to_string(n[f / 2])};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
@@ -288,6 +318,7 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
                             kFaceNames[std::size_t(2 * a)] + " is " + to_string(lo) + " but " +
                             kFaceNames[std::size_t(2 * a + 1)] + " is " + to_string(hi)};
   }
+  if (const auto breach = outflow_rule(c)) return breach;
   if (const auto breach = refinement_rule(c)) return breach;
   if (!(c.tau > 0.5))
     return RuleBreach{

@@ -413,7 +413,8 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
                              std::string(dims == 3 ? ", uz]" : "]"));
     }
     if (auto r = s.number("density")) {
-      if (bc.type == FaceType::Wall || bc.type == FaceType::Periodic)
+      if (bc.type == FaceType::Wall || bc.type == FaceType::Periodic ||
+          bc.type == FaceType::Outflow)
         s.fail("density",
                "only moving_wall, velocity_inlet, pressure_outlet and pressure_inlet faces take a "
                "density");

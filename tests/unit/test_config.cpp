@@ -49,7 +49,7 @@ TEST(Names, EveryTableNamesEachValueOnceAndParsesBack) {
   EXPECT_EQ(NameTable<CollisionKind>::entries.size(), std::size_t(CollisionKind::Kbc) + 1);
   EXPECT_EQ(NameTable<InitialCondition::Kind>::entries.size(),
             std::size_t(InitialCondition::Kind::File) + 1);
-  EXPECT_EQ(NameTable<FaceType>::entries.size(), std::size_t(FaceType::PressureInlet) + 1);
+  EXPECT_EQ(NameTable<FaceType>::entries.size(), std::size_t(FaceType::Outflow) + 1);
   EXPECT_EQ(NameTable<Streaming>::entries.size(), std::size_t(Streaming::Moments) + 1);
 }
 

@@ -85,8 +85,18 @@ struct NameTable<StorageKind> {
 
 /// Boundary condition of one face of the box. A pressure inlet and a pressure outlet follow the
 /// same rule (anti-bounce-back at the face's density, grid/DenseGrid.hpp's is_pressure); the name
-/// says which way the flow is meant to go.
-enum class FaceType { Periodic, Wall, MovingWall, VelocityInlet, PressureOutlet, PressureInlet };
+/// says which way the flow is meant to go. An outflow face holds nothing: the populations that
+/// enter across it are those the layer next to it receives (zero normal gradient,
+/// GridCells::outflow_source), so waves and vortices leave with little reflection.
+enum class FaceType {
+  Periodic,
+  Wall,
+  MovingWall,
+  VelocityInlet,
+  PressureOutlet,
+  PressureInlet,
+  Outflow
+};
 template <>
 struct NameTable<FaceType> {
   using F = FaceType;
@@ -95,7 +105,8 @@ struct NameTable<FaceType> {
                                       Named<F>{F::MovingWall, "moving_wall"},
                                       Named<F>{F::VelocityInlet, "velocity_inlet"},
                                       Named<F>{F::PressureOutlet, "pressure_outlet"},
-                                      Named<F>{F::PressureInlet, "pressure_inlet"}};
+                                      Named<F>{F::PressureInlet, "pressure_inlet"},
+                                      Named<F>{F::Outflow, "outflow"}};
 };
 
 /// Shape of a velocity inlet's velocity across its face (the face's `velocity` is the peak).

@@ -76,6 +76,18 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
   return out;
 }
 
+/// \brief True for a cell with a link across an outflow face (FaceType::Outflow): its rule reads
+/// other cells (GridCells::outflow_source), so the cell is listed. `type`: the faces' types.
+template <class L>
+bool has_outflow_link(const DenseGrid& grid, const int (&type)[6], const Coord& p) {
+  for (int q = 1; q < L::Q; ++q) {
+    int face;
+    if (grid.neighbour<L>(type, p, q, +1, face) < 0 && is_outflow(FaceType(type[face])))
+      return true;
+  }
+  return false;
+}
+
 /// \brief The velocity inlets' profile factors (InletProfile) over the six faces' planes of the
 /// rank's box (inlet_plane_offset; 1 on faces without a profile), from the cells' global
 /// positions and the whole domain's face types (`domain`, SolverConfig::domain_faces), so every
@@ -132,7 +144,8 @@ struct CellLists {
 /// puts the cells that one face alone completes into per-face lists (single_face);
 /// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
 /// inlets are one face, to the interior kernel (two arrays); the others get kListedCell, so do
-/// the cells with a link into one of `obstacles` that needs its own rule (has_link_rules).
+/// the cells with a link into one of `obstacles` that needs its own rule (has_link_rules) and
+/// those with a link across an outflow face (has_outflow_link).
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
@@ -154,7 +167,7 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
       out.boundary.push_back(std::uint32_t(c));
     else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1; face >= 0)
       out.faces[face].push_back(std::uint32_t(c));
-    else if (!interior_walls || (mask & kOutletLink) ||
+    else if (!interior_walls || (mask & kOutletLink) || has_outflow_link<L>(grid, type, p) ||
              ((mask & kMovingLink) && moving_face(mask) < 0) ||
              (rules && has_link_rules<L>(grid, type, flags, obstacles, p)))
       inner.push_back(std::uint32_t(c));

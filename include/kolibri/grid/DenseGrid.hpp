@@ -50,6 +50,16 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_pressure(FaceType t) {
   return t == FaceType::PressureOutlet || t == FaceType::PressureInlet;
 }
 
+/// \brief A face across which the populations entering are the next layer's (FaceType::Outflow).
+KOKKOS_INLINE_FUNCTION constexpr bool is_outflow(FaceType t) { return t == FaceType::Outflow; }
+
+/// \brief Where the outflow rule (GridCells::outflow_source) takes a population from: population
+/// `q` of cell `cell` (post-collision, the step before).
+struct OutflowSource {
+  Index cell = -1;
+  int q = 0;
+};
+
 /// \brief Which face a population crossing several faces (edges, corners) takes its condition
 /// from: velocity inlets first, so an inlet delivers its whole flux (its corner cells' links
 /// into the side walls included), then walls, so a lid never leaks through a corner.
@@ -63,6 +73,7 @@ KOKKOS_INLINE_FUNCTION int face_priority(int type) {
       return 2;
     case FaceType::PressureOutlet:
     case FaceType::PressureInlet:
+    case FaceType::Outflow:
       return 3;
     default:
       return 4;
@@ -136,6 +147,29 @@ struct GridCells {
         face = crossed;
     }
     return face >= 0 ? Index(-1) : cell(s[0], s[1], s[2]);
+  }
+  /// \brief The outflow rule (FaceType::Outflow): population q arriving at cell p across outflow
+  /// face `face` is the population q that the cell one layer in, i = p + e (e the face's inward
+  /// normal), receives in the same step: a zero normal gradient of what enters. That one left
+  /// `cell` = i - c_q, a cell of p's own layer, along the face; where that cell is solid or lies
+  /// beyond another non-periodic face, i took halfway bounce-back, its own f*_opposite(q); where i
+  /// itself is solid, p takes halfway bounce-back. `solid(cell)` tells solid cells. The one rule
+  /// of the kernels (two arrays read the source, the in-place push writes it) and of the
+  /// in-place reverse halo (who wrote a ghost's population). Needs p's box to be at least two
+  /// cells along the face's axis (a rule of the deck). (A linear extrapolation from the two
+  /// layers in, 2 f_q(p + e) - f_q(p + 2e), diverged in the DFG 2D-2 case: docs/validation.md.)
+  template <class L, class Solid>
+  KOKKOS_INLINE_FUNCTION OutflowSource outflow_source(const int (&type)[6], const Coord& p, int q,
+                                                      int face, const Solid& solid) const {
+    const int axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
+    const Coord in{p.x + (axis == 0 ? inward : 0), p.y + (axis == 1 ? inward : 0),
+                   p.z + (axis == 2 ? inward : 0)};
+    const Index i = cell(in);
+    if (solid(i)) return {cell(p), L::opposite(q)};
+    int crossed;
+    const Index s = neighbour<L>(type, in, q, -1, crossed);
+    if (s >= 0 && !solid(s)) return {s, q};
+    return {i, L::opposite(q)};
   }
   /// Position v along `axis` moved back into the box across a periodic face (at most one box
   /// length outside), or -1 across a non-periodic one.

@@ -28,10 +28,18 @@ inline constexpr Flag kFluidBorder = 4;
 /// True for the cells this rank updates (fluid, not ghost).
 KOKKOS_INLINE_FUNCTION bool is_updated(Flag f) { return f != kSolid && f != kGhost; }
 
+/// \brief Tells the solid cells of a flag array, in the memory of the side that calls it (the
+/// host's flags for the halo lists, the device's for the kernels): GridCells::outflow_source.
+struct SolidCells {
+  const Flag* flags = nullptr;
+  KOKKOS_INLINE_FUNCTION bool operator()(Index c) const { return flags[c] == kSolid; }
+};
+
 /// \brief The non-periodic face f whose rule alone completes boundary cell p: its other
 /// upwind neighbours are fluid, and the directions that cross f are exactly those entering
 /// through it (c_q along f's axis pointing inwards). -1 otherwise (edges and corners with two
-/// non-periodic faces, solid neighbours). Per-face kernels take these cells.
+/// non-periodic faces, solid neighbours, outflow faces: their rule reads other cells). Per-face
+/// kernels take these cells.
 template <class L>
 int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<Flag>& flags,
                 const Coord& p) {
@@ -50,7 +58,7 @@ int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<F
     the = face;
     crossing |= std::uint32_t(1) << q;
   }
-  if (the < 0) return -1;
+  if (the < 0 || is_outflow(faces[std::size_t(the)].type)) return -1;
   const int axis = the / 2, inward = the % 2 == 0 ? 1 : -1;
   for (int q = 0; q < L::Q; ++q)
     if (((crossing >> q) & 1u) != std::uint32_t(L::c(q, axis) == inward)) return -1;

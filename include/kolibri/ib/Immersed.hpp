@@ -602,9 +602,11 @@ class ImmersedBoundary {
         for (int q = 0; q < L::Q; ++q)
           f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), opposite ? L::opposite(q) : q)), q);
       } else if (opposite) {
-        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollisionInPlace<L, S, Slots>{src, idx});
+        bc.template pull<true>(n, bc.links ? bc.links[n] : 0u, f,
+                               PostCollisionInPlace<L, S, Slots>{src, idx});
       } else {
-        bc.pull(n, bc.links ? bc.links[n] : 0u, f, PostCollision<L, S, Slots>{src, idx});
+        bc.template pull<true>(n, bc.links ? bc.links[n] : 0u, f,
+                               PostCollision<L, S, Slots>{src, idx});
       }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);

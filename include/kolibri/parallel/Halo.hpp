@@ -64,11 +64,15 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
   // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must
   // be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0), or,
   // seen from the receiver, in its ghost region towards the sender (`from` = that direction).
+  // Across an outflow face the writer is the outflow rule's source (GridCells::outflow_source).
   auto written = [&](const Coord& p, int q, const std::array<int, 3>& from) {
-    if (flags[std::size_t(grid.cell(p))] == kSolid) return false;
+    const SolidCells solid{flags.data()};
+    if (solid(grid.cell(p))) return false;
     int face;
-    const Index m = grid.neighbour<L>(type, p, q, -1, face);
-    if (m < 0 || flags[std::size_t(m)] == kSolid) return false;
+    Index m = grid.neighbour<L>(type, p, q, -1, face);
+    if (m < 0 && face >= 0 && is_outflow(FaceType(type[face])))
+      m = grid.outflow_source<L>(type, p, q, face, solid).cell;
+    if (m < 0 || solid(m)) return false;
     const Coord mp = grid.coords(m);
     const int mc[3] = {mp.x, mp.y, mp.z};
     for (std::size_t k = 0; k < 3; ++k) {

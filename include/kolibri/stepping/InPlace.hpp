@@ -21,9 +21,11 @@ class InPlace final : public Scheme<L, S> {
       : m_op(CollisionFactory<C>::make(cfg)) {
     this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
-    if (level.outlet_rows.extent(0) > 0)  // cells with a link across a pressure face
-      m_outlet_u =
-          Kokkos::View<R* [3], MemSpace>("kolibri::outlet_velocity", level.boundary.extent(0));
+    if (level.saved_rows.extent(0) > 0) {  // cells with a link across a pressure or outflow face
+      m_saved_width = level.outflow_links ? 3 + L::Q : 3;
+      m_saved = Kokkos::View<R*, MemSpace>("kolibri::boundary_saved",
+                                           level.boundary.extent(0) * std::size_t(m_saved_width));
+    }
     if (level.link_distance.extent(0) > 0) {  // obstacle link rules
       m_link_same = Kokkos::View<R*, MemSpace>("kolibri::link_same", level.link_distance.extent(0));
       m_link_leaving =
@@ -97,15 +99,16 @@ class InPlace final : public Scheme<L, S> {
   void steps(K k, Level<L, S>& level, std::int64_t first, std::int64_t nsteps) {
     const Index nb = Index(level.boundary.extent(0)), nbb = level.boundary_border;
     const Index nborder = Index(level.border.extent(0));
-    k.outlet_u = m_outlet_u;
-    k.outlet_rows = level.outlet_rows;
+    k.saved = m_saved;
+    k.saved_width = m_saved_width;
+    k.saved_rows = level.saved_rows;
     k.border_cells = level.border;
     k.link_same = m_link_same;
     k.link_leaving = m_link_leaving;
     k.link_cells = level.link_cells;
     if constexpr (std::is_base_of_v<WithCellForce<R>, K>) k.cell_force.field = level.ib.force();
     const bool rules = m_link_same.extent(0) > 0;
-    const bool outlets = level.outlet_rows.extent(0) > 0;
+    const Index nsaved = Index(level.saved_rows.extent(0));
     const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
     for (std::int64_t s = 0; s < nsteps; ++s) {
@@ -113,32 +116,29 @@ class InPlace final : public Scheme<L, S> {
       k.bc.faces = level.faces_at(first + s);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
-      // exchange comes first (blocking) and the step does not overlap it.
+      // exchange comes first (blocking) and the step does not overlap it. So do the outflow
+      // faces' rules (BoundarySaveTag reads ghost cells along the face).
       bool exchanged = false;
-      if (level.ib.active()) {
-        if (!m_arriving && m_fwd.active()) {
-          level.exec.fence();  // the last step's writes, on the level's instance
-          m_fwd.run(m_f);
-          exchanged = true;
-        }
-        level.ib.apply(m_f, k.bc, this->m_idx, first + s, layout());
+      if ((level.ib.active() || level.outflow_links) && !m_arriving && m_fwd.active()) {
+        level.exec.fence();  // the last step's writes, on the level's instance
+        m_fwd.run(m_f);
+        exchanged = true;
       }
+      if (level.ib.active()) level.ib.apply(m_f, k.bc, this->m_idx, first + s, layout());
       if (m_arriving) {
         Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
         level.mark(level.exec, StepPoint::LocalEnd);
       } else if (m_fwd.active()) {
-        if (outlets)  // the outlets read all of their slots, which the streaming overwrites
-          Kokkos::parallel_for(
-              OutletVelocityTag::label,
-              level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
+        if (nsaved > 0)  // pressure and outflow faces read slots that the streaming overwrites
+          Kokkos::parallel_for(BoundarySaveTag::label,
+                               level.template range<BoundarySaveTag>(0, nsaved), k);
         if (rules)  // so do the far-wall links
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         if (!exchanged) m_fwd.pack(m_f);
         level.mark(m_fwd.exec(), StepPoint::ForwardPacked);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
-        if (nb > nbb)
-          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
+        if (nb > nbb) level.boundary_cells(level.exec, nbb, nb, k);
         level.mark(level.exec, StepPoint::Interior);
         if (!exchanged) {
           m_fwd.post();
@@ -150,9 +150,7 @@ class InPlace final : public Scheme<L, S> {
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label,
                                Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, nborder), k);
-        if (nbb > 0)
-          Kokkos::parallel_for(BoundaryTag::label,
-                               Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
+        if (nbb > 0) level.boundary_cells(ex, 0, nbb, k);
         level.mark(ex, StepPoint::Border);
         m_rev.pack(m_f);
         level.mark(ex, StepPoint::Packed);
@@ -166,17 +164,15 @@ class InPlace final : public Scheme<L, S> {
                                k);
         level.mark(level.exec, StepPoint::End);
       } else {
-        if (outlets)
-          Kokkos::parallel_for(
-              OutletVelocityTag::label,
-              level.template range<OutletVelocityTag>(0, Index(level.outlet_rows.extent(0))), k);
+        if (nsaved > 0)
+          Kokkos::parallel_for(BoundarySaveTag::label,
+                               level.template range<BoundarySaveTag>(0, nsaved), k);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
-        if (nb > 0)
-          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
+        if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
         level.mark(level.exec, StepPoint::Interior);
         if (rules)
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
@@ -190,7 +186,8 @@ class InPlace final : public Scheme<L, S> {
   C m_op;
   Kokkos::View<V*, MemSpace> m_f;
   bool m_arriving = false;  ///< the array holds arriving (pre-collision) populations
-  Kokkos::View<R* [3], MemSpace> m_outlet_u;  ///< with outlets: the boundary cells' velocities
+  Kokkos::View<R*, MemSpace> m_saved;  ///< pressure and outflow faces (InPlaceStep::saved)
+  int m_saved_width = 0;
   Kokkos::View<R*, MemSpace> m_link_same, m_link_leaving;  ///< obstacle link rules (InPlaceStep)
   HaloExchange<V> m_fwd, m_rev;  ///< multi-rank: before / after each streaming step
   StreamJoin m_join;             ///< the order of the three instances' work

@@ -180,6 +180,22 @@ struct Boundary {
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
     return face >= 0 && is_pressure(static_cast<FaceType>(faces.type[face]));
   }
+  KOKKOS_INLINE_FUNCTION bool is_outflow_face(int face) const {
+    return face >= 0 && is_outflow(static_cast<FaceType>(faces.type[face]));
+  }
+  /// The outflow rule's source of population q arriving at cell p across outflow face `face`
+  /// (GridCells::outflow_source).
+  KOKKOS_INLINE_FUNCTION OutflowSource outflow_source(const Coord& p, int q, int face) const {
+    return grid.outflow_source<L>(faces.type, p, q, face, SolidCells{flags.data()});
+  }
+  /// The population q arriving at cell p across outflow face `face`, from the post-collision
+  /// populations `dep` of the step before.
+  template <class Departing>
+  KOKKOS_INLINE_FUNCTION R outflow_value(const Coord& p, int q, int face,
+                                         const Departing& dep) const {
+    const OutflowSource s = outflow_source(p, q, face);
+    return dep(s.cell, s.q);
+  }
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
   /// (wall_links): f[q] is the post-collision population q of the upwind cell, `dep(m, j)`, or
@@ -189,11 +205,15 @@ struct Boundary {
   /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's row of link rules
   /// (link_row_of), selects its obstacle link rules (-1: the mask's rules only); their far-wall
   /// rule reads the cell's own f*_q from `dep` or, when given, from `same` (its Q values saved
-  /// before an in-place streaming step: LinkSaveTag).
-  template <class Departing>
+  /// before an in-place streaming step: LinkSaveTag). With `Outflow` (only the kernels of runs
+  /// with outflow faces carry its code: BoundaryOutflowTag) a link across an outflow face takes
+  /// outflow_value, or when given `outflow_known[q]` (saved before an in-place streaming step,
+  /// which overwrites the source: BoundarySaveTag).
+  template <bool Outflow = false, class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
                                    const Departing& dep, const R* u_known = nullptr,
-                                   const Index slot = -1, const R* same = nullptr) const {
+                                   const Index slot = -1, const R* same = nullptr,
+                                   const R* outflow_known = nullptr) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
     R u[3] = {R(0), R(0), R(0)};
@@ -218,6 +238,8 @@ struct Boundary {
           f[q] = interpolated_bounce_back(
               d, dep(n, k), same ? same[q] : dep(n, q), [&] { return dep(rows.upwind<L>(k), k); },
               term);
+        } else if (Outflow && is_outflow_face(face)) {
+          f[q] = outflow_known ? outflow_known[q] : outflow_value(p, q, face, dep);
         } else {
           f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
         }
@@ -259,8 +281,10 @@ struct Boundary {
   /// rule (`slot`, the cell's row of link rules, >= 0) takes interpolated_bounce_back where the
   /// wall is at least half a link away; nearer, the rule needs the cell behind's population of this
   /// step, so it gets the cell's own f*_k here and LinkCompleteTag finishes it after the step.
-  /// Either way f*_k goes to `leaving` (Q values of the cell) for the momentum exchange.
-  template <class Arriving>
+  /// Either way f*_k goes to `leaving` (Q values of the cell) for the momentum exchange. With
+  /// `Outflow` a link across an outflow face writes nothing: its cell's arriving population comes
+  /// from the outflow rule's source cell (push_outflow).
+  template <bool Outflow = false, class Arriving>
   KOKKOS_INLINE_FUNCTION void push(const Index n, const std::uint32_t mask, const R (&fs)[L::Q],
                                    const R (&fr)[L::Q], const Arriving& arrive,
                                    const Index slot = -1, R* leaving = nullptr) const {
@@ -287,11 +311,58 @@ struct Boundary {
                  d < R(0.5) ? fr[q]
                             : interpolated_bounce_back(
                                   d, fr[q], fr[a], [] { return R(0); }, term));
-        } else {
+        } else if (!Outflow || !is_outflow_face(face)) {
           arrive(n, a, reflect(a, face, fr[q], u, shape_at(face, p)));
         }
       } else {
         arrive(rows.upwind<L>(L::opposite(q)), q, fs[q]);  // downwind of q: upwind of opposite(q)
+      }
+    }
+    if constexpr (Outflow) push_outflow(n, p, fr, arrive);
+  }
+
+  /// In-place streaming step, the outflow rule's writes (outflow_source, whose source is this
+  /// cell n at p): to each cell t of an outflow face's layer that takes its population q from
+  /// n, n's post-collision population as stored (`fr`). Such a t is n + c_q moved back into
+  /// the layer (n in the layer), n itself (its own bounce-back), or the cell of the layer next
+  /// to n (n one layer in). Every (t, q) has one source, so no two cells write it.
+  template <class Arriving>
+  KOKKOS_INLINE_FUNCTION void push_outflow(const Index n, const Coord& p, const R (&fr)[L::Q],
+                                           const Arriving& arrive) const {
+    for (int face = 0; face < 6; ++face) {
+      if (!is_outflow_face(face)) continue;
+      const int axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
+      const int layer = face % 2 == 0 ? 0 : grid.n[axis] - 1;
+      const int at = axis == 0 ? p.x : axis == 1 ? p.y : p.z;
+      if (at != layer && at != layer + inward) continue;
+      for (int q = 1; q < L::Q; ++q) {
+        if (L::c(q, axis) != inward) continue;
+        Coord targets[2];
+        int count = 0;
+        if (at == layer) {
+          targets[count++] = p;  // its own bounce-back (the cell one layer in is solid)
+          int t[3] = {p.x + L::c(q, 0), p.y + L::c(q, 1), p.z + L::c(q, 2)};
+          t[axis] = layer;
+          bool inside = true;
+          for (int d = 0; d < 3; ++d) {
+            t[d] = grid.wrap(t[d], d, faces.type);
+            inside = inside && t[d] >= 0;
+          }
+          const Coord c{t[0], t[1], t[2]};
+          if (inside && (c.x != p.x || c.y != p.y || c.z != p.z)) targets[count++] = c;
+        } else {
+          Coord c = p;
+          (axis == 0 ? c.x : axis == 1 ? c.y : c.z) = layer;
+          targets[count++] = c;
+        }
+        for (int k = 0; k < count; ++k) {
+          const Index t = grid.cell(targets[k]);
+          if (flags(t) == kSolid) continue;
+          int crossed;
+          if (neighbour(targets[k], q, -1, crossed) >= 0 || crossed != face) continue;
+          const OutflowSource s = outflow_source(targets[k], q, face);
+          if (s.cell == n) arrive(t, q, fr[s.q]);
+        }
       }
     }
   }
@@ -392,6 +463,12 @@ struct BorderTag {
 struct BoundaryTag {
   static constexpr const char* label = "kolibri::stream_collide_boundary";
 };
+/// BoundaryTag with outflow faces: a kernel of its own, so the others do not carry the outflow
+/// rule's code (it cost the in-place boundary kernel 4-14% on the closed box and the channel:
+/// docs/performance.md).
+struct BoundaryOutflowTag {
+  static constexpr const char* label = "kolibri::stream_collide_boundary_outflow";
+};
 /// Cells next to one non-periodic face only (no solid neighbour, no other face), one launch per
 /// face (chen2022 4.3): which directions come from the face is known per launch, so no thread
 /// looks for neighbours and the face's rule is the same in every thread.
@@ -402,9 +479,11 @@ struct FaceTag {
 struct LocalTag {
   static constexpr const char* label = "kolibri::in_place_local";
 };
-/// In-place scheme, before a streaming step with pressure outlets: the boundary cells' velocity.
-struct OutletVelocityTag {
-  static constexpr const char* label = "kolibri::in_place_outlet_velocity";
+/// In-place scheme, before a streaming step with pressure or outflow faces: what the rules of
+/// those faces read from slots the step overwrites (a pressure face's cell velocity, an outflow
+/// face's arriving populations).
+struct BoundarySaveTag {
+  static constexpr const char* label = "kolibri::in_place_boundary_save";
 };
 /// In-place scheme, before a streaming step with obstacle link rules: the listed cells' own
 /// departing f*_q for their links whose wall is at least half a link away (the cell behind
@@ -501,10 +580,16 @@ struct StreamCollide {
     for (int q = q0; q < q1; ++q) dst(idx(n, q)) = S::template store<L>(f[q], q);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
+  KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const { boundary<false>(i); }
+  KOKKOS_INLINE_FUNCTION void operator()(BoundaryOutflowTag, const Index i) const {
+    boundary<true>(i);
+  }
+  template <bool Outflow>
+  KOKKOS_INLINE_FUNCTION void boundary(const Index i) const {
     const Index n = Index(boundary_cells(i));
     R f[L::Q];
-    bc.pull(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr, bc.link_row_of(i));
+    bc.template pull<Outflow>(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr,
+                              bc.link_row_of(i));
     collide_store(n, f);
   }
 
@@ -540,9 +625,10 @@ struct StreamCollide {
 /// upwind neighbours, collides, and scatters the results into the downwind neighbours' slots
 /// q ("arriving"), reflecting at walls and faces. A local step (LocalTag) collides each cell's
 /// arriving populations in place and writes them back as departing ones. Every slot is read and
-/// written by one cell only, so no step races, with one exception handled apart: a pressure
-/// outlet needs its cell's velocity from all of its own departing slots, which fluid neighbours
-/// overwrite during the streaming step; OutletVelocityTag computes it first into `outlet_u`.
+/// written by one cell only, so no step races, with two exceptions handled apart: a pressure
+/// outlet needs its cell's velocity from all of its own departing slots, and an outflow face
+/// the departing slots of other cells (outflow_source), which fluid neighbours overwrite during
+/// the streaming step; BoundarySaveTag saves both first into `saved`.
 /// On several ranks the streaming step of the fluid cells next to a ghost layer (kFluidBorder)
 /// runs apart, from a list (BorderTag), so the halo exchanges can overlap the other cells'.
 /// `Forced`: the immersed bodies' force per cell (`cell_force`, from a base class) joins the
@@ -558,9 +644,13 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
   I idx;
   C collide;
   Boundary<L, R> bc;
-  Kokkos::View<R* [3], MemSpace> outlet_u;  ///< per boundary cell; empty without outlets
-  /// OutletVelocityTag: the boundary-list positions of the cells with an outlet link.
-  Kokkos::View<const std::uint32_t*, MemSpace> outlet_rows{};
+  /// Per boundary cell `saved_width` values (BoundarySaveTag): the velocity of a cell with a
+  /// pressure-face link, then with outflow faces the Q populations arriving across them. Empty
+  /// without either face.
+  Kokkos::View<R*, MemSpace> saved{};
+  int saved_width = 0;
+  /// BoundarySaveTag: the boundary-list positions of the cells that save (Level::saved_rows).
+  Kokkos::View<const std::uint32_t*, MemSpace> saved_rows{};
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
   /// With obstacle link rules, Q values per row of link rules: the saved f*_q (LinkSaveTag)
   /// and the last streaming step's f*_k of the links (push; the momentum exchange reads them).
@@ -621,35 +711,55 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
   }
 
-  /// Only the cells with an outlet link: over the whole boundary list this launch cost 13% of
-  /// an in-place step of the sphere channel at 128^3 (docs/performance.md).
-  KOKKOS_INLINE_FUNCTION void operator()(OutletVelocityTag, const Index j) const {
-    const Index i = Index(outlet_rows(j)), n = Index(boundary_cells(i));
+  /// Only the cells that save: over the whole boundary list this launch cost 13% of an in-place
+  /// step of the sphere channel at 128^3 (docs/performance.md, then the outlet velocity only).
+  KOKKOS_INLINE_FUNCTION void operator()(BoundarySaveTag, const Index j) const {
+    const Index i = Index(saved_rows(j)), n = Index(boundary_cells(i));
+    const std::uint32_t mask = bc.links[n];
     const Departing dep{a, idx};
-    R fs[L::Q], u[3];
-    for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-    bc.velocity(fs, u);
-    for (int d = 0; d < 3; ++d) outlet_u(i, d) = u[d];
+    R* row = &saved(i * saved_width);
+    if (mask & kOutletLink) {
+      R fs[L::Q], u[3];
+      for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
+      bc.velocity(fs, u);
+      for (int d = 0; d < 3; ++d) row[d] = u[d];
+    }
+    if (saved_width == 3) return;  // no outflow face
+    const Coord p = bc.grid.coords(n);
+    for (int q = 1; q < L::Q; ++q) {
+      if (!((mask >> L::opposite(q)) & 1u)) continue;
+      int face;
+      bc.neighbour(p, q, -1, face);
+      if (bc.is_outflow_face(face)) row[3 + q] = bc.outflow_value(p, q, face, dep);
+    }
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const {
+  KOKKOS_INLINE_FUNCTION void operator()(BoundaryTag, const Index i) const { boundary<false>(i); }
+  KOKKOS_INLINE_FUNCTION void operator()(BoundaryOutflowTag, const Index i) const {
+    boundary<true>(i);
+  }
+  template <bool Outflow>
+  KOKKOS_INLINE_FUNCTION void boundary(const Index i) const {
     const Index n = Index(boundary_cells(i));
     const std::uint32_t mask = bc.links[n];
     const Index slot = bc.link_row_of(i);
     const bool rules = slot >= 0;
     const R* same = rules ? &link_same(slot * L::Q) : nullptr;
+    const R* row = saved_width > 0 ? &saved(i * saved_width) : nullptr;
+    const R* outflow = saved_width > 3 ? row + 3 : nullptr;
     R f[L::Q];
     if (mask & kOutletLink) {
-      const R u[3] = {outlet_u(i, 0), outlet_u(i, 1), outlet_u(i, 2)};
-      bc.pull(n, mask, f, Departing{a, idx}, u, slot, same);
+      const R u[3] = {row[0], row[1], row[2]};
+      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, u, slot, same, outflow);
     } else {
-      bc.pull(n, mask, f, Departing{a, idx}, nullptr, slot, same);
+      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, nullptr, slot, same, outflow);
     }
     collide_at(n, f);
     R fr[L::Q];  // as stored: a no-op for native storage
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
-    bc.push(n, mask, f, fr, Arriving{a, idx}, slot, rules ? &link_leaving(slot * L::Q) : nullptr);
+    bc.template push<Outflow>(n, mask, f, fr, Arriving{a, idx}, slot,
+                              rules ? &link_leaving(slot * L::Q) : nullptr);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index j) const {

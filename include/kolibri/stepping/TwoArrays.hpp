@@ -194,15 +194,12 @@ class TwoArrays final : public Scheme<L, S> {
             BorderTag::label,
             Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(ex, 0, Index(level.border.extent(0))),
             k);
-        if (nbb > 0)
-          Kokkos::parallel_for(BoundaryTag::label,
-                               Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(ex, 0, nbb), k);
+        if (nbb > 0) level.boundary_cells(ex, 0, nbb, k);
         level.mark(ex, StepPoint::Border);
         m_pull.pack(m_f[1 - m_cur]);
         level.mark(ex, StepPoint::Packed);
         interior(k);  // every cell but the border cells and the listed boundary cells
-        if (nb > nbb)
-          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(nbb, nb), k);
+        if (nb > nbb) level.boundary_cells(level.exec, nbb, nb, k);
         faces(k);
         level.mark(level.exec, StepPoint::Interior);
         m_pull.post();
@@ -212,8 +209,7 @@ class TwoArrays final : public Scheme<L, S> {
         m_join.join(ex, level.exec);  // the next step's cells read the border cells and ghosts
       } else {
         interior(k);
-        if (nb > 0)
-          Kokkos::parallel_for(BoundaryTag::label, level.template range<BoundaryTag>(0, nb), k);
+        if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
         faces(k);
         level.mark(level.exec, StepPoint::Interior);
       }

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// Outflow faces (FaceType::Outflow): what enters across them is what the layer next to them
+// receives. Fully developed flow leaves unchanged, a sound pulse leaves with little reflection
+// (against the pressure outlet's), in-place streaming matches two arrays, and the deck's rules.
+#include <kolibri/config/Rules.hpp>
+#include <kolibri/solver/Solver.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "Helpers.hpp"
+
+namespace {
+using namespace kolibri;
+
+/// Plates along x: a parabolic velocity inlet at x_min, an outflow face at x_max, walls on y
+/// (2D), D2Q9 TRT (Lambda 3/16: halfway bounce-back walls exactly where they are), driven by
+/// the body force of the inlet's plane Poiseuille flow, G = 8 nu u_max / H^2: the pressure is
+/// uniform and the flow the same in every plane.
+SolverConfig outflow_plates(Streaming streaming) {
+  SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 48, 12, 1, 0.8);
+  c.collision = CollisionKind::Trt;
+  c.streaming = streaming;
+  c.faces[0].type = FaceType::VelocityInlet;
+  c.faces[0].velocity = {0.03, 0, 0};
+  c.faces[0].profile = InletProfile::Parabolic;
+  c.faces[1].type = FaceType::Outflow;
+  c.faces[2].type = c.faces[3].type = FaceType::Wall;
+  c.force = {8.0 * c.viscosity() * 0.03 / (c.ny * c.ny), 0, 0};
+  return c;
+}
+
+/// Mass flux through the plane of cells x, sum of rho u_x.
+double mass_flux(const MacroFields& m, int x) {
+  double sum = 0;
+  for (int y = 0; y < m.ny; ++y) sum += m.rho[m.index(x, y, 0)] * m.u[m.index(x, y, 0)][0];
+  return sum;
+}
+
+// Fully developed plane Poiseuille flow (above) leaves through the outflow face unchanged: the
+// zero normal gradient is exact where the populations are the same in every plane. In the
+// steady state the flux through every plane is the inlet's and the momentum profile at the
+// outflow layer the inlet's parabola, to round-off (1e-9 asserted), in both population schemes.
+// (With a pressure drop along the channel the rule is not exact and the mass in the box drifts:
+// docs/validation.md, "Outflow faces".)
+TEST(Outflow, FullyDevelopedFlowLeavesUnchanged) {
+  for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
+    SCOPED_TRACE(to_string(streaming));
+    const SolverConfig c = outflow_plates(streaming);
+    auto s = make_solver(c);
+    s->step(12000);  // about 80 H^2 / nu
+    const MacroFields m = s->macroscopic();
+    const double inlet = mass_flux(m, 0);
+    for (int x : {c.nx / 2, c.nx - 2, c.nx - 1})
+      EXPECT_NEAR(mass_flux(m, x) / inlet, 1.0, 1e-9) << "x = " << x;
+    // The momentum profile of the last two layers is the inlet's parabola, u_max 4 s (1 - s)
+    // at s = (y + 1/2) / H, to round-off. (Mid-channel, 24 cells from the inlet, the inlet's
+    // small developing-flow disturbance has not quite decayed: 1e-7 there.)
+    const auto j = [&](int x, int y) { return m.rho[m.index(x, y, 0)] * m.u[m.index(x, y, 0)][0]; };
+    for (int y = 0; y < c.ny; ++y) {
+      const double sy = (y + 0.5) / c.ny, exact = 0.03 * 4.0 * sy * (1.0 - sy);
+      for (int x : {c.nx - 2, c.nx - 1})
+        EXPECT_NEAR(j(x, y), exact, 1e-9 * 0.03) << "x = " << x << ", y = " << y;
+      EXPECT_NEAR(j(c.nx / 2, y), exact, 1e-5 * 0.03) << "y = " << y;
+    }
+  }
+}
+
+/// The reflection coefficient of face type `type` on the faces x_min and x_max of a periodic
+/// strip (D2Q9 BGK, tau 0.55): a Gaussian density pulse (amplitude A = 1e-4, width 6 cells) in
+/// the middle splits into two of amplitude A/2 that reach the faces; what comes back meets in
+/// the middle after twice the travel time, where a face that reflects the amplitude R gives a
+/// peak of R A. Returns that peak's |rho - 1| over A, and the largest |rho - 1| over A after
+/// the outgoing pulses' travel (`incident`, about 1/2).
+double reflection(FaceType type, double& incident) {
+  SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 240, 2, 1, 0.55);
+  c.faces[0].type = c.faces[1].type = type;
+  auto s = make_solver(c);
+  const double A = 1e-4, sigma = 6.0, x0 = 0.5 * c.nx;
+  std::vector<double> rho(std::size_t(c.cells()));
+  std::vector<std::array<double, 3>> u(rho.size(), {0.0, 0.0, 0.0});
+  for (int y = 0; y < c.ny; ++y)
+    for (int x = 0; x < c.nx; ++x) {
+      const double d = (x + 0.5 - x0) / sigma;
+      rho[std::size_t(x + c.nx * y)] = 1.0 + A * std::exp(-0.5 * d * d);
+    }
+  s->initialize(rho, u);
+  const auto peak = [&] {
+    const MacroFields m = s->macroscopic();
+    double p = 0;
+    for (double r : m.rho) p = std::max(p, std::fabs(r - 1.0));
+    return p / A;
+  };
+  const double cs = 1.0 / std::sqrt(3.0);
+  const auto travel = std::int64_t(std::lround(x0 / cs));  // from the middle to a face
+  s->step(travel / 2);
+  incident = peak();
+  s->step(2 * travel - travel / 2);
+  return peak();
+}
+
+// The outflow face lets a sound pulse leave with less reflection than the pressure outlet
+// (density held), which sends it back inverted, nearly whole (the target: smaller than
+// the pressure outlet's). Measured (docs/validation.md, "Outflow faces"): 0.22 against 0.85; a
+// characteristic outlet would reflect far less (the miss is documented there).
+TEST(Outflow, ReflectsASoundPulseLessThanAPressureOutlet) {
+  double incident_outflow = 0, incident_pressure = 0;
+  const double outflow = reflection(FaceType::Outflow, incident_outflow);
+  const double pressure = reflection(FaceType::PressureOutlet, incident_pressure);
+  RecordProperty("reflection_outflow", std::to_string(outflow));
+  RecordProperty("reflection_pressure_outlet", std::to_string(pressure));
+  EXPECT_NEAR(incident_outflow, 0.5, 0.05);
+  EXPECT_NEAR(incident_pressure, 0.5, 0.05);
+  EXPECT_GT(pressure, 0.8);  // held density: R = -1 less the viscous decay
+  EXPECT_LT(outflow, pressure);
+}
+
+// The channel scene with an outflow face instead of the pressure outlet, and solids where the
+// outflow rule falls back: a solid cell in the layer next to the face (its neighbours along the
+// face take bounce-back there) and one in the face's own layer. In-place streaming gives the
+// two-array populations after every even number of steps, every lattice.
+TEST(Outflow, InPlaceMatchesTwoArrays) {
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27}) {
+    SCOPED_TRACE(to_string(lat));
+    SolverConfig c = test::channel(lat);
+    c.faces[1].type = FaceType::Outflow;
+    Obstacle inner;
+    inner.min = {double(c.nx - 2), 2, 0};    // the cells whose centres it covers: x = nx - 2,
+    inner.max = {double(c.nx - 1), 4, 100};  // y = 2, 3
+    Obstacle in_face;
+    in_face.min = {double(c.nx - 1), 7, 0};  // x = nx - 1, y = 7
+    in_face.max = {double(c.nx), 8, 100};
+    c.obstacles.push_back(inner);
+    c.obstacles.push_back(in_face);
+    auto two = make_solver(c);
+    c.streaming = Streaming::InPlace;
+    auto one = make_solver(c);
+    for (int round = 0; round < 3; ++round) {
+      two->step(10 + 2 * round);
+      one->step(10 + 2 * round);
+      const auto a = two->populations(), b = one->populations();
+      ASSERT_EQ(a.size(), b.size());
+      // as InPlace.MatchesTwoArrays: bit for bit on the host, a few ulps on GPUs
+      for (std::size_t i = 0; i < a.size(); ++i)
+        ASSERT_NEAR(b[i], a[i], 1e-15) << "population " << i;
+    }
+    const MacroFields m = two->macroscopic();
+    EXPECT_GT(m.u[m.index(c.nx - 1, 5, 0)][0], 0.0) << "the flow leaves (the test is not trivial)";
+  }
+}
+
+// The deck's rules: the moment representation, tiles and refinement refuse an outflow face
+// (naming it), so does an axis of one cell, and an outflow face opposite a periodic one is a
+// broken pair.
+TEST(Outflow, RefusedWhereItIsNotBuilt) {
+  const auto breach = [](const SolverConfig& c) {
+    const auto b = broken_rule(c);
+    return b ? b->section + "." + b->key + ": " + b->message : std::string();
+  };
+  SolverConfig c = outflow_plates(Streaming::TwoArray);
+  EXPECT_EQ(breach(c), "");
+  SolverConfig moments = c;
+  moments.streaming = Streaming::Moments;
+  moments.collision = CollisionKind::Regularized;
+  moments.faces[0].profile = InletProfile::Uniform;
+  EXPECT_NE(breach(moments).find("boundary.x_max: an outflow face needs populations"),
+            std::string::npos)
+      << breach(moments);
+  SolverConfig thin = c;
+  thin.nx = 1;
+  thin.faces[0].type = FaceType::Wall;
+  EXPECT_NE(breach(thin).find("domain.nx: an outflow face (boundary.x_max)"), std::string::npos)
+      << breach(thin);
+  SolverConfig pair = c;
+  pair.faces[0].type = FaceType::Periodic;
+  EXPECT_NE(breach(pair).find("periodic faces come in pairs"), std::string::npos) << breach(pair);
+}
+
+}  // namespace
