@@ -185,7 +185,7 @@ class InPlace final : public Scheme<L, S> {
 
   C m_op;
   Kokkos::View<V*, MemSpace> m_f;
-  bool m_arriving = false;  ///< the array holds arriving (pre-collision) populations
+  bool m_arriving = false;             ///< the array holds arriving (pre-collision) populations
   Kokkos::View<R*, MemSpace> m_saved;  ///< pressure and outflow faces (InPlaceStep::saved)
   int m_saved_width = 0;
   Kokkos::View<R*, MemSpace> m_link_same, m_link_leaving;  ///< obstacle link rules (InPlaceStep)
