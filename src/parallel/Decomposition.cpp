@@ -10,6 +10,20 @@ namespace kolibri {
 
 namespace {
 bool periodic(const SolverConfig& cfg, int d) { return cfg.faces[std::size_t(2 * d)].type == FaceType::Periodic; }
+
+/// The first outflow face (FaceType::Outflow) whose rank would hold fewer than the 2 cell layers
+/// along its axis that the face's rule reads (GridCells::outflow_source), with `grid` ranks per
+/// axis; -1 where there is none. The slabs are those of Decomposition::make: the first ones of an
+/// axis one cell larger, so the last rank holds the fewest.
+int thin_outflow_face(const SolverConfig& cfg, const std::array<int, 3>& grid) {
+  const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
+  for (int f = 0; f < 6; ++f) {
+    const int d = f / 2, p = grid[std::size_t(d)];
+    const int layers = f % 2 == 0 ? n[d] / p + (n[d] % p > 0 ? 1 : 0) : n[d] / p;
+    if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < 2) return f;
+  }
+  return -1;
+}
 }  // namespace
 
 std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size) {
@@ -24,6 +38,7 @@ std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size)
       const int px = size / pz / py;
       if (px > cfg.nx) continue;
       const int p[3] = {px, py, pz};
+      if (thin_outflow_face(cfg, {px, py, pz}) >= 0) continue;
       // Cells on the cut planes of an inner rank: two planes per split axis (one when a
       // non-periodic axis has two ranks); ties go to fewer split axes, then to z, then y.
       double cost = 0.0;
@@ -40,8 +55,10 @@ std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size)
     }
   }
   if (best[0] == 0)
-    throw std::invalid_argument(std::to_string(size) + " ranks cannot split a " + std::to_string(cfg.nx) + "x" +
-                                std::to_string(cfg.ny) + "x" + std::to_string(cfg.nz) + " box (at most one rank per cell layer)");
+    throw std::invalid_argument(
+        std::to_string(size) + " ranks cannot split a " + std::to_string(cfg.nx) + "x" +
+        std::to_string(cfg.ny) + "x" + std::to_string(cfg.nz) +
+        " box (at most one rank per cell layer, two next to an outflow face)");
   return best;
 }
 
@@ -57,6 +74,12 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank, s
     if (grid[std::size_t(d)] > dc.global.n[std::size_t(d)])
       throw std::invalid_argument("process grid: " + std::to_string(grid[std::size_t(d)]) + " ranks along " +
                                   "xyz"[d] + " but only " + std::to_string(dc.global.n[std::size_t(d)]) + " cells");
+  if (const int f = thin_outflow_face(cfg, grid); f >= 0)
+    throw std::invalid_argument(std::string("boundary.") + kFaceNames[std::size_t(f)] +
+                                " = \"outflow\": with the process grid " + std::to_string(grid[0]) +
+                                "x" + std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
+                                " the rank next to it holds 1 cell layer along " + "xyz"[f / 2] +
+                                "; the face's rule reads 2: use fewer ranks along " + "xyz"[f / 2]);
   dc.dims = grid;
   dc.coords = {rank % grid[0], rank / grid[0] % grid[1], rank / (grid[0] * grid[1])};
   for (std::size_t d = 0; d < 3; ++d) {  // near-equal slabs, the first ones one cell larger

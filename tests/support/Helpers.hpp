@@ -79,6 +79,29 @@ inline SolverConfig channel(LatticeKind lat, double obstacle_x_max = 9) {
   return c;
 }
 
+/// A channel along x: a velocity inlet (u_x = 0.03) at x_min, a pressure outlet (density 1) at
+/// x_max, walls on y (and z in 3D: a duct), no obstacle; the moment representation with the
+/// regularized operator.
+inline SolverConfig open_channel(LatticeKind lat, Streaming streaming, int nx, int ny, int nz) {
+  SolverConfig c = periodic_box(lat, nx, ny, nz, 0.8);
+  c.streaming = streaming;
+  if (streaming == Streaming::Moments) c.collision = CollisionKind::Regularized;
+  c.faces[0].type = FaceType::VelocityInlet;
+  c.faces[0].velocity = {0.03, 0, 0};
+  c.faces[1].type = FaceType::PressureOutlet;
+  c.faces[2].type = c.faces[3].type = FaceType::Wall;
+  if (lat != LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Wall;
+  return c;
+}
+
+/// Mass flux through the plane of cells x, the sum of rho u_x.
+inline double mass_flux(const MacroFields& m, int x) {
+  double sum = 0;
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y) sum += m.rho[m.index(x, y, z)] * m.u[m.index(x, y, z)][0];
+  return sum;
+}
+
 /// The observed order of convergence between errors e1 and e2 at resolutions n1 < n2 (cells).
 inline double order(double e1, double e2, double n1, double n2) {
   return std::log(e1 / e2) / std::log(n2 / n1);

@@ -197,15 +197,9 @@ TEST(InletProfileDeck, MistakesNameTheKeyAndTheFile) {
 
 /// The duct or channel of `lat` with a parabolic inlet at x_min (walls on every axis across).
 SolverConfig parabolic_channel(LatticeKind lat, Streaming streaming) {
-  const bool two_d = lat == LatticeKind::D2Q9;
-  SolverConfig c = test::periodic_box(lat, 10, 8, two_d ? 1 : 6, 0.8);
-  c.streaming = streaming;
-  c.faces[0].type = FaceType::VelocityInlet;
+  SolverConfig c = test::open_channel(lat, streaming, 10, 8, lat == LatticeKind::D2Q9 ? 1 : 6);
   c.faces[0].velocity = {0.03, 0.004, 0};
   c.faces[0].profile = InletProfile::Parabolic;
-  c.faces[1].type = FaceType::PressureOutlet;
-  c.faces[2].type = c.faces[3].type = FaceType::Wall;
-  if (!two_d) c.faces[4].type = c.faces[5].type = FaceType::Wall;
   return c;
 }
 

@@ -14,27 +14,8 @@
 namespace {
 using namespace kolibri;
 
-/// A channel along x: velocity inlet at x_min, pressure outlet (density 1) at x_max, walls on
-/// y (and z in 3D: a duct), no obstacle.
-SolverConfig open_channel(LatticeKind lat, Streaming streaming, int nx, int ny, int nz) {
-  SolverConfig c = test::periodic_box(lat, nx, ny, nz, 0.8);
-  c.streaming = streaming;
-  if (streaming == Streaming::Moments) c.collision = CollisionKind::Regularized;
-  c.faces[0].type = FaceType::VelocityInlet;
-  c.faces[0].velocity = {0.03, 0, 0};
-  c.faces[1].type = FaceType::PressureOutlet;
-  c.faces[2].type = c.faces[3].type = FaceType::Wall;
-  if (lat != LatticeKind::D2Q9) c.faces[4].type = c.faces[5].type = FaceType::Wall;
-  return c;
-}
-
-/// Mass flux through the plane of cells x, sum of rho u_x.
-double mass_flux(const MacroFields& m, int x) {
-  double sum = 0;
-  for (int z = 0; z < m.nz; ++z)
-    for (int y = 0; y < m.ny; ++y) sum += m.rho[m.index(x, y, z)] * m.u[m.index(x, y, z)][0];
-  return sum;
-}
+using test::mass_flux;
+using test::open_channel;
 
 struct Scheme {
   const char* name;

@@ -3,12 +3,16 @@
 // receives. Fully developed flow leaves unchanged, a sound pulse leaves with little reflection
 // (against the pressure outlet's), in-place streaming matches two arrays, and the deck's rules.
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "Helpers.hpp"
 
@@ -20,24 +24,14 @@ using namespace kolibri;
 /// the body force of the inlet's plane Poiseuille flow, G = 8 nu u_max / H^2: the pressure is
 /// uniform and the flow the same in every plane.
 SolverConfig outflow_plates(Streaming streaming) {
-  SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 48, 12, 1, 0.8);
+  SolverConfig c = test::open_channel(LatticeKind::D2Q9, streaming, 48, 12, 1);
   c.collision = CollisionKind::Trt;
-  c.streaming = streaming;
-  c.faces[0].type = FaceType::VelocityInlet;
-  c.faces[0].velocity = {0.03, 0, 0};
   c.faces[0].profile = InletProfile::Parabolic;
   c.faces[1].type = FaceType::Outflow;
-  c.faces[2].type = c.faces[3].type = FaceType::Wall;
   c.force = {8.0 * c.viscosity() * 0.03 / (c.ny * c.ny), 0, 0};
   return c;
 }
-
-/// Mass flux through the plane of cells x, sum of rho u_x.
-double mass_flux(const MacroFields& m, int x) {
-  double sum = 0;
-  for (int y = 0; y < m.ny; ++y) sum += m.rho[m.index(x, y, 0)] * m.u[m.index(x, y, 0)][0];
-  return sum;
-}
+using test::mass_flux;
 
 // Fully developed plane Poiseuille flow (above) leaves through the outflow face unchanged: the
 // zero normal gradient is exact where the populations are the same in every plane. In the
@@ -176,6 +170,28 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   SolverConfig pair = c;
   pair.faces[0].type = FaceType::Periodic;
   EXPECT_NE(breach(pair).find("periodic faces come in pairs"), std::string::npos) << breach(pair);
+}
+
+// The face's rule reads the two layers next to it, so the decomposition gives the rank next to it
+// two: a process grid that would leave it one is refused naming the face (kolibri run --grid,
+// kolibri check --ranks), and the automatic grid splits another axis.
+TEST(Outflow, RankNextToItHoldsTwoLayers) {
+  SolverConfig c = outflow_plates(Streaming::TwoArray);  // 48 x 12
+  EXPECT_NO_THROW(Decomposition::make(c, 24, 23, {24, 1, 1}));
+  try {
+    Decomposition::make(c, 48, 0, {48, 1, 1});
+    ADD_FAILURE() << "a rank of one layer next to the outflow face was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("boundary.x_max = \"outflow\": with the process grid "
+                                         "48x1x1 the rank next to it holds 1 cell layer along x; "
+                                         "the face's rule reads 2: use fewer ranks along x"),
+              std::string::npos)
+        << e.what();
+  }
+  c.nx = 3, c.ny = 2;  // x would be cut (the smaller cut), leaving the last rank one layer
+  EXPECT_EQ(Decomposition::choose_grid(c, 2), (std::array<int, 3>{1, 2, 1}));
+  c.faces[1].type = FaceType::PressureOutlet;
+  EXPECT_EQ(Decomposition::choose_grid(c, 2), (std::array<int, 3>{2, 1, 1}));
 }
 
 }  // namespace

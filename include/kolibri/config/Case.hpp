@@ -166,6 +166,18 @@ struct FaceBC {
 
 /// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
 using FaceSet = std::array<FaceBC, 6>;
+/// \brief The six faces' types as the integers the grid's neighbour rule takes
+/// (DenseGrid::neighbour, GridCells::outflow_source) and kernels copy: the one conversion from
+/// a FaceSet (or SolverConfig::domain_faces) for every caller.
+struct FaceTypes {
+  int type[6];
+  explicit FaceTypes(const std::array<FaceType, 6>& types) {
+    for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(types[f]);
+  }
+  explicit FaceTypes(const FaceSet& faces) {
+    for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
+  }
+};
 /// The faces' names in decks and messages, in FaceSet's order.
 inline constexpr std::array<const char*, 6> kFaceNames{"x_min", "x_max", "y_min",
                                                        "y_max", "z_min", "z_max"};

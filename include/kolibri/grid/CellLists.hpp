@@ -46,9 +46,8 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
                                       const FaceSet& faces) {
   static_assert(L::Q <= kMovingFaceShift, "wall_links: the directions below kMovingFaceBits");
   std::vector<std::uint32_t> out(flags.size(), 0u);
-  int type[6];
-  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
-  const auto is = [&](int face, FaceType t) { return type[face] == static_cast<int>(t); };
+  const FaceTypes types(faces);
+  const auto is = [&](int face, FaceType t) { return types.type[face] == static_cast<int>(t); };
   grid.for_each([&](const Coord& p, Index c) {
     if (flags[static_cast<std::size_t>(c)] != kBoundaryFluid) return;
     std::uint32_t mask = 0;
@@ -56,7 +55,7 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
     int moving = -1;
     for (int q = 1; q < L::Q; ++q) {
       int face;
-      const Index m = grid.neighbour<L>(type, p, q, +1, face);
+      const Index m = grid.neighbour<L>(types.type, p, q, +1, face);
       if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) mask |= 1u << q;
       if (m >= 0) continue;
       const int s[3] = {p.x + L::c(q, 0), p.y + L::c(q, 1), p.z + L::c(q, 2)};
@@ -64,7 +63,7 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
         const int f = s[d] < 0 ? 2 * d : s[d] >= grid.n[d] ? 2 * d + 1 : -1;
         if (f >= 0 && !is(f, FaceType::Periodic)) crossed |= 1u << f;
       }
-      if (is_pressure(FaceType(type[face]))) mask |= kOutletLink;
+      if (is_pressure(FaceType(types.type[face]))) mask |= kOutletLink;
       if (is(face, FaceType::MovingWall) || is(face, FaceType::VelocityInlet))
         mask |= kMovingLink, moving = face;
     }
@@ -77,12 +76,12 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
 }
 
 /// \brief True for a cell with a link across an outflow face (FaceType::Outflow): its rule reads
-/// other cells (GridCells::outflow_source), so the cell is listed. `type`: the faces' types.
+/// other cells (GridCells::outflow_source), so the cell is listed.
 template <class L>
-bool has_outflow_link(const DenseGrid& grid, const int (&type)[6], const Coord& p) {
+bool has_outflow_link(const DenseGrid& grid, const FaceTypes& types, const Coord& p) {
   for (int q = 1; q < L::Q; ++q) {
     int face;
-    if (grid.neighbour<L>(type, p, q, +1, face) < 0 && is_outflow(FaceType(type[face])))
+    if (grid.neighbour<L>(types.type, p, q, +1, face) < 0 && is_outflow(FaceType(types.type[face])))
       return true;
   }
   return false;
@@ -137,7 +136,12 @@ struct CellLists {
   std::vector<std::uint32_t> border;    ///< kFluidBorder cells (fast path, next to a ghost layer)
   std::vector<std::uint32_t> faces[6];  ///< with face kernels: cells completed by one face alone
   std::vector<std::uint32_t> links;     ///< wall_links of every cell; empty without boundary cells
-  std::int64_t updated = 0;             ///< cells this rank updates (fluid, not ghost)
+  /// The positions in `boundary` of the cells whose rules read slots that an in-place streaming
+  /// step overwrites: a link across a pressure face (kOutletLink) or an outflow face
+  /// (has_outflow_link). That scheme saves what they need first (BoundarySaveTag).
+  std::vector<std::uint32_t> saved;
+  bool outflow_links = false;  ///< some cell of `boundary` has a link across an outflow face
+  std::int64_t updated = 0;    ///< cells this rank updates (fluid, not ghost)
 };
 
 /// \brief The lists of `grid` with `flags` (build_flags) and the faces' types; `face_kernels`
@@ -145,38 +149,48 @@ struct CellLists {
 /// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
 /// inlets are one face, to the interior kernel (two arrays); the others get kListedCell, so do
 /// the cells with a link into one of `obstacles` that needs its own rule (has_link_rules) and
-/// those with a link across an outflow face (has_outflow_link).
+/// those with a link across an outflow face (has_outflow_link), which are also listed in `saved`
+/// with the pressure-face cells.
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
                            const std::vector<Obstacle>& obstacles = {}) {
   const bool rules = any_link_rules(obstacles);
-  int type[6];
-  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  const FaceTypes types(faces);
   CellLists out;
   if (std::find(flags.begin(), flags.end(), kBoundaryFluid) != flags.end())
     out.links = wall_links<L>(grid, flags, faces);
   std::vector<std::uint32_t> inner;
+  std::vector<bool> saves, inner_saves;  // beside `boundary` and `inner`: the cell is saved
   grid.for_each([&](const Coord& p, Index c) {
     const Flag f = flags[static_cast<std::size_t>(c)];
     out.updated += is_updated(f);
     if (f == kFluidBorder) out.border.push_back(std::uint32_t(c));
     if (f != kBoundaryFluid) return;
     std::uint32_t& mask = out.links[static_cast<std::size_t>(c)];
-    if (grid.is_border(p))
+    const bool outflow = has_outflow_link<L>(grid, types, p);
+    out.outflow_links = out.outflow_links || outflow;
+    const bool saved = (mask & kOutletLink) || outflow;
+    if (grid.is_border(p)) {
       out.boundary.push_back(std::uint32_t(c));
-    else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1; face >= 0)
+      saves.push_back(saved);
+    } else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1;
+               face >= 0) {
       out.faces[face].push_back(std::uint32_t(c));
-    else if (!interior_walls || (mask & kOutletLink) || has_outflow_link<L>(grid, type, p) ||
-             ((mask & kMovingLink) && moving_face(mask) < 0) ||
-             (rules && has_link_rules<L>(grid, type, flags, obstacles, p)))
+    } else if (!interior_walls || saved || ((mask & kMovingLink) && moving_face(mask) < 0) ||
+               (rules && has_link_rules<L>(grid, types.type, flags, obstacles, p))) {
       inner.push_back(std::uint32_t(c));
-    else
+      inner_saves.push_back(saved);
+    } else {
       return;  // resolved by the interior kernel
+    }
     mask |= kListedCell;
   });
   out.boundary_next_to_ghost = Index(out.boundary.size());
   out.boundary.insert(out.boundary.end(), inner.begin(), inner.end());
+  saves.insert(saves.end(), inner_saves.begin(), inner_saves.end());
+  for (std::size_t i = 0; i < saves.size(); ++i)
+    if (saves[i]) out.saved.push_back(std::uint32_t(i));
   return out;
 }
 

@@ -43,13 +43,12 @@ struct SolidCells {
 template <class L>
 int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<Flag>& flags,
                 const Coord& p) {
-  int type[6];
-  for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
+  const FaceTypes types(faces);
   int the = -1;
   std::uint32_t crossing = 0;  // bit q: direction q comes across the face
   for (int q = 1; q < L::Q; ++q) {
     int face;
-    const Index m = grid.neighbour<L>(type, p, q, -1, face);
+    const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
     if (m >= 0) {
       if (flags[static_cast<std::size_t>(m)] == kSolid) return -1;
       continue;
@@ -82,12 +81,9 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     if (solid_cell(cfg, g.x, g.y, g.z)) f = kSolid;
     if (f != kSolid && grid.is_ghost(p)) f = kGhost;
   });
-  int type[6];
+  const FaceTypes types(cfg.faces);
   bool open[6];
-  for (int f = 0; f < 6; ++f) {
-    type[f] = static_cast<int>(cfg.faces[std::size_t(f)].type);
-    open[f] = cfg.faces[std::size_t(f)].type != FaceType::Periodic;
-  }
+  for (int f = 0; f < 6; ++f) open[f] = cfg.faces[std::size_t(f)].type != FaceType::Periodic;
   grid.for_each([&](const Coord& p, Index c) {
     Flag& f = flags[static_cast<std::size_t>(c)];
     if (!is_updated(f)) return;
@@ -97,7 +93,7 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     if (cfg.obstacles.empty() && !cfg.geometry.given() && !grid.on_face(p, open)) return;
     for (int q = 1; q < L::Q; ++q) {
       int face;
-      const Index m = grid.neighbour<L>(type, p, q, -1, face);
+      const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
       if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) {
         f = kBoundaryFluid;
         break;

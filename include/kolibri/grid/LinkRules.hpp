@@ -108,16 +108,15 @@ LinkRules link_rules(const DenseGrid& grid, const FaceSet& faces, const std::vec
   if (!any_link_rules(obstacles)) return out;
   bool moving = false;
   for (const Obstacle& o : obstacles) moving = moving || o.rotating();
-  int type[6];
-  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  const FaceTypes types(faces);
   out.row.assign(boundary.size(), -1);
   for (std::size_t i = 0; i < boundary.size(); ++i) {
     const Coord p = grid.coords(Index(boundary[i]));
     for (int k = 1; k < L::Q; ++k) {
       int face;
-      const Index m = grid.neighbour<L>(type, p, k, +1, face);
+      const Index m = grid.neighbour<L>(types.type, p, k, +1, face);
       if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
-      const ObstacleLink link = obstacle_link<L>(grid, type, flags, obstacles, p, m, k);
+      const ObstacleLink link = obstacle_link<L>(grid, types.type, flags, obstacles, p, m, k);
       if (link.obstacle < 0 || !obstacles[std::size_t(link.obstacle)].link_rules()) continue;
       if (out.row[i] < 0) {  // the cell's row
         out.row[i] = std::int32_t(out.cells.size());

@@ -29,10 +29,12 @@ struct Decomposition {
 
   /// The decomposition of `cfg`'s box over `size` ranks, seen from `rank`. `grid` fixes the
   /// process grid (all three > 0, product = size) or, with zeros, lets choose_grid pick it.
-  /// Throws std::invalid_argument (with the reason) when it cannot be done.
+  /// Throws std::invalid_argument (with the reason) when it cannot be done, also where a rank next
+  /// to an outflow face would hold one cell layer along its axis (the face's rule reads two).
   static Decomposition make(const SolverConfig& cfg, int size, int rank, std::array<int, 3> grid = {0, 0, 0});
   /// The process grid with the least halo surface of an inner rank (ties: fewer split axes,
-  /// then z before y before x), at most one rank per cell layer; 2D boxes are not split in z.
+  /// then z before y before x), at most one rank per cell layer and at least two cell layers on a
+  /// rank next to an outflow face; 2D boxes are not split in z.
   static std::array<int, 3> choose_grid(const SolverConfig& cfg, int size);
 
   /// Rank of grid coordinates (x fastest).

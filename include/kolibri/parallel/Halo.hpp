@@ -59,8 +59,7 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
                            const std::vector<Flag>& flags, const FaceSet& faces, int moments = 0,
                            const std::function<Index(Index, int)>& at = {}) {
   const DenseGrid grid = grid_of(dc);
-  int type[6];
-  for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
+  const FaceTypes types(faces);
   // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must
   // be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0), or,
   // seen from the receiver, in its ghost region towards the sender (`from` = that direction).
@@ -69,9 +68,9 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
     const SolidCells solid{flags.data()};
     if (solid(grid.cell(p))) return false;
     int face;
-    Index m = grid.neighbour<L>(type, p, q, -1, face);
-    if (m < 0 && face >= 0 && is_outflow(FaceType(type[face])))
-      m = grid.outflow_source<L>(type, p, q, face, solid).cell;
+    Index m = grid.neighbour<L>(types.type, p, q, -1, face);
+    if (m < 0 && face >= 0 && is_outflow(FaceType(types.type[face])))
+      m = grid.outflow_source<L>(types.type, p, q, face, solid).cell;
     if (m < 0 || solid(m)) return false;
     const Coord mp = grid.coords(m);
     const int mc[3] = {mp.x, mp.y, mp.z};

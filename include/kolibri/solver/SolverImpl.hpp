@@ -389,8 +389,8 @@ class SolverImpl final : public Solver {
                         {m_level.ib.force()}};
     Kokkos::parallel_for("kolibri::statistics_fields", m_level.range(0, n), m);
     CellStatistics cell{rho, u, m_level.flags, g, {}};
-    const auto types = m_cfg.domain_faces();
-    for (int f = 0; f < 6; ++f) cell.type[f] = static_cast<int>(types[std::size_t(f)]);
+    const FaceTypes types(m_cfg.domain_faces());
+    for (int f = 0; f < 6; ++f) cell.type[f] = types.type[f];
     FlowStatistics s;
     Kokkos::parallel_reduce(
         "kolibri::statistics_energy", m_level.range(0, n),

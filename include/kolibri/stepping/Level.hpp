@@ -15,8 +15,6 @@
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -33,15 +31,6 @@ struct Level {
         const std::vector<Flag>& host_flags)
       : grid(DenseGrid::of(cfg)) {  // refuses 2^32 cells or more
     if (distribution) dist = *distribution;
-    for (int f = 0; f < 6; ++f) {  // outflow_source reads the layer next to the face's layer
-      const int axis = f / 2, real = grid.n[axis] - grid.ghost[2 * axis] - grid.ghost[2 * axis + 1];
-      if (is_outflow(cfg.faces[std::size_t(f)].type) && real < 2)
-        throw std::invalid_argument(
-            std::string("kolibri: the rank next to outflow face ") + kFaceNames[std::size_t(f)] +
-            " holds " + std::to_string(real) +
-            " layer(s) of cells along its axis; it needs 2: use fewer ranks "
-            "along that axis");
-    }
     flags = to_device(host_flags, "kolibri::flags");
     const CellLists lists =
         build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
@@ -65,16 +54,8 @@ struct Level {
     border = to_device(lists.border, "kolibri::border_cells");
     boundary = to_device(lists.boundary, "kolibri::boundary_cells");
     links = to_device(lists.links, "kolibri::wall_links");
-    std::vector<std::uint32_t> saving;
-    int type[6];
-    for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(cfg.faces[std::size_t(f)].type);
-    for (std::size_t i = 0; i < lists.boundary.size(); ++i) {
-      const std::uint32_t n = lists.boundary[i];
-      const bool outflow = has_outflow_link<L>(grid, type, grid.coords(Index(n)));
-      outflow_links = outflow_links || outflow;
-      if ((lists.links[n] & kOutletLink) || outflow) saving.push_back(std::uint32_t(i));
-    }
-    saved_rows = to_device(saving, "kolibri::saved_rows");
+    saved_rows = to_device(lists.saved, "kolibri::saved_rows");
+    outflow_links = lists.outflow_links;
     for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
     faces = cfg.faces;
     for (const FaceBC& f : faces) timed_faces = timed_faces || f.time_dependent();
@@ -153,13 +134,10 @@ struct Level {
 
   DenseGrid grid;  ///< this rank's box of cells, ghost layers included
   Kokkos::View<Flag*, MemSpace> flags;
-  Kokkos::View<std::uint32_t*, MemSpace> boundary;  ///< cells with kBoundaryFluid (CellLists)
-  Kokkos::View<std::uint32_t*, MemSpace> links;     ///< CellLists::links (empty: no boundary)
-  /// The positions in `boundary` of the cells with a link across a pressure face (kOutletLink)
-  /// or an outflow face (has_outflow_link): their rules read slots that an in-place streaming
-  /// step overwrites, so that scheme saves what they need first (BoundarySaveTag).
-  Kokkos::View<std::uint32_t*, MemSpace> saved_rows;
-  bool outflow_links = false;  ///< some cell of `boundary` has a link across an outflow face
+  Kokkos::View<std::uint32_t*, MemSpace> boundary;    ///< cells with kBoundaryFluid (CellLists)
+  Kokkos::View<std::uint32_t*, MemSpace> links;       ///< CellLists::links (empty: no boundary)
+  Kokkos::View<std::uint32_t*, MemSpace> saved_rows;  ///< CellLists::saved
+  bool outflow_links = false;                         ///< CellLists::outflow_links
   Kokkos::View<float*, MemSpace> link_distance;       ///< LinkRules::distance (empty: none)
   Kokkos::View<float*, MemSpace> link_term;           ///< LinkRules::term (empty: no wall moves)
   Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells

@@ -44,15 +44,14 @@ ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
                              const std::vector<Flag>& flags,
                              const std::vector<Obstacle>& obstacles) {
   std::vector<ObstacleLinks> per(obstacles.size());
-  int type[6];
-  for (int f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[std::size_t(f)].type);
+  const FaceTypes types(faces);
   grid.for_each([&](const Coord& p, Index c) {
     if (flags[std::size_t(c)] != kBoundaryFluid) return;  // the only cells next to a solid
     for (int q = 1; q < L::Q; ++q) {
       int face;
-      const Index m = grid.neighbour<L>(type, p, q, +1, face);
+      const Index m = grid.neighbour<L>(types.type, p, q, +1, face);
       if (m < 0 || flags[std::size_t(m)] != kSolid) continue;
-      const ObstacleLink link = obstacle_link<L>(grid, type, flags, obstacles, p, m, q);
+      const ObstacleLink link = obstacle_link<L>(grid, types.type, flags, obstacles, p, m, q);
       if (link.obstacle < 0) continue;
       ObstacleLinks& o = per[std::size_t(link.obstacle)];
       o.cell.push_back(std::uint32_t(c));

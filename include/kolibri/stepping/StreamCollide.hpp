@@ -84,8 +84,9 @@ struct DeviceFaces {
 
   static DeviceFaces from(const FaceSet& faces) {
     DeviceFaces d{};
+    const FaceTypes types(faces);
     for (int f = 0; f < 6; ++f) {
-      d.type[f] = static_cast<int>(faces[f].type);
+      d.type[f] = types.type[f];
       for (int k = 0; k < 3; ++k) d.velocity[f][k] = R(faces[f].velocity[k]);
       d.density[f] = R(faces[f].density);
     }
