@@ -5,7 +5,8 @@
 Usage: test_restart.py KOLIBRI_BINARY DECK WORKDIR [MPIEXEC]
 
 Checks: a run restarted from a checkpoint ends with fields bit-identical to the uninterrupted
-run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given);
+run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given; also
+with curved walls and with an outflow face);
 SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
 corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
 writing nothing; only the newest checkpoint_keep checkpoints remain; a checkpoint counts only once
@@ -129,6 +130,23 @@ for streaming in ["two_array", "in_place"]:
         run(a, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
         run(a, *cw, "--restart", "latest", ranks=3)
         same_fields(final(ref, 400), final(a, 400), f"curved walls, {streaming}: checkpoint of 2 ranks continued on 3")
+
+# An outflow face (its rule reads the layer next to it; in place it saves the entering
+# populations before each streaming step): a restart continues bit-identically, also on another
+# rank count, in both population schemes.
+for streaming in ["two_array", "in_place"]:
+    of = ["--set", 'boundary.x_max="outflow"', "--set", f"model.streaming=\"{streaming}\""]
+    ref = W(f"ref_outflow_{streaming}")
+    run(ref, *of)
+    odd = W(f"odd_outflow_{streaming}")
+    run(odd, *of, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+    run(odd, *of, "--restart", "latest")
+    same_fields(final(ref, 400), final(odd, 400), f"outflow face, {streaming}: restart from step 137")
+    if MPIEXEC:
+        a = W(f"mpi_outflow_{streaming}")
+        run(a, *of, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
+        run(a, *of, "--restart", "latest", ranks=3)
+        same_fields(final(ref, 400), final(a, 400), f"outflow face, {streaming}: checkpoint of 2 ranks continued on 3")
 
 # Signals: stop a long run, check exit 6 + checkpoint, continue to a fixed end and compare.
 for sig in [signal.SIGTERM, signal.SIGUSR1]:
