@@ -383,9 +383,6 @@ struct CgStep {
   }
 };
 
-/// How many iterations run between two looks at the residuals from the host.
-constexpr int kCgCheckEvery = 4;
-
 /// \brief Bin the samples by their stencils' base nodes (a counting sort): `start` (bins + 1)
 /// the bins' first entries in `list`, `key` and `slot` each sample's bin and place in it.
 void bin_samples(const Stencils& st, const Index ns, const Kokkos::View<Index*, MemSpace>& start,
@@ -483,7 +480,7 @@ CouplingSystem& CouplingSystem::operator=(CouplingSystem&&) noexcept = default;
 bool CouplingSystem::built() { return true; }
 
 CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double tolerance,
-                                     const int max_iterations) {
+                                     const int max_iterations, const int check_every) {
   CouplingReport rep;
   const auto ns = Index(prob.base.extent(0));
   if (ns == 0) return rep;
@@ -532,7 +529,9 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   Kokkos::parallel_for("kolibri::ib_coupling_precondition", Range(0, ns), CgPrecondition{v});
   KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
   Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, now);
-  const auto seen = Kokkos::create_mirror_view(now);
+  // A copy of its own: `now` and `last` swap every iteration, and a mirror view of `now` would be
+  // `now` itself on a host backend, so a look at an odd iteration would overwrite `last`.
+  const auto seen = Kokkos::create_mirror(now);
   auto settled = [&]() {  // every component met its tolerance (a host synchronisation)
     Kokkos::deep_copy(seen, now);
     for (int d = 0; d < dims; ++d)
@@ -541,7 +540,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   };
   Kokkos::deep_copy(w.moved, 0);
   int it = 0;  // loop passes: a component that met its tolerance stands still until the check
-  while (it < max_iterations && !(it % kCgCheckEvery == 0 && settled())) {
+  while (it < max_iterations && !(it % check_every == 0 && settled())) {
     sc.now = now, sc.last = last, sc.alpha_in = alpha_in;
     Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns),
                          CgStep{v, sc, alpha_out, w.moved});
@@ -586,7 +585,7 @@ CouplingSystem::~CouplingSystem() = default;
 CouplingSystem::CouplingSystem(CouplingSystem&&) noexcept = default;
 CouplingSystem& CouplingSystem::operator=(CouplingSystem&&) noexcept = default;
 bool CouplingSystem::built() { return false; }
-CouplingReport CouplingSystem::solve(const CouplingProblem&, double, int) {
+CouplingReport CouplingSystem::solve(const CouplingProblem&, double, int, int) {
   throw std::invalid_argument(
       "ib.forcing = \"implicit\" needs Kokkos Kernels: this build has none (configure with "
       "KokkosKernels_ROOT, or Debian's libtrilinos-kokkos-kernels-dev; docs/building.md)");

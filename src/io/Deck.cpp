@@ -976,7 +976,7 @@ Case parse_deck(const std::string& text, const std::string& file,
             "counts direct-forcing passes; ib.forcing = \"implicit\" solves to ib.tolerance "
             "within ib.max_iterations instead");
   sc.ib.iterations = int(iters);
-  for (const char* key : {"tolerance", "max_iterations", "warm_start"})
+  for (const char* key : {"tolerance", "max_iterations", "check_every", "warm_start"})
     if (!implicit && ib.has(key))
       ib.fail(key,
               "belongs to ib.forcing = \"implicit\" (the forcing is \"direct\": "
@@ -988,6 +988,10 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (max_iter < 1 || max_iter > 10000)
     ib.fail("max_iterations", "expected 1 to 10000 conjugate-gradient iterations a step");
   sc.ib.max_iterations = int(max_iter);
+  const auto check_every = ib.integer("check_every").value_or(sc.ib.check_every);
+  if (check_every < 1 || check_every > 64)
+    ib.fail("check_every", "expected 1 to 64 conjugate-gradient iterations between two looks");
+  sc.ib.check_every = int(check_every);
   sc.ib.warm_start = ib.boolean("warm_start").value_or(true);
   const auto block = ib.integer("block").value_or(4);
   if (block < 0 || block > 64) ib.fail("block", "expected a block edge of 0 (samples as generated) to 64 cells");
@@ -1013,9 +1017,9 @@ Case parse_deck(const std::string& text, const std::string& file,
   if (!(sc.ib.virtual_mass >= 0.0 && sc.ib.virtual_mass <= 10.0))
     ib.fail("virtual_mass",
             "expected a coefficient in [0, 10] (free bodies' virtual mass, in fluid masses)");
-  ib.finish({"spreading", "forcing", "iterations", "tolerance", "max_iterations", "warm_start",
-             "block", "loads_every", "timing", "retraction", "gravity", "contact_range",
-             "contact_stiffness", "virtual_mass"});
+  ib.finish({"spreading", "forcing", "iterations", "tolerance", "max_iterations", "check_every",
+             "warm_start", "block", "loads_every", "timing", "retraction", "gravity",
+             "contact_range", "contact_stiffness", "virtual_mass"});
   // [refinement]: the levels of a refined grid and where they go
   Section refinement(file, "refinement", subtable(top, "refinement"));
   if (refinement.present()) {

@@ -1001,6 +1001,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("ib_forcing", to_string(sc.ib.forcing));
       if (sc.ib.forcing == ImmersedSettings::Forcing::Implicit)
         js.add("ib_tolerance", sc.ib.tolerance)
+            .add("ib_check_every", sc.ib.check_every)
             .add("ib_solver_iterations_mean", mean_solver_iterations(ib))
             .add("ib_solver_iterations_max", ib.solver_iterations_max)
             .add("ib_solver_residual_max", ib.solver_residual_max)

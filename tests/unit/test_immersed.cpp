@@ -412,7 +412,7 @@ TEST(ImplicitForcingSystem, SolvesTheSampleSystemAgainstADenseReference) {
   hr(7, 0) = 1.0;  // ignored: the solid sample's row is the identity with b = 0
   Kokkos::deep_copy(rhs, hr);
   CouplingSystem sys;
-  const CouplingReport rep = sys.solve(p, 1e-12, 100);
+  const CouplingReport rep = sys.solve(p, 1e-12, 100, 4);
   auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), force);
   EXPECT_TRUE(rep.converged);
   EXPECT_LE(rep.residual, 1e-12);
@@ -447,6 +447,22 @@ TEST(ImplicitForcingSystem, SolvesTheSampleSystemAgainstADenseReference) {
   EXPECT_EQ(g(6, 0), 0.0) << "a sample off the box takes no force";
   EXPECT_EQ(g(7, 0), 0.0) << "a sample on solid nodes takes no force";
   EXPECT_EQ(g(3, 2), 0.0) << "2D: the third component untouched (its first guess, 0)";
+  // The host's looks at the residuals (ib.check_every) only decide when the loop ends: a
+  // component that met its tolerance stands still, so every interval gives the same bits.
+  std::vector<double> first;  // g may share force's memory (host builds): copy it
+  for (int i = 0; i < ns; ++i)
+    for (int d = 0; d < 3; ++d) first.push_back(g(i, d));
+  for (const int every : {1, 3, 64}) {
+    Kokkos::deep_copy(force, 0.0);  // the same first guess
+    CouplingSystem fresh;
+    const CouplingReport again = fresh.solve(p, 1e-12, 100, every);
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), force);
+    EXPECT_EQ(again.iterations, rep.iterations) << "check_every " << every;
+    for (int d = 0; d < 3; ++d)
+      for (int i = 0; i < ns; ++i)
+        EXPECT_EQ(h(i, d), first[std::size_t(3 * i + d)])
+            << "check_every " << every << ", row " << i << ", component " << d;
+  }
 }
 
 /// The coupling matrix's pattern is kept while the stencils and the box stay (fixed bodies),
@@ -490,7 +506,7 @@ TEST(ImplicitForcingSystem, KeepsItsPatternWhileTheStencilsStay) {
     for (int d = 0; d < 3; ++d) p.lo[d] = lo[d], p.n[d] = n[d];
     p.base = base, p.frac = frac, p.node_factor = node, p.rhs = rhs, p.weight_sum = wsum;
     p.force = force;
-    const CouplingReport rep = sys.solve(p, 1e-10, 200);
+    const CouplingReport rep = sys.solve(p, 1e-10, 200, 4);
     const auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), force);
     out.assign(g.data(), g.data() + 3 * ns);
     return rep;
@@ -653,6 +669,8 @@ max_iterations = 50
   EXPECT_EQ(c.solver.ib.forcing, ImmersedSettings::Forcing::Implicit);
   EXPECT_DOUBLE_EQ(c.solver.ib.tolerance, 1e-7);
   EXPECT_EQ(c.solver.ib.max_iterations, 50);
+  EXPECT_EQ(c.solver.ib.check_every, 4) << "the host looks every 4 iterations by default";
+  EXPECT_EQ(parse_deck(deck + "check_every = 8\n", "implicit.toml").solver.ib.check_every, 8);
   EXPECT_DOUBLE_EQ(c.solver.bodies[0].spacing, kImplicitSampleSpacing)
       << "samples about a node apart by default under the implicit forcing";
   auto message = [&](const std::string& from, const std::string& to) {
@@ -672,6 +690,8 @@ max_iterations = 50
   EXPECT_TRUE(c.solver.ib.warm_start) << "the implicit forcing starts warm by default";
   EXPECT_FALSE(parse_deck(deck + "warm_start = false\n", "implicit.toml").solver.ib.warm_start);
   EXPECT_NE(message("max_iterations = 50", "warm_start = 3").find("ib.warm_start"),
+            std::string::npos);
+  EXPECT_NE(message("max_iterations = 50", "check_every = 0").find("ib.check_every"),
             std::string::npos);
   EXPECT_NE(
       message("forcing = \"implicit\"\ntolerance = 1e-7\nmax_iterations = 50", "warm_start = false")

@@ -360,6 +360,9 @@ struct ImmersedSettings {
   int iterations = 3;
   double tolerance = 1e-4;   ///< implicit: |b - M G| <= tolerance |b| (relative residual)
   int max_iterations = 200;  ///< implicit: conjugate-gradient iterations a component at most
+  /// implicit: iterations between two looks at the residuals from the host (each look waits for
+  /// the device); the forces do not depend on it (a converged component stands still)
+  int check_every = 4;
   /// implicit: each solve starts from the last step's forces (else from the first direct-forcing
   /// pass's); a checkpoint keeps them, so a restart continues bit for bit
   bool warm_start = true;

@@ -65,10 +65,13 @@ class CouplingSystem {
   static bool built();
 
   /// Assemble M for `p` and solve for each of its `dims` components until |b - M G| <=
-  /// tolerance |b| or `max_iterations`. M's pattern (which pairs of stencils share a node of
+  /// tolerance |b| or `max_iterations`, looking at the residuals from the host every
+  /// `check_every` iterations (the forces are the same for any: a component that met its
+  /// tolerance stands still until the look). M's pattern (which pairs of stencils share a node of
   /// the box) is kept from the last solve while the box and every stencil are unchanged (fixed
   /// bodies); its values, which follow the density, are filled every solve.
-  CouplingReport solve(const CouplingProblem& p, double tolerance, int max_iterations);
+  CouplingReport solve(const CouplingProblem& p, double tolerance, int max_iterations,
+                       int check_every);
 
  private:
   struct Work;

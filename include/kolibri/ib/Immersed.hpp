@@ -852,7 +852,8 @@ class ImmersedBoundary {
     for (int d = 0; d < 3; ++d) p.lo[d] = box.lo[d], p.n[d] = box.n[d];
     p.base = m_coupling_base, p.frac = m_coupling_frac, p.node_factor = m_node_factor;
     p.rhs = m_coupling_rhs, p.weight_sum = m_coupling_wsum, p.force = m_coupling_force;
-    const CouplingReport rep = m_coupling.solve(p, m_cfg.ib.tolerance, m_cfg.ib.max_iterations);
+    const CouplingReport rep =
+        m_coupling.solve(p, m_cfg.ib.tolerance, m_cfg.ib.max_iterations, m_cfg.ib.check_every);
     m_coupling_warm = m_cfg.ib.warm_start;
     m_stats.solver_iterations += rep.iterations;
     m_stats.solver_iterations_max = std::max(m_stats.solver_iterations_max, rep.iterations);
