@@ -114,39 +114,29 @@ for streaming in ["two_array", "in_place"]:
             same_fields(final(ref, 400), final(a, 400),
                         f"{streaming}: checkpoint of {write_ranks} ranks continued on {read_ranks}")
 
-# Curved walls (the sphere interpolated and rotating): a restart continues bit-identically, also
-# on another rank count, in both population schemes.
-for streaming in ["two_array", "in_place"]:
-    cw = ["--set", 'obstacle[0].wall="interpolated"', "--set", "obstacle[0].angular_velocity=[0.0,0.0,0.01]",
-          "--set", f"model.streaming=\"{streaming}\""]
-    ref = W(f"ref_curved_{streaming}")
-    run(ref, *cw)
-    odd = W(f"odd_curved_{streaming}")
-    run(odd, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-    run(odd, *cw, "--restart", "latest")
-    same_fields(final(ref, 400), final(odd, 400), f"curved walls, {streaming}: restart from step 137")
-    if MPIEXEC:
-        a = W(f"mpi_curved_{streaming}")
-        run(a, *cw, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
-        run(a, *cw, "--restart", "latest", ranks=3)
-        same_fields(final(ref, 400), final(a, 400), f"curved walls, {streaming}: checkpoint of 2 ranks continued on 3")
-
-# An outflow face (its rule reads the layer next to it; in place it saves the entering
-# populations before each streaming step): a restart continues bit-identically, also on another
-# rank count, in both population schemes.
-for streaming in ["two_array", "in_place"]:
-    of = ["--set", 'boundary.x_max="outflow"', "--set", f"model.streaming=\"{streaming}\""]
-    ref = W(f"ref_outflow_{streaming}")
-    run(ref, *of)
-    odd = W(f"odd_outflow_{streaming}")
-    run(odd, *of, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-    run(odd, *of, "--restart", "latest")
-    same_fields(final(ref, 400), final(odd, 400), f"outflow face, {streaming}: restart from step 137")
-    if MPIEXEC:
-        a = W(f"mpi_outflow_{streaming}")
-        run(a, *of, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
-        run(a, *of, "--restart", "latest", ranks=3)
-        same_fields(final(ref, 400), final(a, 400), f"outflow face, {streaming}: checkpoint of 2 ranks continued on 3")
+# Boundaries whose state reaches past a cell's own populations: curved walls (the sphere
+# interpolated and rotating) and an outflow face (its rule reads the layer next to it; in place
+# it saves the entering populations before each streaming step). A restart continues
+# bit-identically, also on another rank count, in both population schemes.
+variants = {
+    "curved walls": ("curved", ["--set", 'obstacle[0].wall="interpolated"',
+                                "--set", "obstacle[0].angular_velocity=[0.0,0.0,0.01]"]),
+    "outflow face": ("outflow", ["--set", 'boundary.x_max="outflow"']),
+}
+for what, (tag, sets) in variants.items():
+    for streaming in ["two_array", "in_place"]:
+        v = [*sets, "--set", f"model.streaming=\"{streaming}\""]
+        ref = W(f"ref_{tag}_{streaming}")
+        run(ref, *v)
+        odd = W(f"odd_{tag}_{streaming}")
+        run(odd, *v, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+        run(odd, *v, "--restart", "latest")
+        same_fields(final(ref, 400), final(odd, 400), f"{what}, {streaming}: restart from step 137")
+        if MPIEXEC:
+            a = W(f"mpi_{tag}_{streaming}")
+            run(a, *v, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
+            run(a, *v, "--restart", "latest", ranks=3)
+            same_fields(final(ref, 400), final(a, 400), f"{what}, {streaming}: checkpoint of 2 ranks continued on 3")
 
 # Signals: stop a long run, check exit 6 + checkpoint, continue to a fixed end and compare.
 for sig in [signal.SIGTERM, signal.SIGUSR1]:
