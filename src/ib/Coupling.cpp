@@ -13,10 +13,12 @@
 #endif
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Graph.hpp>
 #endif
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace kolibri {
@@ -227,10 +229,13 @@ struct StencilsMoved {
   }
 };
 
-/// \brief Three sums per velocity component, reduced in one launch (dot products of the CG).
+/// \brief Three sums per velocity component, reduced in one launch (dot products of the CG),
+/// and three values the reduction's last step (`final`, on the device) derives from them and
+/// from other device arrays, so that one copy brings the host all it reads.
 struct ComponentSums {
   double v[3][3];
-  KOKKOS_INLINE_FUNCTION ComponentSums() : v{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}} {}
+  double after[3];  ///< set by `final` only (not summed)
+  KOKKOS_INLINE_FUNCTION ComponentSums() : v{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, after{0, 0, 0} {}
 };
 
 /// \brief The conjugate-gradient vectors of all components side by side (ns x 3, a column a
@@ -261,10 +266,18 @@ struct ComponentReduction {
 #endif
 };
 
-/// \brief b.b of every component (the second row of the sums), in one reduction.
-struct RhsNorms : ComponentReduction {
+/// \brief b and the first guess x from the problem's right-hand sides and forces, and b.b of
+/// every component (the second row of the sums), in one reduction. A row made the identity (no
+/// node of its stencil takes a force) keeps b = 0 and x = 0.
+struct RightHandSides : ComponentReduction {
+  Kokkos::View<const double*[3], MemSpace> rhs, force;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
-    for (int d = 0; d < v.dims; ++d) s.v[1][d] += v.b(i, d) * v.b(i, d);
+    const bool kept = v.dinv(i) > 0.0;
+    for (int d = 0; d < 3; ++d) {
+      v.b(i, d) = kept && d < v.dims ? rhs(i, d) : 0.0;
+      v.x(i, d) = kept && d < v.dims ? force(i, d) : 0.0;
+      s.v[1][d] += v.b(i, d) * v.b(i, d);
+    }
   }
 };
 
@@ -273,9 +286,16 @@ struct RhsNorms : ComponentReduction {
 /// whose nodes takes a force are left out), in one reduction.
 struct ResidualAndSlip {
   Vectors v;
-  Kokkos::View<const double*, MemSpace> weight;  ///< W_i
+  Kokkos::View<const double*, MemSpace> weight;       ///< W_i
+  Kokkos::View<const ComponentSums, MemSpace> norms;  ///< b.b of every component (row 1)
+  Kokkos::View<const int[3], MemSpace> moved;         ///< the iterations each component moved
   using value_type = ComponentSums;
   KOKKOS_INLINE_FUNCTION void init(ComponentSums& s) const { s = ComponentSums(); }
+  /// The rest of the solve's report in the same copy: b.b in the third row, the iterations in
+  /// `after`.
+  KOKKOS_INLINE_FUNCTION void final(ComponentSums& s) const {
+    for (int d = 0; d < 3; ++d) s.v[2][d] = norms().v[1][d], s.after[d] = double(moved(d));
+  }
   KOKKOS_INLINE_FUNCTION void join(ComponentSums& a, const ComponentSums& c) const {
     for (int d = 0; d < 3; ++d) {
       a.v[0][d] += c.v[0][d];
@@ -302,9 +322,9 @@ struct ResidualAndSlip {
 
 // The conjugate gradients in the Chronopoulos-Gear form (Chronopoulos and Gear 1989; theory.md,
 // "Implicit forcing"): s = M p is carried by a recurrence, so the three dot products of an
-// iteration (r.u, r.r, w.u) come from one reduction after the product w = M u, and an iteration
-// is three launches: CgStep, the product, CgSums. The same iterates as the textbook form in
-// exact arithmetic, which needs two reductions and four launches.
+// iteration (r.u, r.r, w.u) come from the rows of the product w = M u, and an iteration is two
+// launches: CgStep and CgProductSums. The same iterates as the textbook form in exact
+// arithmetic, which needs two reductions and four launches.
 
 /// \brief u = D^-1 r.
 struct CgPrecondition {
@@ -314,13 +334,36 @@ struct CgPrecondition {
   }
 };
 
-/// \brief gamma = r.u, rho = r.r and delta = w.u of every component (rows 0, 1, 2).
-struct CgSums : ComponentReduction {
+/// \brief The product w = M u, a row a thread over M's compressed rows (the CrsMatrix's
+/// arrays), and from each row gamma = r.u, rho = r.r and delta = w.u of every component
+/// (rows 0, 1, 2 of the sums): the product and the reduction in one launch, so that an
+/// iteration is two kernels a graph can hold (KokkosSparse::spmv launches kernels of its own).
+struct CgProductSums : ComponentReduction {
+  Kokkos::View<const Index*, MemSpace> row_map;
+  Kokkos::View<const int*, MemSpace> cols;
+  Kokkos::View<const double*, MemSpace> vals;
+  Kokkos::View<const ComponentSums, MemSpace> norms;  ///< b.b of every component (row 1)
+  double tolerance2 = 0.0;
+  /// after[0] = 1 when every component met its tolerance, r.r <= tolerance^2 b.b: the host's
+  /// look at the residuals reads this one flag.
+  KOKKOS_INLINE_FUNCTION void final(ComponentSums& s) const {
+    bool settled = true;
+    for (int d = 0; d < v.dims; ++d)
+      settled = settled && !(s.v[1][d] > tolerance2 * norms().v[1][d]);
+    s.after[0] = settled ? 1.0 : 0.0;
+  }
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, ComponentSums& s) const {
+    double mu[3] = {0.0, 0.0, 0.0};
+    for (Index e = row_map(i); e < row_map(i + 1); ++e) {
+      const Index j = cols(e);
+      const double a = vals(e);
+      for (int d = 0; d < v.dims; ++d) mu[d] += a * v.u(j, d);
+    }
     for (int d = 0; d < v.dims; ++d) {
+      v.w(i, d) = mu[d];
       s.v[0][d] += v.r(i, d) * v.u(i, d);
       s.v[1][d] += v.r(i, d) * v.r(i, d);
-      s.v[2][d] += v.w(i, d) * v.u(i, d);
+      s.v[2][d] += mu[d] * v.u(i, d);
     }
   }
 };
@@ -336,8 +379,9 @@ struct CgSums : ComponentReduction {
 struct CgScalars {
   using Sums = Kokkos::View<const ComponentSums, MemSpace>;
   Sums now, last;
+  Sums norms;  ///< b.b of every component (row 1)
   Kokkos::View<const double[3], MemSpace> alpha_in;
-  double tol2[3] = {0, 0, 0};  ///< tolerance^2 b.b per component
+  double tolerance2 = 0.0;  ///< tolerance^2: a component stops at r.r <= tolerance^2 b.b
 
   /// One component's step: whether it moves, restarts, and its alpha and beta.
   struct Step {
@@ -352,7 +396,7 @@ struct CgScalars {
     st.restart = alpha_last == 0.0;
     st.beta = st.restart || gamma_last == 0.0 ? 0.0 : gamma / gamma_last;
     const double curvature = st.restart ? delta : delta - st.beta * gamma / alpha_last;  // p.Mp
-    st.moving = rho > tol2[d] && curvature > 0.0;
+    st.moving = rho > tolerance2 * norms().v[1][d] && curvature > 0.0;
     st.alpha = st.moving ? gamma / curvature : 0.0;
     return st;
   }
@@ -383,6 +427,106 @@ struct CgStep {
   }
 };
 
+/// \brief What one iteration launches, by its turn (k % 2 for iteration k: the sums and the step
+/// lengths alternate between two views): CgStep, then CgProductSums into the other turn's sums.
+struct CgIteration {
+  Vectors v;
+  CgScalars scalars;  ///< the tolerance and b.b; the turn's views are set by step()
+  Kokkos::View<ComponentSums, MemSpace> sums[2];
+  Kokkos::View<double[3], MemSpace> alpha[2];
+  Kokkos::View<int[3], MemSpace> moved;
+  Kokkos::View<const Index*, MemSpace> row_map;
+  Kokkos::View<const int*, MemSpace> cols;
+  Kokkos::View<const double*, MemSpace> vals;
+  Index ns = 0;
+
+  CgStep step(const int turn) const {
+    CgScalars c = scalars;
+    c.now = sums[turn], c.last = sums[1 - turn], c.alpha_in = alpha[turn];
+    return CgStep{v, c, alpha[1 - turn], moved};
+  }
+  CgProductSums product() const {
+    return CgProductSums{{v}, row_map, cols, vals, scalars.norms, scalars.tolerance2};
+  }
+
+  /// The iteration of turn `turn`, launched now.
+  void launch(const int turn) const {
+    Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns), step(turn));
+    Kokkos::parallel_reduce("kolibri::ib_coupling_product_sums", Range(0, ns), product(),
+                            sums[1 - turn]);
+  }
+};
+
+/// \brief Blocks of iterations (those between two looks of the host) as graphs, one for each
+/// turn of a block's first iteration: on CUDA and HIP one graph launch where the iterations
+/// took two launches each, with their latencies (host backends run the nodes in order, as
+/// launched one by one). A graph holds its kernels' arguments, so it is made again when the
+/// arrays, the tolerance or the block's length changed (Key).
+class CgBlocks {
+ public:
+  struct Key {
+    int generation = -1, dims = 0, iterations = 0;
+    Index ns = 0;
+    double tolerance2 = 0.0;
+    bool operator==(const Key&) const = default;
+  };
+
+  CgBlocks() = default;
+  CgBlocks(CgBlocks&&) = delete;
+  ~CgBlocks() { forget(); }
+
+  /// Launches `key.iterations` iterations of `it`, the first of turn `turn`.
+  void launch(const CgIteration& it, const int turn, const Key& key) {
+    if (!(key == m_key)) forget(), m_key = key;
+    auto& graph = m_graph[turn];
+    if (!graph) graph = make(it, turn, key.iterations);
+#if KOKKOS_VERSION >= 40000
+    graph->submit(ExecSpace());  // behind the solve's other launches
+#else
+    graph->submit();
+#endif
+  }
+
+ private:
+  using Graph = Kokkos::Experimental::Graph<ExecSpace>;
+
+  /// The graphs' own instance: a reduction in a graph keeps the scratch memory of its instance
+  /// at the time the graph was made, so no launch outside the graphs may grow (reallocate) it.
+  /// The graphs are launched on the default instance.
+  ExecSpace instance() {
+#if KOKKOS_VERSION >= 40000
+    if (!m_space) m_space = Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
+#else
+    if (!m_space) m_space = ExecSpace();
+#endif
+    return *m_space;
+  }
+
+  Graph make(const CgIteration& it, const int turn, const int iterations) {
+    const ExecSpace space = instance();
+    return Kokkos::Experimental::create_graph(space, [&](const auto& root) {
+      Kokkos::Experimental::GraphNodeRef<ExecSpace> node = root;
+      for (int k = 0; k < iterations; ++k) {
+        const int t = (turn + k) % 2;
+        node =
+            node.then_parallel_for("kolibri::ib_coupling_step", Range(space, 0, it.ns), it.step(t));
+        node = node.then_parallel_reduce("kolibri::ib_coupling_product_sums",
+                                         Range(space, 0, it.ns), it.product(), it.sums[1 - t]);
+      }
+    });
+  }
+
+  /// Drops the graphs once the device has run them.
+  void forget() {
+    if (m_graph[0] || m_graph[1]) Kokkos::fence();
+    m_graph[0].reset(), m_graph[1].reset();
+  }
+
+  std::optional<ExecSpace> m_space;
+  std::optional<Graph> m_graph[2];
+  Key m_key;
+};
+
 /// \brief Bin the samples by their stencils' base nodes (a counting sort): `start` (bins + 1)
 /// the bins' first entries in `list`, `key` and `slot` each sample's bin and place in it.
 void bin_samples(const Stencils& st, const Index ns, const Kokkos::View<Index*, MemSpace>& start,
@@ -403,22 +547,36 @@ struct CouplingSystem::Work {
   Kokkos::View<int*, MemSpace> rows, cols;
   Kokkos::View<double*, MemSpace> vals, diag_inv;
   Vectors::Block b, x, r, u, w, p, s;
-  Kokkos::View<ComponentSums, MemSpace> sums[2];  ///< this iteration's and the last, by turns
-  Kokkos::View<double[3], MemSpace> alpha[2];     ///< the step lengths, by turns
+  /// The sums of the iterations, by turns: iteration k reads sums[k % 2] (its own: gamma, rho,
+  /// delta) and sums[(k + 1) % 2] (the last's gamma), and its product writes the next's into
+  /// sums[(k + 1) % 2]; likewise the step lengths alpha.
+  Kokkos::View<ComponentSums, MemSpace> sums[2];
+  Kokkos::View<double[3], MemSpace> alpha[2];
+  Kokkos::View<ComponentSums, MemSpace> norms;  ///< b.b of every component (row 1)
+  /// The host's copy of the sums a look reads. A copy of its own: a mirror view would be the
+  /// device view itself on a host backend, and the look would write over the last sums.
+  Kokkos::View<ComponentSums, MemSpace>::HostMirror seen;
   Kokkos::View<int[3], MemSpace> moved;  ///< iterations each component moved in the last solve
   /// The pattern's key: the stencils and the node box it was built for (none yet: nnz < 0).
   Kokkos::View<int* [3], MemSpace> seen_base;
   Kokkos::View<double* [3], MemSpace> seen_frac;
   int seen_lo[3] = {0, 0, 0}, seen_n[3] = {0, 0, 0}, seen_dims = 0;
   Index nnz = -1;
+  /// Counts the allocations of the arrays an iteration reads or writes: a graph of iterations
+  /// holds them, and is made again when this changed.
+  int generation = 0;
+  CgBlocks blocks;
 
   void resize(const Index ns) {
     if (sums[0].data() == nullptr) {
       for (auto& v : sums) v = Kokkos::View<ComponentSums, MemSpace>("kolibri::ib_coupling_sums");
       for (auto& v : alpha) v = Kokkos::View<double[3], MemSpace>("kolibri::ib_coupling_alpha");
       moved = Kokkos::View<int[3], MemSpace>("kolibri::ib_coupling_moved");
+      norms = Kokkos::View<ComponentSums, MemSpace>("kolibri::ib_coupling_norms");
+      seen = Kokkos::create_mirror(norms);
     }
     if (Index(key.extent(0)) == ns) return;
+    ++generation;
     const auto n = std::size_t(ns);
     key = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_key", n);
     slot = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_slot", n);
@@ -433,8 +591,12 @@ struct CouplingSystem::Work {
   }
 
   /// The pattern still fits: the same node box and every sample's stencil where it was (fixed
-  /// bodies: every step after the first). One reduction, which also keeps the stencils.
+  /// bodies: every step after the first). One reduction, which also keeps the stencils and waits
+  /// for the device; none where the problem says its stencils are static.
   bool pattern_fits(const CouplingProblem& prob, const Index ns) {
+    if (prob.stencils_static && nnz >= 0 && seen_dims == prob.dims &&
+        std::equal(seen_lo, seen_lo + 3, prob.lo) && std::equal(seen_n, seen_n + 3, prob.n))
+      return true;  // no look at the stencils: the caller's bodies do not move
     Index shifted = 0;
     Kokkos::parallel_reduce("kolibri::ib_coupling_stencils_moved", Range(0, ns),
                             StencilsMoved{prob.base, prob.frac, seen_base, seen_frac}, shifted);
@@ -461,6 +623,7 @@ struct CouplingSystem::Work {
     Kokkos::parallel_scan("kolibri::ib_coupling_rows", Range(0, ns + 1), RowOffsets{row_map},
                           count);
     if (Index(cols.extent(0)) < count) {
+      ++generation;
       const auto size = std::size_t(count + count / 4);
       rows = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_entry_rows", size);
       cols = Kokkos::View<int*, MemSpace>("kolibri::ib_coupling_cols", size);
@@ -503,66 +666,53 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
 
   Vectors v{w.b, w.x, w.r, w.u, w.w, w.p, w.s, w.diag_inv, prob.dims};
   const int dims = prob.dims;
-  {  // b and the first guess; a row made the identity (no node of its stencil takes a force)
-     // keeps b = 0 and G = 0
-    const auto rhs = prob.rhs;
-    const auto force = prob.force;
-    Kokkos::parallel_for(
-        "kolibri::ib_coupling_rhs", Range(0, ns), KOKKOS_LAMBDA(const Index i) {
-          const bool kept = v.dinv(i) > 0.0;
-          for (int d = 0; d < 3; ++d) {
-            v.b(i, d) = kept && d < dims ? rhs(i, d) : 0.0;
-            v.x(i, d) = kept && d < dims ? force(i, d) : 0.0;
-          }
-        });
-  }
-  ComponentSums norms;  // b.b of every component: one host synchronisation
-  Kokkos::parallel_reduce("kolibri::ib_coupling_rhs_norms", Range(0, ns), RhsNorms{{v}}, norms);
-  const double* bb = norms.v[1];
-  Kokkos::deep_copy(w.r, w.b);
+  // b, the first guess and b.b of every component, which stays on the device: the iterations
+  // compare their residuals with it there.
+  Kokkos::parallel_reduce("kolibri::ib_coupling_rhs", Range(0, ns),
+                          RightHandSides{{v}, prob.rhs, prob.force}, w.norms);
+  // The copies and fills name the instance: Kokkos' deep_copy without one waits for the device.
+  Kokkos::deep_copy(ExecSpace(), w.r, w.b);
   KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);  // r = b - M G, every component at once
-  CgScalars sc;
-  for (int d = 0; d < dims; ++d) sc.tol2[d] = tolerance * tolerance * bb[d];
-  Kokkos::View<ComponentSums, MemSpace> now = w.sums[0], last = w.sums[1];
-  Kokkos::View<double[3], MemSpace> alpha_in = w.alpha[0], alpha_out = w.alpha[1];
-  Kokkos::deep_copy(alpha_in, 0.0);  // every component starts with a restart: p = u
+  CgIteration cg{
+      v,      {}, {w.sums[0], w.sums[1]}, {w.alpha[0], w.alpha[1]}, w.moved, w.row_map, w.cols,
+      w.vals, ns};
+  cg.scalars.norms = w.norms;
+  cg.scalars.tolerance2 = tolerance * tolerance;
+  Kokkos::deep_copy(ExecSpace(), w.alpha[0], 0.0);  // every component starts with a restart: p = u
   Kokkos::parallel_for("kolibri::ib_coupling_precondition", Range(0, ns), CgPrecondition{v});
-  KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
-  Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, now);
-  // A copy of its own: `now` and `last` swap every iteration, and a mirror view of `now` would be
-  // `now` itself on a host backend, so a look at an odd iteration would overwrite `last`.
-  const auto seen = Kokkos::create_mirror(now);
-  auto settled = [&]() {  // every component met its tolerance (a host synchronisation)
-    Kokkos::deep_copy(seen, now);
-    for (int d = 0; d < dims; ++d)
-      if (seen().v[1][d] > sc.tol2[d]) return false;
-    return true;
+  Kokkos::parallel_reduce("kolibri::ib_coupling_product_sums", Range(0, ns), cg.product(),
+                          w.sums[0]);
+  Kokkos::deep_copy(ExecSpace(), w.moved, 0);
+  // The host looks at the residuals every `check_every` iterations, from the first block's end
+  // (a look waits for the device: a solve that starts converged runs one block standing still);
+  // the iterations between two looks run as one graph. The look reads the flag the product's
+  // reduction left beside the sums.
+  auto settled = [&](const int turn) {
+    Kokkos::deep_copy(w.seen, w.sums[turn]);
+    return w.seen().after[0] != 0.0;
   };
-  Kokkos::deep_copy(w.moved, 0);
-  int it = 0;  // loop passes: a component that met its tolerance stands still until the check
-  while (it < max_iterations && !(it % check_every == 0 && settled())) {
-    sc.now = now, sc.last = last, sc.alpha_in = alpha_in;
-    Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns),
-                         CgStep{v, sc, alpha_out, w.moved});
-    KokkosSparse::spmv("N", 1.0, a, w.u, 0.0, w.w);
-    Kokkos::parallel_reduce("kolibri::ib_coupling_sums", Range(0, ns), CgSums{{v}}, last);
-    std::swap(now, last);  // the sums just reduced are this iteration's; the old ones, the last
-    std::swap(alpha_in, alpha_out);
-    ++it;
-  }
-  {
-    const auto moved = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w.moved);
-    for (int d = 0; d < dims; ++d) rep.iterations = std::max(rep.iterations, moved(d));
+  const CgBlocks::Key block{w.generation, dims, check_every, ns, cg.scalars.tolerance2};
+  int it = 0;  // loop passes: a component that met its tolerance stands still until the look
+  while (it < max_iterations && !(it > 0 && it % check_every == 0 && settled(it % 2))) {
+    if (it + check_every <= max_iterations) {  // a whole block, up to the next look
+      w.blocks.launch(cg, it % 2, block);
+      it += check_every;
+    } else {  // the last passes before max_iterations
+      cg.launch(it % 2);
+      ++it;
+    }
   }
   // The true residual (not the recursion's), and the slip it leaves at the samples.
-  Kokkos::deep_copy(w.r, w.b);
+  Kokkos::deep_copy(ExecSpace(), w.r, w.b);
   KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);
-  ComponentSums left;  // r.r and the slip of every component: one host synchronisation
+  ComponentSums left;  // r.r, the slip, b.b and the iterations: one host synchronisation
   Kokkos::parallel_reduce("kolibri::ib_coupling_residual", Range(0, ns),
-                          ResidualAndSlip{v, prob.weight_sum}, left);
+                          ResidualAndSlip{v, prob.weight_sum, w.norms, w.moved}, left);
   for (int d = 0; d < dims; ++d) {
-    if (!(bb[d] > 0.0)) continue;
-    const double res = std::sqrt(left.v[0][d] / bb[d]);
+    rep.iterations = std::max(rep.iterations, int(left.after[d]));
+    const double norm2 = left.v[2][d];
+    if (!(norm2 > 0.0)) continue;
+    const double res = std::sqrt(left.v[0][d] / norm2);
     rep.residual = std::max(rep.residual, res);
     rep.converged = rep.converged && res <= tolerance * (1.0 + 1e-6);
     rep.slip = std::max(rep.slip, left.v[1][d]);
@@ -573,7 +723,6 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
       "kolibri::ib_coupling_solution", Range(0, ns), KOKKOS_LAMBDA(const Index i) {
         for (int d = 0; d < dims; ++d) force(i, d) = x(i, d);
       });
-  Kokkos::fence();
   return rep;
 }
 

@@ -51,6 +51,10 @@ struct CouplingProblem {
   Kokkos::View<const double* [3], MemSpace> rhs;      ///< b, per component
   Kokkos::View<const double*, MemSpace> weight_sum;   ///< W_i (the slip is r_i / W_i)
   Kokkos::View<double* [3], MemSpace> force;          ///< G: first guess in, solution out
+  /// The stencils are those of the last solve wherever the node box is the same (bodies that do
+  /// not move): the solve then keeps M's pattern without comparing them (a reduction and a wait
+  /// for the device a step).
+  bool stencils_static = false;
 };
 
 /// \brief Assembles and solves the coupling system. Keeps its work arrays between steps.
@@ -69,7 +73,9 @@ class CouplingSystem {
   /// `check_every` iterations (the forces are the same for any: a component that met its
   /// tolerance stands still until the look). M's pattern (which pairs of stencils share a node of
   /// the box) is kept from the last solve while the box and every stencil are unchanged (fixed
-  /// bodies); its values, which follow the density, are filled every solve.
+  /// bodies); its values, which follow the density, are filled every solve. Everything runs on
+  /// the default execution-space instance, and the solution's copy into `force` may still be
+  /// running when solve returns: work on another instance must be ordered after it.
   CouplingReport solve(const CouplingProblem& p, double tolerance, int max_iterations,
                        int check_every);
 

@@ -42,6 +42,7 @@
 #include <kolibri/ib/Motion.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/parallel/Distribution.hpp>
+#include <kolibri/parallel/Streams.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <algorithm>
@@ -846,14 +847,16 @@ class ImmersedBoundary {
         "kolibri::ib_coupling_samples", Range(m_exec, 0, ns),
         CouplingSamples{g, m_node, m_coupling_base, m_coupling_frac, m_coupling_rhs,
                         m_coupling_force, m_coupling_wsum, m_coupling_warm});
-    m_exec.fence();
+    m_join.join(m_exec, ExecSpace());  // the solve runs on the default instance
     CouplingProblem p;
     p.dims = L::D;
     for (int d = 0; d < 3; ++d) p.lo[d] = box.lo[d], p.n[d] = box.n[d];
     p.base = m_coupling_base, p.frac = m_coupling_frac, p.node_factor = m_node_factor;
     p.rhs = m_coupling_rhs, p.weight_sum = m_coupling_wsum, p.force = m_coupling_force;
+    p.stencils_static = !m_moving;
     const CouplingReport rep =
         m_coupling.solve(p, m_cfg.ib.tolerance, m_cfg.ib.max_iterations, m_cfg.ib.check_every);
+    m_join.join(ExecSpace(), m_exec);
     m_coupling_warm = m_cfg.ib.warm_start;
     m_stats.solver_iterations += rep.iterations;
     m_stats.solver_iterations_max = std::max(m_stats.solver_iterations_max, rep.iterations);
@@ -1086,6 +1089,7 @@ class ImmersedBoundary {
   bool m_coupling_warm = false;
   Kokkos::View<double*, MemSpace> m_coupling_wsum, m_node_factor;
   CouplingSystem m_coupling;
+  StreamJoin m_join;  ///< orders the coupling's solve (default instance) and this one's work
 };
 
 }  // namespace kolibri
