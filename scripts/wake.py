@@ -4,6 +4,7 @@ kolibri, for the box and resolution studies of docs/validation.md (immersed boun
 
   python3 scripts/wake.py run sphere 24 OUT [--re 100] [--box 20x10x10] [--kolibri K] [--set k=v ...]
   python3 scripts/wake.py analyse OUT            (prints one JSON object)
+  python3 scripts/wake.py run sphere 24 OUT --no-body ...   (the same box and stream, no body)
 
 The stream U = 0.05 enters at x_min; the side faces move with it (the far field), the outlet is a
 pressure outlet. The body (diameter D cells) sits on the box's axis, `--upstream` diameters from
@@ -26,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U = 0.05
 
 
-def deck(body, d, re, box, upstream, time):
+def deck(body, d, re, box, upstream, time, with_body=True):
     three = body == "sphere"
     n = [round(b * d) for b in box]
     c = [upstream * d, n[1] / 2, n[2] / 2 if three else 0.5]
@@ -48,9 +49,10 @@ def deck(body, d, re, box, upstream, time):
               'x_max = { type = "pressure_outlet" }']
     lines += [f'{f} = {{ type = "moving_wall", velocity = {vel} }}' for f in faces]
     pos = f"[{c[0]}, {c[1]}, {c[2]}]" if three else f"[{c[0]}, {c[1]}]"
-    lines += ["", "[[body]]", 'name = "body"', f'type = "{"sphere" if three else "cylinder"}"', f"radius = {d / 2}",
-              f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}", "",
-              "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\"", ""]
+    if with_body:
+        lines += ["", "[[body]]", 'name = "body"', f'type = "{"sphere" if three else "cylinder"}"',
+                  f"radius = {d / 2}", f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}"]
+    lines += ["", "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\"", ""]
     # u_x on the rows of cells beside the axis (the centre lies on cell faces).
     rows = [(y, z) for y in (n[1] // 2 - 1, n[1] // 2) for z in ((n[2] // 2 - 1, n[2] // 2) if three else (None,))]
     for i, (y, z) in enumerate(rows):
@@ -121,6 +123,9 @@ def main():
     ap.add_argument("--time", type=float, default=60.0, help="run length in convective units D/U")
     ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
+    ap.add_argument("--no-body", action="store_true",
+                    help="the same box, stream and steps without the body: the fluid's step time, against which "
+                         "a run with the body measures the immersed boundary's cost without ib.timing's fences")
     a = ap.parse_args()
     if a.action == "analyse":
         print(json.dumps(analyse(a.out), indent=1))
@@ -132,8 +137,9 @@ def main():
         sys.exit("wake.py: --box takes three lengths for a sphere, two for a cylinder (diameters)")
     box += [0.0] * (3 - len(box))
     upstream = a.upstream if a.upstream is not None else 0.3 * box[0]
-    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time)
-    meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * a.D}
+    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body)
+    meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * a.D,
+            "no_body": a.no_body}
     sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 
