@@ -154,6 +154,7 @@ class ImmersedBoundary {
   explicit ImmersedBoundary(const SolverConfig& cfg, const ExecSpace& exec = ExecSpace(),
                             const Distribution* dist = nullptr)
       : m_cfg(cfg), m_exec(exec), m_comm(dist ? dist->comm : nullptr) {
+    for (const FaceBC& f : cfg.faces) m_outflow_faces = m_outflow_faces || is_outflow(f.type);
     const int nb = int(cfg.bodies.size());
     if (nb == 0) return;
     if (m_comm && cfg.ib.spreading == ImmersedSettings::Spreading::Gather)
@@ -243,7 +244,10 @@ class ImmersedBoundary {
       upload_poses();
       mark_reached(box, bc, idx);
     }
-    for_nodes("kolibri::ib_nodes", box, true, Nodes{src, bc, idx, m_node, box, layout});
+    if (m_outflow_faces)  // the boundary cells' gather with the outflow rule only where it applies
+      for_nodes("kolibri::ib_nodes", box, true, Nodes<true>{src, bc, idx, m_node, box, layout});
+    else
+      for_nodes("kolibri::ib_nodes", box, true, Nodes<false>{src, bc, idx, m_node, box, layout});
     if (!m_free.empty()) {
       move_free_bodies(box);
       upload_poses();
@@ -575,9 +579,10 @@ class ImmersedBoundary {
     }
   }
 
-
   /// Density and velocity (without the immersed force) of the populations the coming step
-  /// collides, for every cell of the node box: 4 values a node, value-major.
+  /// collides, for every cell of the node box: 4 values a node, value-major. `Outflow`: the run
+  /// has outflow faces, and the boundary cells' gather takes their rule (Boundary::pull).
+  template <bool Outflow>
   struct Nodes {
     Kokkos::View<const V*, MemSpace> src;
     Boundary<L, R> bc;
@@ -603,11 +608,11 @@ class ImmersedBoundary {
         for (int q = 0; q < L::Q; ++q)
           f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), opposite ? L::opposite(q) : q)), q);
       } else if (opposite) {
-        bc.template pull<true>(n, bc.links ? bc.links[n] : 0u, f,
-                               PostCollisionInPlace<L, S, Slots>{src, idx});
+        bc.template pull<Outflow>(n, bc.links ? bc.links[n] : 0u, f,
+                                  PostCollisionInPlace<L, S, Slots>{src, idx});
       } else {
-        bc.template pull<true>(n, bc.links ? bc.links[n] : 0u, f,
-                               PostCollision<L, S, Slots>{src, idx});
+        bc.template pull<Outflow>(n, bc.links ? bc.links[n] : 0u, f,
+                                  PostCollision<L, S, Slots>{src, idx});
       }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
@@ -1064,6 +1069,7 @@ class ImmersedBoundary {
   std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
+  bool m_outflow_faces = false;  ///< some face of the box is an outflow face (Nodes<true>)
   std::vector<FreeBody> m_free;  ///< in body order
   std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1
   MotionSetting m_setting;
