@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/OutflowLayers.hpp>
 #include <kolibri/config/Rules.hpp>
 
 #include <algorithm>
@@ -136,13 +137,13 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
       return RuleBreach{"boundary", face,
                         "an outflow face on a refined grid is not built yet (pressure outlets "
                         "are)"};
-    if (n[f / 2] < 2)
-      return RuleBreach{"domain", axis[f / 2],
-                        "an outflow face (boundary." + face +
-                            ") takes the populations of the layer next to it: at least 2 cells "
-                            "along its axis, got " +
-                            std::to_string(n[f / 2])};
   }
+  if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
+    return RuleBreach{"domain", axis[f / 2],
+                      std::string("an outflow face (boundary.") + kFaceNames[std::size_t(f)] +
+                          ") takes the populations of the layer next to it: at least " +
+                          std::to_string(kOutflowLayers) + " cells along its axis, got " +
+                          std::to_string(n[f / 2])};
   return std::nullopt;
 }
 }  // namespace

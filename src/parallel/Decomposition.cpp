@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/OutflowLayers.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Distribution.hpp>
 
@@ -9,20 +10,8 @@
 namespace kolibri {
 
 namespace {
-bool periodic(const SolverConfig& cfg, int d) { return cfg.faces[std::size_t(2 * d)].type == FaceType::Periodic; }
-
-/// The first outflow face (FaceType::Outflow) whose rank would hold fewer than the 2 cell layers
-/// along its axis that the face's rule reads (GridCells::outflow_source), with `grid` ranks per
-/// axis; -1 where there is none. The slabs are those of Decomposition::make: the first ones of an
-/// axis one cell larger, so the last rank holds the fewest.
-int thin_outflow_face(const SolverConfig& cfg, const std::array<int, 3>& grid) {
-  const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
-  for (int f = 0; f < 6; ++f) {
-    const int d = f / 2, p = grid[std::size_t(d)];
-    const int layers = f % 2 == 0 ? n[d] / p + (n[d] % p > 0 ? 1 : 0) : n[d] / p;
-    if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < 2) return f;
-  }
-  return -1;
+bool periodic(const SolverConfig& cfg, int d) {
+  return cfg.faces[std::size_t(2 * d)].type == FaceType::Periodic;
 }
 }  // namespace
 
@@ -79,7 +68,8 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank, s
                                 " = \"outflow\": with the process grid " + std::to_string(grid[0]) +
                                 "x" + std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
                                 " the rank next to it holds 1 cell layer along " + "xyz"[f / 2] +
-                                "; the face's rule reads 2: use fewer ranks along " + "xyz"[f / 2]);
+                                "; the face's rule reads " + std::to_string(kOutflowLayers) +
+                                ": use fewer ranks along " + "xyz"[f / 2]);
   dc.dims = grid;
   dc.coords = {rank % grid[0], rank / grid[0] % grid[1], rank / (grid[0] * grid[1])};
   for (std::size_t d = 0; d < 3; ++d) {  // near-equal slabs, the first ones one cell larger

@@ -165,7 +165,9 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   SolverConfig thin = c;
   thin.nx = 1;
   thin.faces[0].type = FaceType::Wall;
-  EXPECT_NE(breach(thin).find("domain.nx: an outflow face (boundary.x_max)"), std::string::npos)
+  EXPECT_NE(breach(thin).find("domain.nx: an outflow face (boundary.x_max) takes the populations "
+                              "of the layer next to it: at least 2 cells along its axis, got 1"),
+            std::string::npos)
       << breach(thin);
   SolverConfig pair = c;
   pair.faces[0].type = FaceType::Periodic;

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The one rule of how many cell layers an outflow face needs: its rule reads the
+/// populations of the layer next to it (GridCells::outflow_source), so the rank beside it holds
+/// at least 2 layers along its axis. The deck's check (one rank: the domain) and the
+/// decomposition's (every process grid) both ask this function.
+#pragma once
+
+#include <kolibri/config/Case.hpp>
+
+#include <array>
+
+namespace kolibri {
+
+/// Layers the rank next to an outflow face must hold along the face's axis.
+inline constexpr int kOutflowLayers = 2;
+
+/// The first outflow face (FaceType::Outflow) whose rank would hold fewer than kOutflowLayers
+/// cell layers along its axis, with `grid` ranks per axis; -1 where there is none. The slabs are
+/// those of Decomposition::make: the first ones of an axis one cell larger, so the last rank
+/// holds the fewest.
+inline int thin_outflow_face(const SolverConfig& cfg, const std::array<int, 3>& grid) {
+  const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
+  for (int f = 0; f < 6; ++f) {
+    const int d = f / 2, p = grid[std::size_t(d)];
+    const int layers = f % 2 == 0 ? n[d] / p + (n[d] % p > 0 ? 1 : 0) : n[d] / p;
+    if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < kOutflowLayers) return f;
+  }
+  return -1;
+}
+
+}  // namespace kolibri
