@@ -449,11 +449,14 @@ struct CgIteration {
     return CgProductSums{{v}, row_map, cols, vals, scalars.norms, scalars.tolerance2};
   }
 
+  /// w = M u and its sums into `out`, launched now.
+  void product_into(const Kokkos::View<ComponentSums, MemSpace>& out) const {
+    Kokkos::parallel_reduce("kolibri::ib_coupling_product_sums", Range(0, ns), product(), out);
+  }
   /// The iteration of turn `turn`, launched now.
   void launch(const int turn) const {
     Kokkos::parallel_for("kolibri::ib_coupling_step", Range(0, ns), step(turn));
-    Kokkos::parallel_reduce("kolibri::ib_coupling_product_sums", Range(0, ns), product(),
-                            sums[1 - turn]);
+    product_into(sums[1 - turn]);
   }
 };
 
@@ -465,8 +468,7 @@ struct CgIteration {
 class CgBlocks {
  public:
   struct Key {
-    int generation = -1, dims = 0, iterations = 0;
-    Index ns = 0;
+    int generation = -1, dims = 0, iterations = 0;  ///< generation: Work::generation
     double tolerance2 = 0.0;
     bool operator==(const Key&) const = default;
   };
@@ -594,19 +596,16 @@ struct CouplingSystem::Work {
   /// bodies: every step after the first). One reduction, which also keeps the stencils and waits
   /// for the device; none where the problem says its stencils are static.
   bool pattern_fits(const CouplingProblem& prob, const Index ns) {
-    if (prob.stencils_static && nnz >= 0 && seen_dims == prob.dims &&
-        std::equal(seen_lo, seen_lo + 3, prob.lo) && std::equal(seen_n, seen_n + 3, prob.n))
-      return true;  // no look at the stencils: the caller's bodies do not move
-    Index shifted = 0;
+    const bool same_box = seen_dims == prob.dims && std::equal(seen_lo, seen_lo + 3, prob.lo) &&
+                          std::equal(seen_n, seen_n + 3, prob.n);
+    seen_dims = prob.dims;
+    std::copy(prob.lo, prob.lo + 3, seen_lo), std::copy(prob.n, prob.n + 3, seen_n);
+    const bool kept = nnz >= 0 && same_box;
+    if (kept && prob.stencils_static) return true;  // no look at the stencils: bodies at rest
+    Index shifted = 0;  // the reduction also keeps the stencils, for the next step's comparison
     Kokkos::parallel_reduce("kolibri::ib_coupling_stencils_moved", Range(0, ns),
                             StencilsMoved{prob.base, prob.frac, seen_base, seen_frac}, shifted);
-    bool same_box = seen_dims == prob.dims;
-    for (int d = 0; d < 3; ++d) {
-      same_box = same_box && seen_lo[d] == prob.lo[d] && seen_n[d] == prob.n[d];
-      seen_lo[d] = prob.lo[d], seen_n[d] = prob.n[d];
-    }
-    seen_dims = prob.dims;
-    return nnz >= 0 && same_box && shifted == 0;
+    return kept && shifted == 0;
   }
 
   /// Bin the samples and build the pattern: the rows' offsets, their columns in order and the
@@ -671,8 +670,11 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   Kokkos::parallel_reduce("kolibri::ib_coupling_rhs", Range(0, ns),
                           RightHandSides{{v}, prob.rhs, prob.force}, w.norms);
   // The copies and fills name the instance: Kokkos' deep_copy without one waits for the device.
-  Kokkos::deep_copy(ExecSpace(), w.r, w.b);
-  KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);  // r = b - M G, every component at once
+  auto true_residual = [&]() {  // r = b - M G, every component at once
+    Kokkos::deep_copy(ExecSpace(), w.r, w.b);
+    KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);
+  };
+  true_residual();
   CgIteration cg{
       v,      {}, {w.sums[0], w.sums[1]}, {w.alpha[0], w.alpha[1]}, w.moved, w.row_map, w.cols,
       w.vals, ns};
@@ -680,8 +682,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
   cg.scalars.tolerance2 = tolerance * tolerance;
   Kokkos::deep_copy(ExecSpace(), w.alpha[0], 0.0);  // every component starts with a restart: p = u
   Kokkos::parallel_for("kolibri::ib_coupling_precondition", Range(0, ns), CgPrecondition{v});
-  Kokkos::parallel_reduce("kolibri::ib_coupling_product_sums", Range(0, ns), cg.product(),
-                          w.sums[0]);
+  cg.product_into(w.sums[0]);
   Kokkos::deep_copy(ExecSpace(), w.moved, 0);
   // The host looks at the residuals every `check_every` iterations, from the first block's end
   // (a look waits for the device: a solve that starts converged runs one block standing still);
@@ -691,7 +692,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
     Kokkos::deep_copy(w.seen, w.sums[turn]);
     return w.seen().after[0] != 0.0;
   };
-  const CgBlocks::Key block{w.generation, dims, check_every, ns, cg.scalars.tolerance2};
+  const CgBlocks::Key block{w.generation, dims, check_every, cg.scalars.tolerance2};
   int it = 0;  // loop passes: a component that met its tolerance stands still until the look
   while (it < max_iterations && !(it > 0 && it % check_every == 0 && settled(it % 2))) {
     if (it + check_every <= max_iterations) {  // a whole block, up to the next look
@@ -703,8 +704,7 @@ CouplingReport CouplingSystem::solve(const CouplingProblem& prob, const double t
     }
   }
   // The true residual (not the recursion's), and the slip it leaves at the samples.
-  Kokkos::deep_copy(ExecSpace(), w.r, w.b);
-  KokkosSparse::spmv("N", -1.0, a, w.x, 1.0, w.r);
+  true_residual();
   ComponentSums left;  // r.r, the slip, b.b and the iterations: one host synchronisation
   Kokkos::parallel_reduce("kolibri::ib_coupling_residual", Range(0, ns),
                           ResidualAndSlip{v, prob.weight_sum, w.norms, w.moved}, left);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/OutflowLayers.hpp>
+#include <kolibri/config/Slabs.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Distribution.hpp>
 
@@ -74,8 +75,8 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank, s
   dc.coords = {rank % grid[0], rank / grid[0] % grid[1], rank / (grid[0] * grid[1])};
   for (std::size_t d = 0; d < 3; ++d) {  // near-equal slabs, the first ones one cell larger
     const int n = dc.global.n[d], p = grid[d], c = dc.coords[d];
-    dc.mine.n[d] = n / p + (c < n % p ? 1 : 0);
-    dc.mine.lo[d] = c * (n / p) + (c < n % p ? c : n % p);
+    dc.mine.n[d] = slab_cells(n, p, c);
+    dc.mine.lo[d] = slab_start(n, p, c);
     const bool split = p > 1;
     dc.ghost[2 * d] = split && (c > 0 || periodic(cfg, int(d)));
     dc.ghost[2 * d + 1] = split && (c < p - 1 || periodic(cfg, int(d)));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kolibri/config/Case.hpp>
+#include <kolibri/config/Slabs.hpp>
 
 #include <array>
 
@@ -16,14 +17,13 @@ namespace kolibri {
 inline constexpr int kOutflowLayers = 2;
 
 /// The first outflow face (FaceType::Outflow) whose rank would hold fewer than kOutflowLayers
-/// cell layers along its axis, with `grid` ranks per axis; -1 where there is none. The slabs are
-/// those of Decomposition::make: the first ones of an axis one cell larger, so the last rank
-/// holds the fewest.
+/// cell layers along its axis, with `grid` ranks per axis (cut as Decomposition::make cuts them,
+/// slab_cells); -1 where there is none.
 inline int thin_outflow_face(const SolverConfig& cfg, const std::array<int, 3>& grid) {
   const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
   for (int f = 0; f < 6; ++f) {
     const int d = f / 2, p = grid[std::size_t(d)];
-    const int layers = f % 2 == 0 ? n[d] / p + (n[d] % p > 0 ? 1 : 0) : n[d] / p;
+    const int layers = slab_cells(n[d], p, f % 2 == 0 ? 0 : p - 1);  // the rank beside the face
     if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < kOutflowLayers) return f;
   }
   return -1;
