@@ -287,9 +287,11 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
                             ") need populations: streaming = \"two_array\" or \"in_place\", got " +
                             streaming};
     if (!o.rotating()) continue;
-    if (o.shape == Obstacle::Shape::Box)
+    if (o.shape == Obstacle::Shape::Box || o.shape == Obstacle::Shape::Mesh)
       return RuleBreach{section, "angular_velocity",
-                        "a box cannot rotate in place: only spheres and cylinders rotate"};
+                        std::string(o.shape == Obstacle::Shape::Box ? "a box" : "a mesh") +
+                            " cannot rotate in place: only spheres and cylinders rotate (the "
+                            "shape stays, its wall moves)"};
     if (o.shape == Obstacle::Shape::Cylinder)
       for (int d = 0; d < 3; ++d)
         if (d != o.axis && o.angular_velocity[std::size_t(d)] != 0)

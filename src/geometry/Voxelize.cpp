@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
 
 #include <algorithm>
@@ -42,40 +43,17 @@ void check_closed(const TriangleMesh& mesh, const std::string& file) {
   throw GeometryError("file", buf);
 }
 
-namespace {
-/// A point of the y-z plane (the rays run along x).
-struct Planar {
-  double u, v;
-};
-bool before(const Planar& a, const Planar& b) { return a.u < b.u || (a.u == b.u && a.v < b.v); }
-/// Twice the signed area of (p, q, r).
-double orient(const Planar& p, const Planar& q, const Planar& r) {
-  return (q.u - p.u) * (r.v - p.v) - (q.v - p.v) * (r.u - p.u);
-}
-/// orient(p, q, r) evaluated from the edge's smaller end point, whichever way the triangle runs
-/// along it: the two triangles of a shared edge get exactly opposite values.
-double edge_function(const Planar& p, const Planar& q, const Planar& r) {
-  return before(p, q) ? orient(p, q, r) : -orient(q, p, r);
-}
-}  // namespace
-
 std::vector<std::uint8_t> voxelize(const TriangleMesh& mesh, const std::array<int, 3>& n) {
   // Per row of cell centres: where the ray crosses a triangle, and which way (+1 leaving, -1
   // entering, for outward-facing triangles).
   std::vector<std::vector<std::pair<double, int>>> crossings(std::size_t(n[1]) * std::size_t(n[2]));
   for (const auto& t : mesh.triangles) {
-    const Vec3* v[3] = {&mesh.vertices[std::size_t(t[0])], &mesh.vertices[std::size_t(t[1])],
-                        &mesh.vertices[std::size_t(t[2])]};
-    const Planar p[3] = {
-        {(*v[0])[1], (*v[0])[2]}, {(*v[1])[1], (*v[1])[2]}, {(*v[2])[1], (*v[2])[2]}};
-    const double area = edge_function(p[0], p[1], p[2]);
-    if (area == 0.0) continue;  // seen edge-on along x: its neighbours hold the crossing
-    const double sign = area > 0 ? 1.0 : -1.0;
-    double lo[2] = {p[0].u, p[0].v}, hi[2] = {p[0].u, p[0].v};
-    for (int k = 1; k < 3; ++k) {
-      lo[0] = std::min(lo[0], p[k].u), hi[0] = std::max(hi[0], p[k].u);
-      lo[1] = std::min(lo[1], p[k].v), hi[1] = std::max(hi[1], p[k].v);
-    }
+    double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};  // the projection's box
+    for (const int k : t)
+      for (int d = 0; d < 2; ++d) {
+        lo[d] = std::min(lo[d], mesh.vertices[std::size_t(k)][std::size_t(d + 1)]);
+        hi[d] = std::max(hi[d], mesh.vertices[std::size_t(k)][std::size_t(d + 1)]);
+      }
     // The rows whose centres the triangle's box holds, clamped in floating point first (a vertex
     // far outside the box must not overflow an int; a triangle that is not finite crosses none).
     if (!std::isfinite(lo[0] + lo[1] + hi[0] + hi[1])) continue;
@@ -88,25 +66,9 @@ std::vector<std::uint8_t> voxelize(const TriangleMesh& mesh, const std::array<in
     const int y0 = first(lo[0], n[1]), y1 = last(hi[0], n[1]);
     const int z0 = first(lo[1], n[2]), z1 = last(hi[1], n[2]);
     for (int z = z0; z <= z1; ++z)
-      for (int y = y0; y <= y1; ++y) {
-        const Planar c{y + 0.5, z + 0.5};
-        double w[3];  // w[k]: the edge opposite vertex k, positive inside
-        bool inside = true;
-        for (int k = 0; k < 3 && inside; ++k) {
-          const Planar &a = p[(k + 1) % 3], &b = p[(k + 2) % 3];
-          w[k] = sign * edge_function(a, b, c);
-          if (w[k] < 0) inside = false;
-          if (w[k] == 0) {  // on the edge: one of its two triangles takes the point
-            const double du = sign * (b.u - a.u), dv = sign * (b.v - a.v);
-            inside = dv > 0 || (dv == 0 && du < 0);
-          }
-        }
-        if (!inside) continue;
-        const double sum = w[0] + w[1] + w[2];
-        const double x = (w[0] * (*v[0])[0] + w[1] * (*v[1])[0] + w[2] * (*v[2])[0]) / sum;
-        crossings[std::size_t(y) + std::size_t(n[1]) * std::size_t(z)].push_back(
-            {x, area > 0 ? 1 : -1});
-      }
+      for (int y = y0; y <= y1; ++y)
+        if (const auto hit = ray_crossing(mesh, t, y + 0.5, z + 0.5))
+          crossings[std::size_t(y) + std::size_t(n[1]) * std::size_t(z)].push_back(*hit);
   }
   const std::size_t cells = std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
   std::vector<std::uint8_t> solid(cells, 0);

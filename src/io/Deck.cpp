@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/io/InletPlane.hpp>
@@ -812,9 +813,31 @@ Case parse_deck(const std::string& text, const std::string& file,
     for (std::size_t k = 0; k < sc.obstacles.size(); ++k)
       if (obstacle_name(sc.obstacles, k) == mine)
         s.fail("name", quoted(mine) + " is taken by another obstacle");
-    const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder"});
-    if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder");
-    if (shape == "box") {
+    const std::string shape = s.choice("type", "", {"box", "sphere", "cylinder", "mesh"});
+    if (shape.empty()) s.fail("type", "missing: expected one of box, sphere, cylinder, mesh");
+    if (shape == "mesh") {
+      o.shape = Obstacle::Shape::Mesh;
+      const auto path = s.string("file");
+      if (!path || path->empty())
+        s.fail("file", "missing: expected file = \"body.stl\" (a closed STL or OBJ mesh)");
+      o.file = beside_deck(*path, file);
+      o.scale = s.number("scale", 1.0);
+      if (!(o.scale > 0.0) || !std::isfinite(o.scale))
+        s.fail("scale", "expected a positive number: cells per unit of the mesh file");
+      if (const auto r = s.vec3<double>("rotation", 3)) o.rotation = *r;
+      const auto ctr = s.vec3<double>("center", dims);
+      if (!ctr)
+        s.fail("center", "missing: where the mesh's bounding-box centre goes, center = [x, y" +
+                             std::string(dims == 3 ? ", z]" : "]") + " in cells");
+      o.center = *ctr;
+      if (dims == 2) o.center[2] = 0.5;
+      try {
+        o.mesh = std::make_shared<const MeshShape>(
+            load_mesh_shape(o.file, o.scale, o.rotation, o.center));
+      } catch (const GeometryError& e) {
+        s.fail(e.key, e.what());
+      }
+    } else if (shape == "box") {
       o.shape = Obstacle::Shape::Box;
       auto lo = s.vec3<double>("min", dims), hi = s.vec3<double>("max", dims);
       if (!lo) s.fail("min", "missing: a box needs min = [...] and max = [...] in cells");
@@ -856,8 +879,11 @@ Case parse_deck(const std::string& text, const std::string& file,
                  "expected a finite rate whose wall speed (rate x radius) stays below 0.3 "
                  "(lattice units)");
     }
-    s.finish({"name", "type", "min", "max", "center", "radius", "axis", "wall", "solid",
-              "angular_velocity"});
+    s.finish(shape == "mesh"
+                 ? std::vector<std::string>{"name", "type", "file", "scale", "rotation", "center",
+                                            "wall", "solid", "angular_velocity"}
+                 : std::vector<std::string>{"name", "type", "min", "max", "center", "radius",
+                                            "axis", "wall", "solid", "angular_velocity"});
     sc.obstacles.push_back(o);
   });
 
@@ -1242,8 +1268,13 @@ std::vector<std::string> deck_warnings(const Case& c) {
     int lo[3], hi[3];
     const int n[3] = {s.nx, s.ny, s.nz};
     for (int d = 0; d < 3; ++d) {
-      const double a = o.shape == Obstacle::Shape::Box ? o.min[std::size_t(d)] : o.center[std::size_t(d)] - o.radius;
-      const double b = o.shape == Obstacle::Shape::Box ? o.max[std::size_t(d)] : o.center[std::size_t(d)] + o.radius;
+      const std::size_t k = std::size_t(d);
+      const double a = o.shape == Obstacle::Shape::Box    ? o.min[k]
+                       : o.shape == Obstacle::Shape::Mesh ? o.mesh->bounds()[0][k]
+                                                          : o.center[k] - o.radius;
+      const double b = o.shape == Obstacle::Shape::Box    ? o.max[k]
+                       : o.shape == Obstacle::Shape::Mesh ? o.mesh->bounds()[1][k]
+                                                          : o.center[k] + o.radius;
       const bool along_axis = o.shape == Obstacle::Shape::Cylinder && d == o.axis;
       lo[d] = along_axis ? 0 : std::max(0, int(std::floor(a - 0.5)));
       hi[d] = along_axis ? n[d] - 1 : std::min(n[d] - 1, int(std::ceil(b)));

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/refine/Octree.hpp>
 
@@ -148,7 +149,18 @@ class Builder {
 
   /// Distance from the box [lo, hi] to the surface of obstacle o (level-0 cells; 0 where the box
   /// holds part of the surface): from the box's nearest and farthest points.
+  /// A mesh is taken as its bounding box, from outside only: 0 for a box that reaches into it.
   double surface_distance(const Obstacle& o, const double (&lo)[3], const double (&hi)[3]) const {
+    if (o.shape == Obstacle::Shape::Mesh) {
+      double out = 0.0;
+      for (int d = 0; d < m_dims; ++d) {
+        const double a = o.mesh->bounds()[0][std::size_t(d)],
+                     b = o.mesh->bounds()[1][std::size_t(d)];
+        const double gap = std::max({a - hi[d], lo[d] - b, 0.0});
+        out += gap * gap;
+      }
+      return std::sqrt(out);
+    }
     if (o.shape == Obstacle::Shape::Box) {
       double out = 0.0, in = 1e300;  // outside: box-to-box distance; inside: to the nearest face
       bool inside = true;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/Flags.hpp>
 
 #include <algorithm>
@@ -22,6 +23,8 @@ bool inside_shape(const Obstacle& o, const double (&p)[3]) {
           r2 += (p[d] - o.center[std::size_t(d)]) * (p[d] - o.center[std::size_t(d)]);
       return r2 <= o.radius * o.radius;
     }
+    case Obstacle::Shape::Mesh:
+      return o.mesh && o.mesh->inside({p[0], p[1], p[2]});
   }
   return false;
 }
@@ -40,9 +43,14 @@ bool covers_point(const Obstacle& o, const std::array<double, 3>& x) {
 
 // The segment a + t (b - a) enters the shape at the smaller root of |a + t d - c|^2 = r^2 (or
 // the box's last entering slab) and leaves it at the larger root (the first leaving slab); a
-// solid outside the shape is entered where the segment leaves the shape.
+// solid outside the shape is entered where the segment leaves the shape. A mesh's solid side,
+// either, begins at the segment's first crossing of a triangle (a starts on the fluid side).
 double wall_crossing(const Obstacle& o, const std::array<double, 3>& a,
                      const std::array<double, 3>& b) {
+  if (o.shape == Obstacle::Shape::Mesh) {
+    const auto t = o.mesh ? o.mesh->first_crossing(a, b) : std::nullopt;
+    return t ? *t : 1.0;
+  }
   double d[3];
   for (int k = 0; k < 3; ++k) d[k] = b[std::size_t(k)] - a[std::size_t(k)];
   double enter = -1.0, leave = 2.0;

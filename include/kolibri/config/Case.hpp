@@ -17,6 +17,8 @@
 
 namespace kolibri {
 
+class MeshShape;  // geometry/MeshShape.hpp: a closed mesh placed in the domain
+
 enum class LatticeKind { D2Q9, D3Q19, D3Q27 };
 /// Spatial dimensions of a lattice.
 constexpr int dimensions(LatticeKind l) { return l == LatticeKind::D2Q9 ? 2 : 3; }
@@ -196,11 +198,18 @@ inline bool bounded_axis(const std::array<FaceType, 6>& types, int axis) {
 /// Geometry.cpp).
 struct Obstacle {
   std::string name;  ///< in the loads output; empty: obstacle_name's default
-  enum class Shape { Box, Sphere, Cylinder } shape = Shape::Box;
+  enum class Shape { Box, Sphere, Cylinder, Mesh } shape = Shape::Box;
   std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< box corners (cells, inclusive range)
-  std::array<double, 3> center{0, 0, 0};             ///< sphere / cylinder centre
-  double radius = 0.0;                               ///< sphere / cylinder radius (cells)
-  int axis = 2;                                      ///< cylinder axis: 0 x, 1 y, 2 z
+  /// Sphere / cylinder centre; a mesh's bounding-box centre (cells). The torques' point.
+  std::array<double, 3> center{0, 0, 0};
+  double radius = 0.0;  ///< sphere / cylinder radius (cells)
+  int axis = 2;         ///< cylinder axis: 0 x, 1 y, 2 z
+  /// A mesh: its file (STL or OBJ), cells per file unit, degrees about x, then y, then z, and
+  /// the placed, closed surface (load_mesh_shape; shared by copies of the case).
+  std::string file;
+  double scale = 1.0;
+  std::array<double, 3> rotation{0, 0, 0};
+  std::shared_ptr<const MeshShape> mesh;
   /// How its links reflect: halfway bounce-back (the wall midway along every link: a
   /// staircase), or interpolated bounce-back (Bouzidi, Firdaouss & Lallemand 2001, linear: the
   /// wall where the shape crosses the link, second order; docs/theory.md).

@@ -75,7 +75,8 @@ ObstacleLinks obstacle_links(const DenseGrid& grid, const FaceSet& faces,
   return out;
 }
 
-/// \brief The point torques are taken about: a sphere's or cylinder's centre, a box's middle.
+/// \brief The point torques are taken about: a sphere's or cylinder's centre, a box's middle, a
+/// mesh's bounding-box centre (its `center`).
 inline std::array<double, 3> obstacle_centre(const Obstacle& o) {
   if (o.shape != Obstacle::Shape::Box) return o.center;
   return {0.5 * (o.min[0] + o.max[0]), 0.5 * (o.min[1] + o.max[1]), 0.5 * (o.min[2] + o.max[2])};

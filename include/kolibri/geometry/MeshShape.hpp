@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief A closed triangle mesh as the shape of an obstacle (host only, no Kokkos): which points
+/// it holds, by the voxelizer's ray rule, and where a link first crosses its surface, for
+/// interpolated bounce-back walls from STL and OBJ files.
+#pragma once
+
+#include <kolibri/geometry/Surface.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief Where the ray along +x through (y, z) crosses triangle `t` of `mesh`: the crossing's x
+/// and +1 where the ray leaves the solid (an outward-facing triangle), -1 where it enters;
+/// nothing where it misses, or sees the triangle edge-on. A point on an edge or vertex shared by
+/// two triangles belongs to exactly one of them (edge functions evaluated from each edge's
+/// smaller end point, a tie rule on the edge's direction), so a ray does not leak through the
+/// seams of a watertight mesh. The one crossing rule of `voxelize` and `MeshShape`.
+std::optional<std::pair<double, int>> ray_crossing(const TriangleMesh& mesh,
+                                                   const std::array<int, 3>& t, double y, double z);
+
+/// \brief A closed mesh placed in the domain (cell coordinates), with the triangles binned into
+/// unit columns along x and into unit cells, so that each query visits the triangles near it.
+class MeshShape {
+ public:
+  explicit MeshShape(TriangleMesh placed);
+
+  /// True where point p lies inside: the crossings of the ray along x through (p.y, p.z) before
+  /// p.x have a nonzero winding sum (overlapping shells stay inside). At cell centres, the
+  /// voxelizer's answer.
+  bool inside(const Vec3& p) const;
+  /// The fraction t (0 < t <= 1) of the way from a to b at which the segment first crosses a
+  /// triangle; nothing where it crosses none (in floating point).
+  std::optional<double> first_crossing(const Vec3& a, const Vec3& b) const;
+  /// The placed mesh's bounding box {min, max}.
+  const std::array<Vec3, 2>& bounds() const { return m_bounds; }
+  std::size_t triangles() const { return m_mesh.triangles.size(); }
+
+ private:
+  /// Triangles whose bounding box reaches the unit bin at integer position i (one axis or
+  /// three), counted from m_origin.
+  struct Bins {
+    std::array<int, 3> extent{0, 0, 0};
+    std::vector<std::int64_t> start;  ///< per bin, into `items`; extent product + 1 entries
+    std::vector<int> items;
+    const int* begin(std::int64_t bin) const { return items.data() + start[std::size_t(bin)]; }
+    const int* end(std::int64_t bin) const { return items.data() + start[std::size_t(bin + 1)]; }
+  };
+  /// The bin of coordinate v on axis d (clamped into the box; -1 outside it).
+  int bin_of(double v, int d) const;
+  static Bins bin(const TriangleMesh& mesh, const std::array<int, 3>& origin,
+                  const std::array<int, 3>& extent, bool along_x);
+
+  TriangleMesh m_mesh;
+  std::array<Vec3, 2> m_bounds;
+  std::array<int, 3> m_origin{0, 0, 0};  ///< the integer corner below the bounding box
+  Bins m_columns;                        ///< y-z columns (extent[0] = 1)
+  Bins m_cells;                          ///< unit cells
+};
+
+/// \brief An obstacle's mesh: read from `file` (STL or OBJ), refused unless closed (check_closed),
+/// its bounding box's centre moved to the origin, scaled by `scale` (cells per file unit),
+/// rotated by `rotation_deg` (about x, then y, then z) and moved to `centre`. Throws
+/// GeometryError("file", ...) naming the file and what was wrong.
+MeshShape load_mesh_shape(const std::string& file, double scale, const Vec3& rotation_deg,
+                          const Vec3& centre);
+
+}  // namespace kolibri
