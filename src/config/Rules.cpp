@@ -281,6 +281,9 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
     const Obstacle& o = c.obstacles[i];
     const std::string section = "obstacle[" + std::to_string(i) + "]";
+    if (o.shape == Obstacle::Shape::Mesh && !o.mesh)
+      return RuleBreach{section, "file",
+                        "a mesh obstacle needs its surface, read and placed (load_mesh_shape)"};
     if (o.link_rules() && c.streaming == Streaming::Moments)
       return RuleBreach{"model", "streaming",
                         "interpolated or rotating obstacle walls (" + section +

@@ -49,14 +49,18 @@ std::vector<std::uint8_t> voxelize(const TriangleMesh& mesh, const std::array<in
   std::vector<std::vector<std::pair<double, int>>> crossings(std::size_t(n[1]) * std::size_t(n[2]));
   for (const auto& t : mesh.triangles) {
     double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};  // the projection's box
-    for (const int k : t)
+    bool finite = true;
+    for (const int k : t) {
+      const Vec3& v = mesh.vertices[std::size_t(k)];
+      finite = finite && std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
       for (int d = 0; d < 2; ++d) {
-        lo[d] = std::min(lo[d], mesh.vertices[std::size_t(k)][std::size_t(d + 1)]);
-        hi[d] = std::max(hi[d], mesh.vertices[std::size_t(k)][std::size_t(d + 1)]);
+        lo[d] = std::min(lo[d], v[std::size_t(d + 1)]);
+        hi[d] = std::max(hi[d], v[std::size_t(d + 1)]);
       }
+    }
     // The rows whose centres the triangle's box holds, clamped in floating point first (a vertex
     // far outside the box must not overflow an int; a triangle that is not finite crosses none).
-    if (!std::isfinite(lo[0] + lo[1] + hi[0] + hi[1])) continue;
+    if (!finite) continue;
     auto first = [](double at, int size) {
       return int(std::clamp(std::ceil(at - 0.5), 0.0, double(size)));
     };

@@ -836,6 +836,8 @@ Case parse_deck(const std::string& text, const std::string& file,
             load_mesh_shape(o.file, o.scale, o.rotation, o.center));
       } catch (const GeometryError& e) {
         s.fail(e.key, e.what());
+      } catch (const std::exception& e) {  // e.g. memory for the bins of a huge mesh
+        s.fail("file", o.file + ": " + e.what());
       }
     } else if (shape == "box") {
       o.shape = Obstacle::Shape::Box;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Checksum.hpp>
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -136,6 +137,8 @@ std::string solver_signature(const SolverConfig& c) {
     if (o.link_rules() || o.solid_outside)  // (older checkpoints: none of these)
       v += std::string("/") + to_string(o.wall) + "/" + (o.solid_outside ? "outside" : "inside") +
            "/" + vec(o.angular_velocity);
+    if (o.shape == Obstacle::Shape::Mesh && o.mesh)  // the placed surface, not the file's name
+      v += "/mesh/" + hex64(o.mesh->checksum());
     add("obstacle" + std::to_string(i), v);
   }
   if (c.refinement.active()) {  // (older checkpoints: no refinement)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Obstacles from triangle meshes (geometry/MeshShape.hpp): which points a closed mesh holds (the
 // voxelizer's ray rule, at any point), where a link first crosses it (interpolated walls), the
-// [[obstacle]] type = "mesh" deck keys with their errors, and a mesh sphere in the solver beside
-// the analytic one.
+// [[obstacle]] type = "mesh" deck keys with their errors, and the checkpoint signature. The
+// solver's walls from a mesh: tests/validation/test_curved_walls.cpp (circular Couette flow).
 #include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/io/Deck.hpp>
@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -195,40 +196,122 @@ TEST(MeshObstacle, BadInputNamesTheKeyAndTheFile) {
   EXPECT_EQ(deck_error(s, mesh_deck("file = \"box.stl\"\n" + centre)), "");
 }
 
-/// A sphere of radius 5 at rest in a periodic box driven by a body force along x: the mesh
-/// sphere (`mesh`) or the analytic one, interpolated walls; the force on the obstacle after
-/// `steps` steps.
-double drag(bool mesh, std::int64_t steps) {
-  SolverConfig c = test::periodic_box(LatticeKind::D3Q19, 20, 20, 20, 0.8);
-  c.force = {1e-6, 0, 0};
-  Obstacle o;
-  o.wall = Obstacle::Wall::Interpolated;
-  o.center = {10.2, 9.9, 10.1};
-  if (mesh) {
-    o.shape = Obstacle::Shape::Mesh;
-    TriangleMesh m = sphere_mesh(5.0, 0.3);
-    Placement p;
-    p.position = o.center;
-    place(m, p);
-    o.mesh = std::make_shared<const MeshShape>(std::move(m));
-  } else {
-    o.shape = Obstacle::Shape::Sphere;
-    o.radius = 5.0;
+/// The first crossing of segment a-b with any of the mesh's triangles, tried one by one
+/// (Moller & Trumbore, inclusive edges): what the binned search must find.
+std::optional<double> brute_force_crossing(const TriangleMesh& m, const Vec3& a, const Vec3& b) {
+  auto sub = [](const Vec3& p, const Vec3& q) {
+    return Vec3{p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+  };
+  auto crs = [](const Vec3& p, const Vec3& q) {
+    return Vec3{p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]};
+  };
+  auto dt = [](const Vec3& p, const Vec3& q) { return p[0] * q[0] + p[1] * q[1] + p[2] * q[2]; };
+  std::optional<double> first;
+  const Vec3 d = sub(b, a);
+  for (const auto& t : m.triangles) {
+    const Vec3& v0 = m.vertices[std::size_t(t[0])];
+    const Vec3 e1 = sub(m.vertices[std::size_t(t[1])], v0),
+               e2 = sub(m.vertices[std::size_t(t[2])], v0);
+    const Vec3 pv = crs(d, e2);
+    const double det = dt(e1, pv);
+    if (det == 0.0) continue;
+    const Vec3 tv = sub(a, v0), qv = crs(tv, e1);
+    const double u = dt(tv, pv) / det, v = dt(d, qv) / det, s = dt(e2, qv) / det;
+    if (u < 0 || u > 1 || v < 0 || u + v > 1 || s <= 0 || s > 1) continue;
+    if (!first || s < *first) first = s;
   }
-  c.obstacles = {o};
-  auto s = make_solver(c);
-  s->step(steps);
-  return s->obstacle_loads()[0].force[0];
+  return first;
 }
 
-// The mesh's walls sit where the sphere's do, to the chord's depth (0.3^2 / 30 = 0.003 cells):
-// the drag is the analytic sphere's within that depth's share of the radius, twice over (the
-// drag of a sphere in a periodic array grows about as R^2 at this solid fraction).
-TEST(MeshObstacle, ASphereMeshDragsAsTheSphere) {
-  const double a = drag(false, 400), m = drag(true, 400);
-  RecordProperty("drag", std::to_string(a) + " " + std::to_string(m));
-  EXPECT_GT(a, 0.0);
-  EXPECT_NEAR(m / a, 1.0, 2.0 * 0.003 / 5.0 * 2.0);
+// A box of large triangles (two a face) turned about all three axes: each triangle spans many
+// cells at a slant, which the cell bins must hold exactly where it passes (the separating axis
+// tests). Random links around its surface find the crossing the brute-force search finds.
+TEST(MeshShape, FirstCrossingOfLargeSlantedTrianglesMatchesTheBruteForceSearch) {
+  TriangleMesh m = box_mesh({13.0, 7.0, 9.0}, 100.0);
+  Placement p;
+  p.rotation_deg = {31, 47, 59};
+  p.position = kCentre;
+  place(m, p);
+  ASSERT_LE(m.triangles.size(), 12u);
+  const MeshShape shape(m);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> at(0.0, 21.0), step(-1.0, 1.0);
+  int crossed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const Vec3 a{at(rng), at(rng), at(rng)};
+    const Vec3 b{a[0] + step(rng), a[1] + step(rng), a[2] + step(rng)};
+    const auto want = brute_force_crossing(m, a, b);
+    const auto got = shape.first_crossing(a, b);
+    ASSERT_EQ(bool(got), bool(want)) << a[0] << " " << a[1] << " " << a[2];
+    if (!want) continue;
+    EXPECT_NEAR(*got, std::max(*want, 1e-6), 1e-12);
+    ++crossed;
+  }
+  EXPECT_GT(crossed, 500);
+}
+
+// A box whose faces lie on planes of cell centres (21 cells long about x = 32: faces at 21.5
+// and 42.5). Which side a centre on a face falls on is the rounding of its crossing's x; either
+// way the wall of every link across the face sits where the face is: a centre on it that is
+// fluid has its links into the box start on the wall (d nearly 0, not 1), one that is solid is
+// reached by its fluid neighbour's link at its far end (d = 1).
+TEST(MeshShape, LinksAcrossAFaceThroughCellCentresFindTheFace) {
+  TriangleMesh m = box_mesh({21.0, 9.0, 9.0}, 3.0);
+  Placement p;
+  p.position = {32.0, 10.3, 10.7};
+  place(m, p);
+  Obstacle o;
+  o.shape = Obstacle::Shape::Mesh;
+  o.wall = Obstacle::Wall::Interpolated;
+  o.mesh = std::make_shared<const MeshShape>(std::move(m));
+  int fluid_on_face = 0, solid_on_face = 0;
+  for (int z = 7; z <= 14; ++z)
+    for (int y = 6; y <= 14; ++y)
+      for (const int face : {21, 42}) {       // centres at x = 21.5 and 42.5
+        const int out = face == 21 ? -1 : 1;  // towards the fluid outside
+        ASSERT_TRUE(covers(o, face - out, y, z)) << "one cell in from the face is solid";
+        ASSERT_FALSE(covers(o, face + out, y, z)) << "one cell out from the face is fluid";
+        const std::array<double, 3> on{face + 0.5, y + 0.5, z + 0.5};
+        if (!covers(o, face, y, z)) {
+          ++fluid_on_face;
+          const double d = wall_crossing(o, on, {on[0] - out, on[1], on[2]});
+          EXPECT_GT(d, 0.0);
+          EXPECT_LE(d, 1e-6) << face << " " << y << " " << z;
+        } else {
+          ++solid_on_face;
+          EXPECT_NEAR(wall_crossing(o, {on[0] + out, on[1], on[2]}, on), 1.0, 1e-9)
+              << face << " " << y << " " << z;
+        }
+      }
+  RecordProperty("fluid_and_solid_centres_on_faces",
+                 std::to_string(fluid_on_face) + " " + std::to_string(solid_on_face));
+  EXPECT_EQ(fluid_on_face + solid_on_face, 2 * 8 * 9);
+}
+
+TEST(MeshShape, AMeshTooLargeForItsScaleIsRefusedNamingTheScale) {
+  try {
+    MeshShape shape(sphere_mesh(2e6, 1e6));
+    FAIL() << "no error";
+  } catch (const GeometryError& e) {
+    EXPECT_EQ(e.key, "scale");
+    EXPECT_NE(std::string(e.what()).find("more than 1e6 along an axis"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A checkpoint's signature holds the placed mesh: another mesh, scale or centre is another run.
+TEST(MeshObstacle, TheSignatureHoldsThePlacedMesh) {
+  SolverConfig c = test::periodic_box(LatticeKind::D3Q19, 20, 20, 20, 0.8);
+  Obstacle o;
+  o.shape = Obstacle::Shape::Mesh;
+  o.center = kCentre;
+  o.mesh = std::make_shared<const MeshShape>(placed_sphere(0.9));
+  c.obstacles = {o};
+  const std::string one = solver_signature(c);
+  c.obstacles[0].mesh = std::make_shared<const MeshShape>(placed_sphere(0.8));
+  EXPECT_NE(solver_signature(c), one);
+  c.obstacles[0].mesh = std::make_shared<const MeshShape>(placed_sphere(0.9));
+  EXPECT_EQ(solver_signature(c), one);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ class MeshShape {
 
   /// True where point p lies inside: the crossings of the ray along x through (p.y, p.z) before
   /// p.x have a nonzero winding sum (overlapping shells stay inside). At cell centres, the
-  /// voxelizer's answer.
+  /// voxelizer's answer, from the rows of centres' crossings kept sorted (a binary search).
   bool inside(const Vec3& p) const;
   /// The fraction t (0 < t <= 1) of the way from a to b at which the segment first crosses a
   /// triangle; nothing where it crosses none (in floating point).
@@ -42,17 +42,24 @@ class MeshShape {
   const std::array<Vec3, 2>& bounds() const { return m_bounds; }
   std::size_t triangles() const { return m_mesh.triangles.size(); }
 
+  /// A checksum of the placed mesh (vertices and triangles): what a checkpoint's signature
+  /// compares, so a restart on another mesh, scale, rotation or centre is refused.
+  std::uint64_t checksum() const;
+
  private:
-  /// Triangles whose bounding box reaches the unit bin at integer position i (one axis or
-  /// three), counted from m_origin.
+  /// The triangles that reach each unit bin (a y-z column, or a cell), counted from m_origin:
+  /// only the bins that hold some, sorted by key (memory grows with the surface, not the box).
   struct Bins {
     std::array<int, 3> extent{0, 0, 0};
-    std::vector<std::int64_t> start;  ///< per bin, into `items`; extent product + 1 entries
+    std::vector<std::int64_t> keys;   ///< x + extent[0] (y + extent[1] z), ascending
+    std::vector<std::int64_t> start;  ///< per key, into `items`; keys.size() + 1 entries
     std::vector<int> items;
-    const int* begin(std::int64_t bin) const { return items.data() + start[std::size_t(bin)]; }
-    const int* end(std::int64_t bin) const { return items.data() + start[std::size_t(bin + 1)]; }
+    /// The index of `key` in `keys`, or -1 where the bin holds no triangle.
+    std::int64_t find(std::int64_t key) const;
+    const int* begin(std::int64_t i) const { return items.data() + start[std::size_t(i)]; }
+    const int* end(std::int64_t i) const { return items.data() + start[std::size_t(i + 1)]; }
   };
-  /// The bin of coordinate v on axis d (clamped into the box; -1 outside it).
+  /// The bin of coordinate v on axis d (-1 outside the box).
   int bin_of(double v, int d) const;
   static Bins bin(const TriangleMesh& mesh, const std::array<int, 3>& origin,
                   const std::array<int, 3>& extent, bool along_x);
@@ -60,8 +67,17 @@ class MeshShape {
   TriangleMesh m_mesh;
   std::array<Vec3, 2> m_bounds;
   std::array<int, 3> m_origin{0, 0, 0};  ///< the integer corner below the bounding box
+  std::array<int, 3> m_extent{0, 0, 0};  ///< unit bins along each axis
   Bins m_columns;                        ///< y-z columns (extent[0] = 1)
   Bins m_cells;                          ///< unit cells
+  /// The crossings of the ray through each column's cell centres (y + 1/2, z + 1/2), sorted along
+  /// x, per column of m_columns.keys from m_row_start, and the winding sum up to and with each.
+  struct Row {
+    double x;
+    int winding;
+  };
+  std::vector<std::int64_t> m_row_start;
+  std::vector<Row> m_rows;
 };
 
 /// \brief An obstacle's mesh: read from `file` (STL or OBJ), refused unless closed (check_closed),
