@@ -279,17 +279,14 @@ TEST(Decomposition, IdenticalToOneRankWithCurvedWalls) {
 // outside, interpolated), whose link distances every rank finds from the same triangles.
 TEST(Decomposition, IdenticalToOneRankWithMeshWalls) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
-    for (const auto& g : grids(lat == LatticeKind::D2Q9)) {
-      SolverConfig c = test::curved_walls(lat);
-      Obstacle& outer = c.obstacles[1];
-      TriangleMesh m = cylinder_mesh(outer.radius, 40.0, 2, 0.5, true);
-      Placement p;
-      p.position = outer.center;
-      place(m, p);
-      outer.shape = Obstacle::Shape::Mesh;
-      outer.mesh = std::make_shared<const MeshShape>(std::move(m));
-      expect_identical(c, g, 12, std::string(to_string(lat)) + " mesh walls " + name(g));
-    }
+    for (const auto& g : grids(lat == LatticeKind::D2Q9))
+      for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
+        SolverConfig c = test::mesh_walls(lat);
+        c.streaming = streaming;
+        expect_identical(
+            c, g, 12,
+            std::string(to_string(lat)) + " mesh walls " + to_string(streaming) + " " + name(g));
+      }
 }
 
 // Immersed bodies across rank borders (a body at rest on the box's middle planes, where the

@@ -2,11 +2,14 @@
 // Small builders shared by the tests.
 #pragma once
 
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace kolibri::test {
 
@@ -58,6 +61,20 @@ inline SolverConfig curved_walls(LatticeKind lat) {
   outer.solid_outside = true;
   outer.wall = Obstacle::Wall::Interpolated;
   c.obstacles.push_back(outer);
+  return c;
+}
+
+/// The curved walls with the outer cylinder a closed triangle mesh (its solid outside,
+/// interpolated): the wall distances from triangles (geometry/MeshShape.hpp).
+inline SolverConfig mesh_walls(LatticeKind lat) {
+  SolverConfig c = curved_walls(lat);
+  Obstacle& outer = c.obstacles[1];
+  TriangleMesh m = cylinder_mesh(outer.radius, 40.0, 2, 0.5, true);
+  Placement p;
+  p.position = outer.center;
+  place(m, p);
+  outer.shape = Obstacle::Shape::Mesh;
+  outer.mesh = std::make_shared<const MeshShape>(std::move(m));
   return c;
 }
 

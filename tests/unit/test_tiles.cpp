@@ -187,6 +187,16 @@ TEST_P(TilesMatchDense, BitForBit) {
 }
 INSTANTIATE_TEST_SUITE_P(Operators, TilesMatchDense, ::testing::ValuesIn(runs()), run_name);
 
+/// Walls from a mesh (the curved walls' outer cylinder as triangles) on tiles, both lattice
+/// dimensions: the link distances the dense box uses.
+TEST(Tiles, MatchTheDenseBoxWithMeshWalls) {
+  for (const auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    SolverConfig c = test::mesh_walls(lat);
+    c.collision = CollisionKind::Trt;
+    expect_same_runs(c, lat == LatticeKind::D2Q9 ? 16 : 4);
+  }
+}
+
 /// Each compiled tile edge, on a porous box whose periodic extents are multiples of it (every
 /// tile on the fast path, wrapping in tile space) and on one whose extents are not (the tiles at
 /// the box's ends on the general path); and a closed box with per-face launches.
