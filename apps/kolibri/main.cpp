@@ -3,6 +3,7 @@
 #include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/TileModel.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/io/Checkpoint.hpp>
@@ -217,6 +218,9 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
         double(c.run.steps) * u.dt);
     std::cout << line;
   }
+  for (std::size_t k = 0; k < sc.obstacles.size(); ++k)  // meshes: what was read
+    if (const std::string m = kolibri::describe_mesh_obstacle(sc.obstacles, k); !m.empty())
+      std::cout << "  " << m << "\n";
   if (sc.geometry.given()) {  // the sparse geometry and its tiles
     std::istringstream lines(kolibri::geometry_report(sc).text);
     for (std::string l; std::getline(lines, l);) std::cout << "  " << l << "\n";

@@ -297,4 +297,19 @@ MeshShape load_mesh_shape(const std::string& file, double scale, const Vec3& rot
   return MeshShape(std::move(mesh));
 }
 
+std::string describe_mesh_obstacle(const std::vector<Obstacle>& all, std::size_t k) {
+  const Obstacle& o = all[k];
+  if (o.shape != Obstacle::Shape::Mesh || !o.mesh) return "";
+  const auto& b = o.mesh->bounds();
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "obstacle '%s': mesh %s, %zu triangles, from (%.4g, %.4g, %.4g) to (%.4g, %.4g, "
+                "%.4g) cells, %s walls, solid %s",
+                obstacle_name(all, k).c_str(), o.file.c_str(), o.mesh->triangles(), b[0][0],
+                b[0][1], b[0][2], b[1][0], b[1][1], b[1][2],
+                o.wall == Obstacle::Wall::Interpolated ? "interpolated" : "halfway bounce-back",
+                o.solid_outside ? "outside" : "inside");
+  return buf;
+}
+
 }  // namespace kolibri

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
+#include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Checkpoint.hpp>
@@ -271,6 +272,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
       << ", output in " << dir << "/" << std::endl;
 
+  for (std::size_t k = 0; k < sc.obstacles.size(); ++k)  // meshes: what was read
+    if (const std::string m = describe_mesh_obstacle(sc.obstacles, k); !m.empty())
+      log << "kolibri: " << m << "\n";
   GeometryReport sparse;  // porous samples: tiles and the tile model (docs/theory.md, "Tiles")
   if (sc.geometry.given()) {
     sparse = geometry_report(sc);

@@ -5,6 +5,7 @@
 /// interpolated bounce-back walls from STL and OBJ files.
 #pragma once
 
+#include <kolibri/config/Case.hpp>
 #include <kolibri/geometry/Surface.hpp>
 
 #include <array>
@@ -79,6 +80,12 @@ class MeshShape {
   std::vector<std::int64_t> m_row_start;
   std::vector<Row> m_rows;
 };
+
+/// \brief What the run's log and `kolibri check` say of obstacle k when it is a mesh ("" when it is
+/// not): its name, file, triangles, placed bounding box (cells) and walls, e.g.
+/// `obstacle 'ball': mesh meshes/sphere.obj, 1280 triangles, from (32, 24, 24) to (48, 40, 40)
+/// cells, interpolated walls, solid inside`.
+std::string describe_mesh_obstacle(const std::vector<Obstacle>& all, std::size_t k);
 
 /// \brief An obstacle's mesh: read from `file` (STL or OBJ), refused unless closed (check_closed),
 /// its bounding box's centre moved to the origin, scaled by `scale` (cells per file unit),
