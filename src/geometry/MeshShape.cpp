@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/config/Checksum.hpp>
+#include <kolibri/geometry/MeshMath.hpp>
 #include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
 
@@ -24,25 +25,20 @@ double orient(const Planar& p, const Planar& q, const Planar& r) {
 double edge_function(const Planar& p, const Planar& q, const Planar& r) {
   return before(p, q) ? orient(p, q, r) : -orient(q, p, r);
 }
-Vec3 minus(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 /// True where triangle (a, b, c) reaches the unit cube about `centre` (the separating axis test
 /// of Akenine-Moller 2001; the three axes of the box are the caller's bounding-box loop): no
 /// separation along the triangle's normal nor along an edge crossed with an axis. Long thin
 /// triangles (the usual in CAD exports) then fill only the cells they pass through.
 bool reaches_cube(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& centre) {
-  const Vec3 v[3] = {minus(a, centre), minus(b, centre), minus(c, centre)};
-  const Vec3 normal = cross(minus(v[1], v[0]), minus(v[2], v[0]));
+  const Vec3 v[3] = {sub(a, centre), sub(b, centre), sub(c, centre)};
+  const Vec3 normal = cross(sub(v[1], v[0]), sub(v[2], v[0]));
   constexpr double slack = 1.0 + 1e-9;  // a triangle on a cube's face reaches both cubes
   if (std::fabs(dot(normal, v[0])) >
       0.5 * slack * (std::fabs(normal[0]) + std::fabs(normal[1]) + std::fabs(normal[2])))
     return false;
   for (int e = 0; e < 3; ++e) {
-    const Vec3 edge = minus(v[(e + 1) % 3], v[e]);
+    const Vec3 edge = sub(v[(e + 1) % 3], v[e]);
     for (int k = 0; k < 3; ++k) {
       Vec3 unit{0, 0, 0};
       unit[std::size_t(k)] = 1.0;
@@ -164,7 +160,7 @@ MeshShape::Bins MeshShape::bin(const TriangleMesh& mesh, const std::array<int, 3
       lo[d] = int(std::floor(std::min({a[k], b[k], c[k]}))) - origin[k];
       hi[d] = int(std::floor(std::max({a[k], b[k], c[k]}))) - origin[k];
     }
-    const Vec3 normal = cross(minus(b, a), minus(c, a));
+    const Vec3 normal = cross(sub(b, a), sub(c, a));
     const double size = std::fabs(normal[0]) + std::fabs(normal[1]) + std::fabs(normal[2]);
     for (int z = lo[2]; z <= hi[2]; ++z)
       for (int y = lo[1]; y <= hi[1]; ++y) {
@@ -198,7 +194,6 @@ MeshShape::Bins MeshShape::bin(const TriangleMesh& mesh, const std::array<int, 3
   }
   std::sort(pairs.begin(), pairs.end());
   Bins out;
-  out.extent = extent;
   out.items.reserve(pairs.size());
   for (const auto& p : pairs) {
     if (out.keys.empty() || out.keys.back() != p.first) {
@@ -237,7 +232,7 @@ std::optional<double> MeshShape::first_crossing(const Vec3& a, const Vec3& b) co
   // rule leaves to the fluid where the ray enters): such a crossing counts, at a small positive
   // fraction (0 is the link rules' "halfway" mark).
   constexpr double kOnStart = 1e-9, kNearest = 1e-6;
-  const Vec3 d = minus(b, a);
+  const Vec3 d = sub(b, a);
   int lo[3], hi[3];
   for (int k = 0; k < 3; ++k) {
     const std::size_t s = std::size_t(k);
@@ -255,12 +250,12 @@ std::optional<double> MeshShape::first_crossing(const Vec3& a, const Vec3& b) co
           // Moller & Trumbore (1997): a + s d = v0 + u e1 + v e2.
           const auto& tri = m_mesh.triangles[std::size_t(*t)];
           const Vec3& v0 = m_mesh.vertices[std::size_t(tri[0])];
-          const Vec3 e1 = minus(m_mesh.vertices[std::size_t(tri[1])], v0);
-          const Vec3 e2 = minus(m_mesh.vertices[std::size_t(tri[2])], v0);
+          const Vec3 e1 = sub(m_mesh.vertices[std::size_t(tri[1])], v0);
+          const Vec3 e2 = sub(m_mesh.vertices[std::size_t(tri[2])], v0);
           const Vec3 pv = cross(d, e2);
           const double det = dot(e1, pv);
           if (det == 0.0) continue;  // the segment runs along the triangle's plane
-          const Vec3 tv = minus(a, v0);
+          const Vec3 tv = sub(a, v0);
           const double u = dot(tv, pv) / det;
           if (u < 0.0 || u > 1.0) continue;
           const Vec3 qv = cross(tv, e1);
@@ -288,9 +283,7 @@ MeshShape load_mesh_shape(const std::string& file, double scale, const Vec3& rot
     throw GeometryError("file", e.what());
   }
   check_closed(mesh, file);
-  const auto box = mesh.bounds();
-  for (auto& v : mesh.vertices)
-    for (std::size_t d = 0; d < 3; ++d) v[d] -= 0.5 * (box[0][d] + box[1][d]);
+  centre_on_bounds(mesh);
   Placement where;
   where.scale = scale, where.rotation_deg = rotation_deg, where.position = centre;
   place(mesh, where);

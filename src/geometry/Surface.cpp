@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Triangle meshes: area, bounds, placement and the primitive tessellations.
+#include <kolibri/geometry/MeshMath.hpp>
 #include <kolibri/geometry/Surface.hpp>
 
 #include <algorithm>
@@ -19,11 +20,6 @@ namespace {
 
 using std::numbers::pi;
 
-Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 
 double longest_edge(const TriangleMesh& m) {

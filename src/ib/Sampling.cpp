@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/geometry/MeshMath.hpp>
 #include <kolibri/geometry/Surface.hpp>
 #include <kolibri/ib/Sampling.hpp>
 
@@ -173,11 +174,7 @@ SurfaceSamples surface_of(const Body& original, int dims, double retraction, dou
         break;
       case Body::Shape::Mesh: {
         m = read_mesh(b.mesh);
-        // Centre the mesh on its bounding box: `position` places that centre.
-        const auto bb = m.bounds();
-        const Vec3 centre{0.5 * (bb[0][0] + bb[1][0]), 0.5 * (bb[0][1] + bb[1][1]), 0.5 * (bb[0][2] + bb[1][2])};
-        for (auto& v : m.vertices)
-          for (std::size_t d = 0; d < 3; ++d) v[d] -= centre[d];
+        centre_on_bounds(m);  // `position` places the bounding box's centre
         break;
       }
     }

@@ -51,8 +51,8 @@ class MeshShape {
   /// The triangles that reach each unit bin (a y-z column, or a cell), counted from m_origin:
   /// only the bins that hold some, sorted by key (memory grows with the surface, not the box).
   struct Bins {
-    std::array<int, 3> extent{0, 0, 0};
-    std::vector<std::int64_t> keys;   ///< x + extent[0] (y + extent[1] z), ascending
+    std::vector<std::int64_t>
+        keys;  ///< x + m_extent[0] (y + m_extent[1] z), ascending (columns: y + m_extent[1] z)
     std::vector<std::int64_t> start;  ///< per key, into `items`; keys.size() + 1 entries
     std::vector<int> items;
     /// The index of `key` in `keys`, or -1 where the bin holds no triangle.
