@@ -5,6 +5,8 @@
 #include <kolibri/geometry/SolidImage.hpp>
 #include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Deck.hpp>
+#include <kolibri/lattice/Lattice.hpp>
+#include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <gtest/gtest.h>
@@ -480,6 +482,52 @@ TEST(GeometrySolver, SolidCellsFromTheGeometryAndDarcyFlow) {
   EXPECT_EQ(r.tiles.tiles, 96);
   EXPECT_NE(r.text.find("geometry: "), std::string::npos);
   EXPECT_NE(r.text.find("tiles: 4^3 tiles"), std::string::npos);
+}
+
+// The halo of a porous sample split over two ranks: the lists carry no solid cell's values
+// (nothing reads them), a message's send list holds exactly the fluid cells of the layer next to
+// the cut, and each rank receives as many values as its neighbour sends, in every mode.
+TEST(GeometryHalo, MessagesCarryTheFluidCellsOnly) {
+  const Case c =
+      parse_deck(deck3d, "porous.toml",
+                 {"geometry.type=random_spheres", "geometry.diameter=6", "geometry.porosity=0.6"});
+  for (const HaloMode mode :
+       {HaloMode::Pull, HaloMode::AAForward, HaloMode::AAReverse, HaloMode::Moments}) {
+    SCOPED_TRACE(int(mode));
+    std::array<std::vector<HaloMessage>, 2> messages;
+    for (int rank = 0; rank < 2; ++rank) {
+      const Decomposition dc = Decomposition::make(c.solver, 2, rank, {1, 1, 2});
+      const SolverConfig local = dc.local_config(c.solver);
+      const std::vector<Flag> flags = build_flags<D3Q19>(local);
+      const HaloLists lists =
+          build_halo_lists<D3Q19>(dc, mode, sizeof(float), flags, local.faces, 10);
+      const Index cells = Index(flags.size());
+      for (const std::vector<Index>* list : {&lists.send, &lists.recv})
+        for (const Index e : *list) ASSERT_NE(flags[std::size_t(e % cells)], kSolid);
+      messages[std::size_t(rank)] = lists.messages;
+      if (mode != HaloMode::Pull) continue;
+      // Towards +z: the 5 populations with c_z = 1 of the fluid cells of the last real layer.
+      const DenseGrid grid = grid_of(dc);
+      const int z = dc.ghost[4] + dc.mine.n[2] - 1;
+      std::int64_t fluid = 0;
+      for (int y = 0; y < grid.n[1]; ++y)
+        for (int x = 0; x < grid.n[0]; ++x)
+          fluid += flags[std::size_t(grid.cell(x, y, z))] != kSolid;
+      ASSERT_GT(fluid, 0);
+      ASSERT_LT(fluid, std::int64_t(grid.n[0]) * grid.n[1]);
+      const auto up = std::find_if(lists.messages.begin(), lists.messages.end(),
+                                   [](const HaloMessage& m) { return m.send_tag == 22; });
+      ASSERT_NE(up, lists.messages.end());
+      EXPECT_EQ(up->send_bytes, 5 * fluid * std::int64_t(sizeof(float)));
+    }
+    for (const HaloMessage& m : messages[0]) {
+      const auto other =
+          std::find_if(messages[1].begin(), messages[1].end(),
+                       [&](const HaloMessage& o) { return o.recv_tag == m.send_tag; });
+      ASSERT_NE(other, messages[1].end()) << "send tag " << m.send_tag;
+      EXPECT_EQ(other->recv_bytes, m.send_bytes) << "send tag " << m.send_tag;
+    }
+  }
 }
 
 // A vessel: fluid inside a closed tube mesh (solid = "outside"), placed and scaled from the deck.

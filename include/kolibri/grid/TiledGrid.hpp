@@ -74,8 +74,8 @@ struct TileShape {
 /// \brief The index policy of the tile-blocked layout for code that holds a dense cell number
 /// (the list kernels, halo lists, staging copies): cell n's tile slot from the tile map, then
 /// (slot Q + q) V + place. A cell of a dropped tile maps to the spare tile after the kept ones:
-/// only solid cells lie there, and no stream-collide kernel reads or updates it. (On several
-/// ranks the halo's pack and unpack of solid ghost cells do touch it: harmless, nothing reads it.)
+/// only solid cells lie there, and no stream-collide kernel reads or updates it (nor the halo,
+/// whose lists leave solid cells out).
 struct TileIndex {
   Index cells = 0;  ///< the dense box's cells (the body-force field's stride)
   TileShape shape;

@@ -46,7 +46,8 @@ inline DenseGrid grid_of(const Decomposition& dc) {
 /// \brief Build the lists: for direction d (from this rank to neighbour(d)) the populations q
 /// with c_q,k = d_k on every axis where d_k != 0. Send region: my real layer at side d (ghost
 /// layer for AAReverse); receive region: my ghost layer at side d (real layer for AAReverse),
-/// populations of -d. Both sides enumerate cells x fastest over the same global cells.
+/// populations of -d. Both sides enumerate cells x fastest over the same global cells and
+/// leave out the solid ones (nothing reads them), so their lists match.
 ///
 /// AAReverse moves only populations that a fluid cell actually wrote into a fluid ghost (the
 /// upwind cell of (cell, q) is fluid, not solid and not across a wall): the owner's own value
@@ -60,13 +61,14 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
                            const std::function<Index(Index, int)>& at = {}) {
   const DenseGrid grid = grid_of(dc);
   const FaceTypes types(faces);
-  // AAReverse filter: population q of cell (x, y, z) was written by its upwind cell, which must
-  // be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0), or,
-  // seen from the receiver, in its ghost region towards the sender (`from` = that direction).
+  // A solid cell's values are never read by a neighbour (kSolid), so none of them move: on a
+  // sparse geometry the messages carry the fluid cells' values only.
+  const SolidCells solid{flags.data()};
+  // AAReverse filter: population q of (fluid) cell (x, y, z) was written by its upwind cell, which
+  // must be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0),
+  // or, seen from the receiver, in its ghost region towards the sender (`from` = that direction).
   // Across an outflow face the writer is the outflow rule's source (GridCells::outflow_source).
   auto written = [&](const Coord& p, int q, const std::array<int, 3>& from) {
-    const SolidCells solid{flags.data()};
-    if (solid(grid.cell(p))) return false;
     int face;
     Index m = grid.neighbour<L>(types.type, p, q, -1, face);
     if (m < 0 && face >= 0 && is_outflow(FaceType(types.type[face])))
@@ -114,7 +116,8 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
       for (int z = lo[2]; z <= hi[2]; ++z)
         for (int y = lo[1]; y <= hi[1]; ++y)
           for (int x = lo[0]; x <= hi[0]; ++x)
-            if (mode != HaloMode::AAReverse || written(Coord{x, y, z}, q, from))
+            if (!solid(grid.cell(x, y, z)) &&
+                (mode != HaloMode::AAReverse || written(Coord{x, y, z}, q, from)))
               list.push_back(place(grid.cell(x, y, z), slot));
     }
   };
