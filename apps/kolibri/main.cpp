@@ -50,7 +50,7 @@ int with_runtime(int& argc, char**& argv, int (*body)(void*), void* arg) {
 struct RunArgs {
   std::string deck;
   std::vector<std::string> overrides;
-  std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport;
+  std::string progress, output_dir, restart, walltime, grid, gpu_aware_mpi, halo_transport, balance;
   bool check_only = false;
   int check_ranks = 0;       ///< kolibri check --ranks (0: the ranks it runs on)
   bool no_estimate = false;  ///< kolibri check --no-estimate
@@ -184,10 +184,18 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   }
   const int ranks = a.check_ranks > 0 ? a.check_ranks : comm.size();
   std::int64_t largest = 0;  // the most cells a rank holds, ghost layers included
+  std::string slabs;         // how the ranks cut a [geometry]'s box
   try {
+    const auto grid =
+        c.run.grid[0] > 0 ? c.run.grid : kolibri::Decomposition::choose_grid(c.solver, ranks);
+    const auto cuts = kolibri::Decomposition::cuts_for(
+        c.solver, grid, kolibri::balance_for(c.solver, c.run.balance));
     for (int r = 0; r < ranks; ++r) {
-      const auto ext = kolibri::Decomposition::make(c.solver, ranks, r, c.run.grid).local_extent();
+      const auto dc = kolibri::Decomposition::make(c.solver, ranks, r, grid, &cuts);
+      const auto ext = dc.local_extent();
       largest = std::max<std::int64_t>(largest, std::int64_t(ext[0]) * ext[1] * ext[2]);
+      if (r == 0 && ranks > 1 && c.solver.geometry.given())
+        slabs = kolibri::slab_report(c.solver, dc);
     }
   } catch (const std::invalid_argument& e) {
     err << "kolibri: error: " << a.deck << ": " << ranks << " ranks: " << e.what() << "\n";
@@ -224,6 +232,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   if (sc.geometry.given()) {  // the sparse geometry and its tiles
     std::istringstream lines(kolibri::geometry_report(sc).text);
     for (std::string l; std::getline(lines, l);) std::cout << "  " << l << "\n";
+    if (!slabs.empty()) std::cout << "  " << ranks << " ranks, " << slabs << "\n";
   }
   // Device memory, before anything is allocated.
   const double per_cell = kolibri::device_bytes_per_cell(sc);
@@ -282,6 +291,7 @@ int do_run(void* p) {
     if (!a.output_dir.empty()) c.run.output_dir = a.output_dir;  // taken as given, not as TOML
     if (!a.gpu_aware_mpi.empty()) c.run.gpu_aware_mpi = a.gpu_aware_mpi;
     if (!a.halo_transport.empty()) c.run.halo_transport = a.halo_transport;
+    if (!a.balance.empty()) c.run.balance = a.balance;
     kolibri::RunOptions opts;
     opts.timeline_steps = a.timeline;
     try {
@@ -367,6 +377,10 @@ int main(int argc, char** argv) {
   run->add_option("--halo-transport", ra.halo_transport,
                   "Halo exchange between GPUs: auto (NCCL where built), mpi, nccl")
       ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
+  run->add_option(
+         "--balance", ra.balance,
+         "How the ranks' slabs share the box: auto (fluid with a [geometry]), volume, fluid")
+      ->check(CLI::IsMember({"auto", "volume", "fluid"}));
   run->add_option("--timeline", ra.timeline,
                   "After the run, N more steps with each point of a step (border, pack, transfer, "
                   "unpack, interior, end) timed on the device: log line and summary.json")

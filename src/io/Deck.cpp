@@ -1130,7 +1130,8 @@ Case parse_deck(const std::string& text, const std::string& file,
   }
   rc.gpu_aware_mpi = par.choice("gpu_aware_mpi", "auto", {"auto", "on", "off"});
   rc.halo_transport = par.choice("transport", "auto", {"auto", "mpi", "nccl"});
-  par.finish({"grid", "gpu_aware_mpi", "transport"});
+  rc.balance = par.choice("balance", "auto", {"auto", "volume", "fluid"});
+  par.finish({"grid", "gpu_aware_mpi", "transport", "balance"});
 
   // [tune]: the auto-tuner (chen2022 Eq. 11) over the layout and kernel options
   Section tune(file, "tune", subtable(top, "tune"));

@@ -4,6 +4,10 @@
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Distribution.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -52,7 +56,77 @@ std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size)
   return best;
 }
 
-Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank, std::array<int, 3> grid) {
+Balance balance_for(const SolverConfig& cfg, const std::string& balance) {
+  if (balance == "fluid") return Balance::Fluid;
+  if (balance == "volume") return Balance::Volume;
+  return cfg.geometry.given() ? Balance::Fluid : Balance::Volume;
+}
+
+AxisCuts Decomposition::even_cuts(const SolverConfig& cfg, const std::array<int, 3>& grid) {
+  const int n[3] = {cfg.nx, cfg.ny, cfg.nz};
+  AxisCuts cuts;
+  for (std::size_t d = 0; d < 3; ++d) {
+    for (int c = 0; c < grid[d]; ++c) cuts[d].push_back(slab_start(n[d], grid[d], c));
+    cuts[d].push_back(n[d]);
+  }
+  return cuts;
+}
+
+AxisCuts Decomposition::fluid_cuts(const SolverConfig& cfg, const std::array<int, 3>& grid) {
+  AxisCuts cuts = even_cuts(cfg, grid);
+  if (!cfg.geometry.given() || !cfg.geometry.solid) return cuts;
+  const std::array<int, 3> n{cfg.nx, cfg.ny, cfg.nz};
+  // The fluid cells of each layer along each axis, in one pass over the solid cells. (The cells
+  // of the kept tiles instead, on the tiled grid, cut no better: docs/performance.md.)
+  std::array<std::vector<std::int64_t>, 3> layer;
+  for (std::size_t d = 0; d < 3; ++d) layer[d].assign(std::size_t(n[d]), 0);
+  const std::vector<std::uint8_t>& solid = *cfg.geometry.solid;
+  std::size_t i = 0;
+  for (int z = 0; z < n[2]; ++z)
+    for (int y = 0; y < n[1]; ++y)
+      for (int x = 0; x < n[0]; ++x, ++i)
+        if (solid[i] == 0)
+          ++layer[0][std::size_t(x)], ++layer[1][std::size_t(y)], ++layer[2][std::size_t(z)];
+  for (std::size_t d = 0; d < 3; ++d) {
+    const int p = grid[d];
+    if (p == 1 || p > n[d]) continue;  // make() refuses a grid with more ranks than layers
+    std::vector<std::int64_t> cum(std::size_t(n[d]) + 1, 0);  // fluid cells before layer l
+    for (int l = 0; l < n[d]; ++l)
+      cum[std::size_t(l) + 1] = cum[std::size_t(l)] + layer[d][std::size_t(l)];
+    const std::int64_t total = cum.back();
+    if (total == 0) continue;
+    // The fewest layers a slab may hold: kOutflowLayers beside an outflow face, else one.
+    std::vector<int> least(std::size_t(p), 1);
+    if (cfg.faces[2 * d].type == FaceType::Outflow) least.front() = kOutflowLayers;
+    if (cfg.faces[2 * d + 1].type == FaceType::Outflow)
+      least.back() = std::max(least.back(), kOutflowLayers);
+    int after = 0;  // the fewest layers the slabs from k on need
+    for (const int m : least) after += m;
+    if (after > n[d]) continue;  // make() refuses it (thin_outflow_face)
+    for (int k = 1; k < p; ++k) {
+      after -= least[std::size_t(k) - 1];
+      const int lo = cuts[d][std::size_t(k) - 1] + least[std::size_t(k) - 1], hi = n[d] - after;
+      const double target = double(total) * k / p;
+      int at = int(std::lower_bound(cum.begin() + lo, cum.begin() + hi + 1,
+                                    std::int64_t(std::ceil(target))) -
+                   cum.begin());
+      at = std::min(at, hi);
+      if (at > lo &&
+          target - double(cum[std::size_t(at) - 1]) < double(cum[std::size_t(at)]) - target)
+        --at;
+      cuts[d][std::size_t(k)] = at;
+    }
+  }
+  return cuts;
+}
+
+AxisCuts Decomposition::cuts_for(const SolverConfig& cfg, const std::array<int, 3>& grid,
+                                 Balance balance) {
+  return balance == Balance::Fluid ? fluid_cuts(cfg, grid) : even_cuts(cfg, grid);
+}
+
+Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank,
+                                  std::array<int, 3> grid, const AxisCuts* cuts) {
   Decomposition dc;
   dc.size = size, dc.rank = rank;
   dc.global.n = {cfg.nx, cfg.ny, cfg.nz};
@@ -73,10 +147,17 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank, s
                                 ": use fewer ranks along " + "xyz"[f / 2]);
   dc.dims = grid;
   dc.coords = {rank % grid[0], rank / grid[0] % grid[1], rank / (grid[0] * grid[1])};
-  for (std::size_t d = 0; d < 3; ++d) {  // near-equal slabs, the first ones one cell larger
-    const int n = dc.global.n[d], p = grid[d], c = dc.coords[d];
-    dc.mine.n[d] = slab_cells(n, p, c);
-    dc.mine.lo[d] = slab_start(n, p, c);
+  dc.cuts = cuts ? *cuts : even_cuts(cfg, grid);
+  for (std::size_t d = 0; d < 3; ++d) {
+    const int p = grid[d], c = dc.coords[d];
+    const std::vector<int>& at = dc.cuts[d];
+    if (int(at.size()) != p + 1 || at.front() != 0 || at.back() != dc.global.n[d] ||
+        !std::is_sorted(at.begin(), at.end()) ||
+        std::adjacent_find(at.begin(), at.end()) != at.end())
+      throw std::logic_error("Decomposition::make: the cuts along " + std::string(1, "xyz"[d]) +
+                             " do not cut the axis into the grid's slabs");
+    dc.mine.lo[d] = at[std::size_t(c)];
+    dc.mine.n[d] = at[std::size_t(c) + 1] - at[std::size_t(c)];
     const bool split = p > 1;
     dc.ghost[2 * d] = split && (c > 0 || periodic(cfg, int(d)));
     dc.ghost[2 * d + 1] = split && (c < p - 1 || periodic(cfg, int(d)));
@@ -108,6 +189,55 @@ SolverConfig Decomposition::local_config(const SolverConfig& cfg) const {
   return l;
 }
 
+std::vector<std::int64_t> fluid_per_rank(const SolverConfig& cfg, const std::array<int, 3>& dims,
+                                         const AxisCuts& cuts) {
+  const std::array<int, 3> n{cfg.nx, cfg.ny, cfg.nz};
+  std::vector<std::int64_t> fluid(std::size_t(dims[0] * dims[1] * dims[2]), 0);
+  if (!cfg.geometry.solid) return fluid;
+  std::array<std::vector<int>, 3> slab;  // each layer's slab along each axis
+  for (std::size_t d = 0; d < 3; ++d)
+    for (int c = 0; c < dims[d]; ++c)
+      slab[d].insert(slab[d].end(),
+                     std::size_t(cuts[d][std::size_t(c) + 1] - cuts[d][std::size_t(c)]), c);
+  const std::vector<std::uint8_t>& solid = *cfg.geometry.solid;
+  std::size_t i = 0;
+  for (int z = 0; z < n[2]; ++z)
+    for (int y = 0; y < n[1]; ++y) {
+      const int row = dims[0] * (slab[1][std::size_t(y)] + dims[1] * slab[2][std::size_t(z)]);
+      for (int x = 0; x < n[0]; ++x, ++i)
+        if (solid[i] == 0) ++fluid[std::size_t(row + slab[0][std::size_t(x)])];
+    }
+  return fluid;
+}
+
+std::string slab_report(const SolverConfig& cfg, const Decomposition& dc) {
+  auto spread = [&](const AxisCuts& cuts) {  // the most fluid cells a rank holds over the mean
+    const auto fluid = fluid_per_rank(cfg, dc.dims, cuts);
+    std::int64_t total = 0, most = 0;
+    for (const auto f : fluid) total += f, most = std::max(most, f);
+    return total > 0 ? double(most) * double(fluid.size()) / double(total) : 1.0;
+  };
+  const AxisCuts even = Decomposition::even_cuts(cfg, dc.dims);
+  std::ostringstream os;
+  os << (dc.cuts == even ? "slabs of near-equal volume" : "slabs of near-equal fluid cells") << ":";
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (dc.dims[d] == 1) continue;
+    os << ' ' << "xyz"[d] << " cut at";
+    for (std::size_t k = 1; k + 1 < dc.cuts[d].size(); ++k)
+      os << (k > 1 ? ", " : " ") << dc.cuts[d][k];
+    os << ';';
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, " the most fluid cells a rank holds: %.3f of the mean",
+                spread(dc.cuts));
+  os << line;
+  if (dc.cuts != even) {
+    std::snprintf(line, sizeof line, " (even slabs: %.3f)", spread(even));
+    os << line;
+  }
+  return os.str();
+}
+
 std::array<int, 3> parse_grid(const std::string& s) {
   if (s.empty() || s == "auto") return {0, 0, 0};
   std::array<int, 3> g{0, 0, 0};
@@ -118,11 +248,15 @@ std::array<int, 3> parse_grid(const std::string& s) {
   return g;
 }
 
-Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid) {
+Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid,
+                        Balance balance) {
   Distribution d;
-  d.dc = Decomposition::make(cfg, comm.size(), comm.rank(), grid);
+  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0)
+    grid = Decomposition::choose_grid(cfg, comm.size());
+  const AxisCuts cuts = Decomposition::cuts_for(cfg, grid, balance);
+  d.dc = Decomposition::make(cfg, comm.size(), comm.rank(), grid, &cuts);
   for (int r = 0; r < comm.size(); ++r)
-    d.boxes.push_back(Decomposition::make(cfg, comm.size(), r, d.dc.dims).mine);
+    d.boxes.push_back(Decomposition::make(cfg, comm.size(), r, d.dc.dims, &cuts).mine);
   d.comm = &comm;
   return d;
 }

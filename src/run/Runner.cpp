@@ -316,7 +316,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   std::unique_ptr<NcclComm> nccl;
   if (comm.size() > 1) {
     try {
-      dist = distribute(sc, comm, rc.grid);
+      dist = distribute(sc, comm, rc.grid, balance_for(sc, rc.balance));
     } catch (const std::invalid_argument& e) {
       throw DeckError(c.source + ": " + e.what());
     }
@@ -344,6 +344,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     }
     log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
         << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
+    if (sc.geometry.given()) log << "kolibri: " << slab_report(sc, dist.dc) << std::endl;
   }
 
   // One run at a time in an output directory (summary.json and the field files are shared).

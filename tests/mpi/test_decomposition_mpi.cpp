@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -75,7 +76,8 @@ SolverConfig tgv(LatticeKind lat) {
 
 /// Run the case for `steps` steps on one rank (every rank, alone) and decomposed over all ranks
 /// with the given grid; compare the fields on rank 0, bit for bit.
-void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int steps, const std::string& what) {
+void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int steps,
+                      const std::string& what, Balance balance = Balance::Volume) {
   SCOPED_TRACE(what);
   if (grid[0] > cfg.nx || grid[1] > cfg.ny || grid[2] > cfg.nz) return;  // more ranks than cells along an axis
   auto ref = make_solver(cfg);
@@ -83,7 +85,7 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
   const MacroFields a = ref->macroscopic();
   const Diagnostics da = ref->diagnostics();
 
-  Distribution dist = distribute(cfg, comm(), grid);
+  Distribution dist = distribute(cfg, comm(), grid, balance);
   auto par = make_solver(cfg, dist);
   EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
   par->step(steps);
@@ -366,6 +368,42 @@ TEST(Decomposition, IdenticalToOneRankOnAPorousSample) {
         const auto ja = one->momentum(), jb = all->momentum();
         for (std::size_t d = 0; d < 3; ++d)
           EXPECT_NEAR(jb[d], ja[d], 1e-12 * std::fabs(ja[0])) << what;
+      }
+}
+
+// Slabs of near-equal fluid cells (parallel.balance = "fluid"): a porous sample whose upper half
+// is solid, cut where the fluid is shared evenly, not the volume; the fields are the single
+// rank's, bit for bit, on the dense box and on tiles.
+TEST(Decomposition, IdenticalToOneRankWithSlabsOfEqualFluid) {
+  for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
+    for (const auto& g : grids(lat == LatticeKind::D2Q9))
+      for (const int tile_edge : {0, 4}) {
+        const bool two_d = lat == LatticeKind::D2Q9;
+        if (two_d && tile_edge > 0) continue;
+        if (g[0] > 16 || g[1] > 12 || g[2] > (two_d ? 1 : 10)) continue;  // more ranks than layers
+        SolverConfig c = test::periodic_box(lat, 16, 12, two_d ? 1 : 10, 0.8);
+        c.collision = CollisionKind::Trt;
+        c.force = {1e-5, 0, 0};
+        c.tile_edge = tile_edge;
+        c.geometry.kind = SolidGeometry::Kind::RandomSpheres;
+        c.geometry.diameter = 4, c.geometry.porosity = 0.6;
+        resolve_geometry(c.geometry, {c.nx, c.ny, c.nz}, c.periodic_axes(), two_d ? 2 : 3);
+        auto solid = std::make_shared<std::vector<std::uint8_t>>(*c.geometry.solid);
+        const int axis = two_d ? 1 : 2, n[3] = {c.nx, c.ny, c.nz};
+        for (std::size_t i = 0; i < solid->size(); ++i) {
+          const int at[3] = {int(i % std::size_t(c.nx)),
+                             int(i / std::size_t(c.nx) % std::size_t(c.ny)),
+                             int(i / std::size_t(c.nx * c.ny))};
+          if (at[axis] >= n[axis] / 2) (*solid)[i] = 1;
+        }
+        c.geometry.solid = solid;
+        const std::string what = std::string(to_string(lat)) + " slabs of equal fluid, tiles " +
+                                 std::to_string(tile_edge) + " " + name(g);
+        const Decomposition dc = distribute(c, comm(), g, Balance::Fluid).dc;
+        if (dc.dims[std::size_t(axis)] > 1) {
+          EXPECT_NE(dc.cuts, Decomposition::even_cuts(c, dc.dims)) << what;
+        }
+        expect_identical(c, g, 12, what, Balance::Fluid);
       }
 }
 

@@ -6,6 +6,7 @@
 #include <kolibri/grid/TileModel.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/lattice/Lattice.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/solver/Solver.hpp>
 
@@ -528,6 +529,50 @@ TEST(GeometryHalo, MessagesCarryTheFluidCellsOnly) {
       EXPECT_EQ(other->recv_bytes, m.send_bytes) << "send tag " << m.send_tag;
     }
   }
+}
+
+// parallel.balance: slabs of near-equal fluid cells where a [geometry] leaves its fluid uneven
+// (here all of it below half the height), at least one layer a slab, and two next to an outflow
+// face; "auto" balances the fluid only with a [geometry]; the run's log line says where it cut.
+TEST(GeometryRanks, SlabsShareTheFluidCells) {
+  Case c =
+      parse_deck(deck3d, "porous.toml",
+                 {"geometry.type=random_spheres", "geometry.diameter=6", "geometry.porosity=0.6"});
+  SolverConfig& s = c.solver;
+  auto solid = std::make_shared<std::vector<std::uint8_t>>(std::size_t(s.cells()), std::uint8_t(0));
+  for (std::size_t i = std::size_t(s.nx * s.ny * (s.nz / 2)); i < solid->size(); ++i)
+    (*solid)[i] = 1;
+  s.geometry.solid = solid;
+  EXPECT_EQ(balance_for(s, "auto"), Balance::Fluid);
+  EXPECT_EQ(balance_for(s, "volume"), Balance::Volume);
+  const AxisCuts even = Decomposition::even_cuts(s, {1, 1, 2});
+  EXPECT_EQ(even[2], (std::vector<int>{0, 8, 16}));
+  const AxisCuts fluid = Decomposition::fluid_cuts(s, {1, 1, 2});
+  EXPECT_EQ(fluid[0], (std::vector<int>{0, 24}));
+  EXPECT_EQ(fluid[2], (std::vector<int>{0, 4, 16}));
+  EXPECT_EQ(fluid_per_rank(s, {1, 1, 2}, fluid),
+            (std::vector<std::int64_t>{4 * 24 * 16, 4 * 24 * 16}));
+  const Decomposition upper = Decomposition::make(s, 2, 1, {1, 1, 2}, &fluid);
+  EXPECT_EQ(upper.mine.lo[2], 4);
+  EXPECT_EQ(upper.mine.n[2], 12);
+  EXPECT_EQ(slab_report(s, upper),
+            "slabs of near-equal fluid cells: z cut at 4; the most fluid cells a rank "
+            "holds: 1.000 of the mean (even slabs: 2.000)");
+  // All the fluid in the first layer: one layer a slab, two beside an outflow face.
+  std::fill(solid->begin(), solid->end(), std::uint8_t(1));
+  std::fill(solid->begin(), solid->begin() + s.nx * s.ny, std::uint8_t(0));
+  EXPECT_EQ(Decomposition::fluid_cuts(s, {1, 1, 4})[2], (std::vector<int>{0, 1, 2, 3, 16}));
+  s.faces[4].type = FaceType::Outflow;
+  EXPECT_EQ(Decomposition::fluid_cuts(s, {1, 1, 4})[2], (std::vector<int>{0, 2, 3, 4, 16}));
+  // A value it does not know: the key and the choices.
+  EXPECT_NE(deck_error(deck3d, {"parallel.balance=\"tiles\""})
+                .find("key 'parallel.balance': 'tiles' is not one of auto, volume, fluid"),
+            std::string::npos)
+      << deck_error(deck3d, {"parallel.balance=\"tiles\""});
+  // Without a geometry the slabs share the volume.
+  s.geometry = SolidGeometry{};
+  EXPECT_EQ(balance_for(s, "auto"), Balance::Volume);
+  EXPECT_EQ(Decomposition::fluid_cuts(s, {1, 1, 2}), Decomposition::even_cuts(s, {1, 1, 2}));
 }
 
 // A vessel: fluid inside a closed tube mesh (solid = "outside"), placed and scaled from the deck.

@@ -572,6 +572,7 @@ struct RunConfig {
   std::array<int, 3> grid{0, 0, 0};     ///< MPI process grid; zeros: chosen automatically
   std::string gpu_aware_mpi = "auto";   ///< auto | on | off
   std::string halo_transport = "auto";  ///< auto (NCCL on GPUs where built) | mpi | nccl
+  std::string balance = "auto";  ///< auto (fluid with a [geometry], else volume) | volume | fluid
 };
 
 /// \brief The auto-tuner (`[tune]`): before the run it times `steps` steps (after `warmup`) of

@@ -166,7 +166,8 @@ struct TileMap {
 /// \brief A TileMap on the device: what the tile kernel and TileIndex read.
 struct DeviceTileMap {
   TileShape shape;
-  Index kept = 0;                                    ///< 0: no tiles (the dense layout)
+  Index kept = 0;                                    ///< tiles with storage (may be 0: all solid)
+  bool on = false;                                   ///< false: no tiles (the dense layout)
   Kokkos::View<Flag*, MemSpace> flags;               ///< TileMap::flags
   Kokkos::View<std::uint32_t*, MemSpace> links;      ///< TileMap::links
   Kokkos::View<std::uint32_t*, MemSpace> tile_box;   ///< TileMap::tile_box
@@ -178,6 +179,7 @@ struct DeviceTileMap {
     DeviceTileMap d;
     d.shape = m.shape;
     d.kept = m.kept;
+    d.on = true;
     d.flags = to_device(m.flags, "kolibri::tile_flags");
     d.links = to_device(m.links, "kolibri::tile_links");
     d.tile_box = to_device(m.tile_box, "kolibri::tile_box");
@@ -186,7 +188,9 @@ struct DeviceTileMap {
     d.edge = to_device(m.edge, "kolibri::tile_edge");
     return d;
   }
-  bool active() const { return kept > 0; }
+  /// The tiled grid is on, also on a rank whose cells are all solid (no kept tile: only the
+  /// spare one, which nothing updates).
+  bool active() const { return on; }
   /// The cells of the kept tiles (the tile kernel's threads).
   Index kept_cells() const { return kept << shape.volume_shift; }
   TileIndex index(int count) const { return {shape.cells(), shape, count, slot_of.data()}; }

@@ -23,8 +23,9 @@ struct Distribution {
 };
 
 /// \brief This rank's piece of `cfg` over the ranks of `comm`, with every rank's box (grid zeros:
-/// chosen automatically). Throws std::invalid_argument when the grid does not fit.
+/// chosen automatically), its slabs cut by `balance`. Throws std::invalid_argument when the grid
+/// does not fit.
 Distribution distribute(const SolverConfig& cfg, const Comm& comm,
-                        std::array<int, 3> grid = {0, 0, 0});
+                        std::array<int, 3> grid = {0, 0, 0}, Balance balance = Balance::Volume);
 
 }  // namespace kolibri
