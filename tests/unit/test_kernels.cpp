@@ -5,6 +5,7 @@
 #include <kolibri/grid/CellLists.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/lattice/Lattice.hpp>
+#include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Streams.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
@@ -134,6 +135,35 @@ TEST(WallLinks, MarkWallsOutletsAndOneMovingFaceAndListOnlyWhatTheInteriorKernel
   const std::uint32_t in = open.links[std::size_t(g.cell(0, 4, 2))];  // inlet, periodic in z
   EXPECT_EQ(moving_face(in), 0);
   EXPECT_FALSE(in & kListedCell);
+}
+
+TEST(CellLists, TheBorderLaunchTakesTheBoundaryCellsTheirMasksResolve) {
+  // A closed box with a lid, cut along z into two ranks: rank 0's top layer lies next to its
+  // ghost layer. Its wall cells there are the border launch's with two arrays (their masks
+  // resolve them; kListedCell keeps them from the interior launch); in place every boundary cell
+  // next to the ghost layer stays in the boundary list.
+  auto c = test::periodic_box(LatticeKind::D3Q19, 9, 7, 8);
+  for (auto& f : c.faces) f.type = FaceType::Wall;
+  c.faces[5].type = FaceType::MovingWall;
+  const SolverConfig local = Decomposition::make(c, 2, 0, {1, 1, 2}).local_config(c);
+  const DenseGrid grid = DenseGrid::of(local);
+  const auto flags = build_flags<D3Q19>(local);
+  ASSERT_EQ(grid.n[2], 5);  // layers 0-3 and the ghost layer 4
+  const auto on_border_layer = [&](std::uint32_t n) { return grid.coords(Index(n)).z == 3; };
+  const CellLists fused = build_cell_lists<D3Q19>(grid, flags, local.faces, false, true);
+  EXPECT_EQ(fused.boundary_next_to_ghost, Index(0));
+  EXPECT_EQ(fused.border.size(), std::size_t(9 * 7));  // the whole layer, walls included
+  std::size_t walls = 0;
+  for (const auto n : fused.border) {
+    EXPECT_TRUE(on_border_layer(n));
+    if (flags[n] != kBoundaryFluid) continue;
+    ++walls;
+    EXPECT_TRUE(fused.links[n] & kListedCell);
+  }
+  EXPECT_EQ(walls, std::size_t(2 * (9 + 7) - 4));
+  const CellLists listed = build_cell_lists<D3Q19>(grid, flags, local.faces, false, false);
+  EXPECT_EQ(listed.boundary_next_to_ghost, Index(walls));
+  EXPECT_EQ(listed.border.size(), std::size_t(7 * 5));  // the fluid cells alone
 }
 
 double max_difference(const std::vector<double>& a, const std::vector<double>& b) {

@@ -61,6 +61,43 @@ TEST(TileMap, KeepsTilesWithACellThatIsNotSolidAndIndexesEachValueOnce) {
   EXPECT_EQ(seen.size(), std::size_t((64 + 32 + 4) * 19));  // tile 5: 2 x 4 x 4; 17: 2 x 1 x 2
 }
 
+TEST(TileMap, PutsTheBorderTilesFirst) {
+  // 8 x 8 x 12 cells in tiles of 4 (2 x 2 x 3 tiles): ghost layers z = 0 and 11, the border
+  // launch's cells next to them at z = 1 and 10 where x or y >= 4 (the tiles of x, y < 4 hold
+  // none); among them a boundary cell (5, 5, 1), and a listed boundary cell (1, 1, 1) outside.
+  const GridCells g{{8, 8, 12}};
+  std::vector<Flag> flags(std::size_t(g.cells()), kFluid);
+  std::vector<std::uint32_t> links(std::size_t(g.cells()), 0u), border;
+  for (int z : {0, 11})
+    for (int y = 0; y < 8; ++y)
+      for (int x = 0; x < 8; ++x) flags[std::size_t(g.cell(x, y, z))] = kGhost;
+  for (int z : {1, 10})
+    for (int y = 0; y < 8; ++y)
+      for (int x = 0; x < 8; ++x)
+        if (x >= 4 || y >= 4) {
+          flags[std::size_t(g.cell(x, y, z))] = kFluidBorder;
+          border.push_back(std::uint32_t(g.cell(x, y, z)));
+        }
+  for (const auto& [x, y] : {std::pair{5, 5}, std::pair{1, 1}}) {
+    flags[std::size_t(g.cell(x, y, 1))] = kBoundaryFluid;
+    links[std::size_t(g.cell(x, y, 1))] = kListedCell | (1u << 3);
+  }
+  const TileMap m = TileMap::of(g, 3, 4, flags, links, border);
+  ASSERT_EQ(m.kept, 12);
+  ASSERT_EQ(m.border, 6);  // 3 of the 4 tiles of the first and of the last tile layer
+  // The border tiles, then the others, each in box order; slot_of inverts tile_box.
+  EXPECT_EQ(m.tile_box, (std::vector<std::uint32_t>{1, 2, 3, 9, 10, 11, 0, 4, 5, 6, 7, 8}));
+  for (std::size_t s = 0; s < m.tile_box.size(); ++s)
+    EXPECT_EQ(m.slot_of[m.tile_box[s]], std::int32_t(s));
+  // A tile's 27 neighbours follow the slots: tile 1's -x neighbour is tile 0, in slot 6.
+  EXPECT_EQ(m.neighbours[std::size_t(0 * 27 + 13 - 1)], 6);
+  EXPECT_EQ(m.flags[std::size_t(0 * 64 + m.shape.place_of(4, 0, 1))], kFluidBorder);
+  // The border launch's boundary cell is the border tiles' kernel's (its wall links kept); the
+  // other boundary cell stays listed.
+  EXPECT_EQ(m.links[std::size_t(2 * 64 + m.shape.place_of(5, 5, 1))], 1u << 3);  // tile 3: slot 2
+  EXPECT_EQ(m.links[std::size_t(6 * 64 + m.shape.place_of(1, 1, 1))], kListedCell | (1u << 3));
+}
+
 TEST(TileShape, RefusesAnEdgeThatIsNoPowerOfTwo) {
   EXPECT_THROW(TileShape::of(GridCells{{8, 8, 8}}, 3, 6), std::invalid_argument);
   EXPECT_THROW(TileShape::of(GridCells{{8, 8, 8}}, 3, 128), std::invalid_argument);

@@ -133,7 +133,10 @@ struct CellLists {
   /// rest (a cell in a face list is in neither).
   std::vector<std::uint32_t> boundary;
   Index boundary_next_to_ghost = 0;     ///< how many of `boundary` come first
-  std::vector<std::uint32_t> border;    ///< kFluidBorder cells (fast path, next to a ghost layer)
+  /// The cells next to a ghost layer that the border launch updates: the kFluidBorder cells and,
+  /// with `interior_walls`, the boundary cells there that the interior kernel could take (their
+  /// wall links from their masks; kListedCell keeps them out of the interior launch).
+  std::vector<std::uint32_t> border;
   std::vector<std::uint32_t> faces[6];  ///< with face kernels: cells completed by one face alone
   std::vector<std::uint32_t> links;     ///< wall_links of every cell; empty without boundary cells
   /// The positions in `boundary` of the cells whose rules read slots that an in-place streaming
@@ -147,10 +150,10 @@ struct CellLists {
 /// \brief The lists of `grid` with `flags` (build_flags) and the faces' types; `face_kernels`
 /// puts the cells that one face alone completes into per-face lists (single_face);
 /// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
-/// inlets are one face, to the interior kernel (two arrays); the others get kListedCell, so do
-/// the cells with a link into one of `obstacles` that needs its own rule (has_link_rules) and
-/// those with a link across an outflow face (has_outflow_link), which are also listed in `saved`
-/// with the pressure-face cells.
+/// inlets are one face, to the interior kernel (two arrays), or to the border launch next to a
+/// ghost layer; the others get kListedCell, so do the cells with a link into one of `obstacles`
+/// that needs its own rule (has_link_rules) and those with a link across an outflow face
+/// (has_outflow_link), which are also listed in `saved` with the pressure-face cells.
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
@@ -171,14 +174,22 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
     const bool outflow = has_outflow_link<L>(grid, types, p);
     out.outflow_links = out.outflow_links || outflow;
     const bool saved = (mask & kOutletLink) || outflow;
+    // the rules that the wall-link mask alone (gather_links, move_links) does not resolve
+    const auto own_rule = [&] {
+      return !interior_walls || saved || ((mask & kMovingLink) && moving_face(mask) < 0) ||
+             (rules && has_link_rules<L>(grid, types.type, flags, obstacles, p));
+    };
     if (grid.is_border(p)) {
-      out.boundary.push_back(std::uint32_t(c));
-      saves.push_back(saved);
+      if (own_rule()) {
+        out.boundary.push_back(std::uint32_t(c));
+        saves.push_back(saved);
+      } else {
+        out.border.push_back(std::uint32_t(c));  // the border launch: its wall links alone
+      }
     } else if (const int face = face_kernels ? single_face<L>(grid, faces, flags, p) : -1;
                face >= 0) {
       out.faces[face].push_back(std::uint32_t(c));
-    } else if (!interior_walls || saved || ((mask & kMovingLink) && moving_face(mask) < 0) ||
-               (rules && has_link_rules<L>(grid, types.type, flags, obstacles, p))) {
+    } else if (own_rule()) {
       inner.push_back(std::uint32_t(c));
       inner_saves.push_back(saved);
     } else {

@@ -90,11 +90,16 @@ struct TileIndex {
 };
 
 /// \brief A rank's tiles: which box tiles are kept (those with a cell that is not solid: fluid or
-/// ghost), their slots in box order, and the flags and wall-link masks of their cells in the
-/// tile-blocked order (cells past the box's end: solid).
+/// ghost), their slots (the border tiles first, each group in box order), and the flags and
+/// wall-link masks of their cells in the tile-blocked order (cells past the box's end: solid).
 struct TileMap {
   TileShape shape;
   std::int64_t kept = 0;                ///< tiles with storage (the spare one not counted)
+  /// The border tiles: kept tiles holding a cell of the border launch (CellLists::border: next to
+  /// a ghost layer), slots 0 to border - 1. On several ranks the tile kernel updates them first
+  /// (TileBorderTag), on the exchange's instance, so the pack can start while the other tiles run
+  /// (stepping/TwoArrays.hpp).
+  std::int64_t border = 0;
   std::vector<std::int32_t> slot_of;    ///< box tile -> slot; dropped: the spare slot `kept`
   std::vector<std::uint32_t> tile_box;  ///< slot -> box tile
   std::vector<Flag> flags;              ///< kept cells' flags, slot-major (kept << volume_shift)
@@ -110,20 +115,30 @@ struct TileMap {
   std::vector<std::uint8_t> edge;
 
   /// The tiles of `grid` (edge `edge`, `dims` dimensions) from its cells' `flags` and wall-link
-  /// masks `links` (empty: none).
+  /// masks `links` (empty: none), and the cells of the border launch `border` (CellLists::border),
+  /// which the tile kernel takes in the border tiles: their masks lose kListedCell here.
   static TileMap of(const GridCells& grid, int dims, int edge, const std::vector<Flag>& flags,
-                    const std::vector<std::uint32_t>& links) {
+                    const std::vector<std::uint32_t>& links,
+                    const std::vector<std::uint32_t>& border = {}) {
     TileMap m;
     m.shape = TileShape::of(grid, dims, edge);
     const TileShape& t = m.shape;
     const auto box_tiles = std::size_t(t.box_tiles());
-    std::vector<char> keep(box_tiles, 0);
+    enum : char { kDropped = 0, kKept = 1, kBorderTile = 2 };
+    std::vector<char> keep(box_tiles, kDropped);
     for (int z = 0; z < grid.n[2]; ++z)
       for (int y = 0; y < grid.n[1]; ++y)
         for (int x = 0; x < grid.n[0]; ++x)
-          if (flags[std::size_t(grid.cell(x, y, z))] != kSolid) keep[t.tile_of(x, y, z)] = 1;
+          if (flags[std::size_t(grid.cell(x, y, z))] != kSolid) keep[t.tile_of(x, y, z)] = kKept;
+    for (const std::uint32_t c : border) {
+      const Coord p = coords_in(grid.n, Index(c));
+      keep[t.tile_of(p.x, p.y, p.z)] = kBorderTile;
+    }
     for (std::size_t b = 0; b < box_tiles; ++b)
-      if (keep[b]) m.tile_box.push_back(std::uint32_t(b));
+      if (keep[b] == kBorderTile) m.tile_box.push_back(std::uint32_t(b));
+    m.border = std::int64_t(m.tile_box.size());
+    for (std::size_t b = 0; b < box_tiles; ++b)
+      if (keep[b] == kKept) m.tile_box.push_back(std::uint32_t(b));
     m.kept = std::int64_t(m.tile_box.size());
     m.slot_of.assign(box_tiles, std::int32_t(m.kept));
     for (std::size_t s = 0; s < m.tile_box.size(); ++s) m.slot_of[m.tile_box[s]] = std::int32_t(s);
@@ -155,6 +170,12 @@ struct TileMap {
         m.flags[at] = flags[n];
         m.links[at] = !links.empty() ? links[n] : flags[n] == kBoundaryFluid ? kListedCell : 0u;
       }
+    for (const std::uint32_t c : border) {  // the border tiles' kernel takes them
+      const Coord p = coords_in(grid.n, Index(c));
+      const auto at = std::size_t((Index(m.slot_of[t.tile_of(p.x, p.y, p.z)]) << t.volume_shift) +
+                                  t.place_of(p.x, p.y, p.z));
+      m.links[at] &= ~kListedCell;
+    }
     return m;
   }
   /// Values to allocate for `count` values a cell: the kept tiles and the spare one.
@@ -167,6 +188,7 @@ struct TileMap {
 struct DeviceTileMap {
   TileShape shape;
   Index kept = 0;                                    ///< tiles with storage (may be 0: all solid)
+  Index border = 0;                                  ///< TileMap::border: the first slots
   bool on = false;                                   ///< false: no tiles (the dense layout)
   Kokkos::View<Flag*, MemSpace> flags;               ///< TileMap::flags
   Kokkos::View<std::uint32_t*, MemSpace> links;      ///< TileMap::links
@@ -179,6 +201,7 @@ struct DeviceTileMap {
     DeviceTileMap d;
     d.shape = m.shape;
     d.kept = m.kept;
+    d.border = m.border;
     d.on = true;
     d.flags = to_device(m.flags, "kolibri::tile_flags");
     d.links = to_device(m.links, "kolibri::tile_links");
@@ -193,6 +216,8 @@ struct DeviceTileMap {
   bool active() const { return on; }
   /// The cells of the kept tiles (the tile kernel's threads).
   Index kept_cells() const { return kept << shape.volume_shift; }
+  /// The cells of the border tiles (the first threads).
+  Index border_cells() const { return border << shape.volume_shift; }
   TileIndex index(int count) const { return {shape.cells(), shape, count, slot_of.data()}; }
   /// Device bytes of the map: flags and masks of the kept cells, the slot tables.
   double bytes() const {

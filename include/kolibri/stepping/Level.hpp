@@ -143,7 +143,7 @@ struct Level {
   Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells
   Kokkos::View<std::int32_t*, MemSpace> link_row;     ///< LinkRules::row
   Index boundary_border = 0;  ///< the first ones of `boundary` lie next to a ghost layer
-  Kokkos::View<std::uint32_t*, MemSpace> border;      ///< kFluidBorder cells (multi-rank)
+  Kokkos::View<std::uint32_t*, MemSpace> border;      ///< CellLists::border (multi-rank)
   Kokkos::View<std::uint32_t*, MemSpace> face_cells;  ///< face_kernels: cells next to one face only
   Index face_start[7] = {0, 0, 0, 0, 0, 0, 0};        ///< face f's cells in face_cells
   std::int64_t fluid_cells = 0;                       ///< updated cells over all ranks

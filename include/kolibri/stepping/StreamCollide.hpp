@@ -456,7 +456,9 @@ struct InteriorLowTag {
 struct InteriorHighTag {
   static constexpr const char* label = "kolibri::stream_collide_interior_high";
 };
-/// Fluid cells next to a ghost layer (multi-rank), from a list: the fast path of InteriorTag.
+/// Cells next to a ghost layer (multi-rank), from a list (CellLists::border): InPlaceStep's are
+/// kFluidBorder cells (the fast path of InteriorTag); StreamCollide's also boundary cells that
+/// their wall-link masks resolve (what InteriorWallsTag does).
 struct BorderTag {
   static constexpr const char* label = "kolibri::stream_collide_border";
 };
@@ -521,7 +523,7 @@ struct StreamCollide {
   I idx;
   C collide;
   Boundary<L, R> bc;
-  Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
+  Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: CellLists::border
   CellForce<R> cell_force{};  ///< immersed boundaries; empty without bodies
   Kokkos::View<const std::uint32_t*, MemSpace> face_cells{};  ///< FaceTag: this launch's cells
   int face = 0;                                               ///< FaceTag: this launch's face
@@ -562,7 +564,16 @@ struct StreamCollide {
     if (mask & kMovingLink) bc.move_links(mask, f);
     collide_store<q0, q1>(n, f);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const { fast<0, L::Q>(Index(border_cells(i))); }
+  /// A kFluidBorder cell, or a boundary cell next to a ghost layer whose wall links its mask
+  /// resolves (kListedCell: this list's, not the interior launch's).
+  KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const {
+    const Index n = Index(border_cells(i));
+    const std::uint32_t mask = bc.flags(n) == kBoundaryFluid ? bc.links[n] : 0u;
+    R f[L::Q];
+    gather_links<L, S>(src, idx, bc.grid.rows(n), n, mask, f);
+    if (mask & kMovingLink) bc.move_links(mask, f);
+    collide_store(n, f);
+  }
 
   /// Gather, collide, write the results q0 <= q < q1: a cell whose upwind neighbours are all fluid.
   template <int q0, int q1>
