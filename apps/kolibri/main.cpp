@@ -186,17 +186,13 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   std::int64_t largest = 0;  // the most cells a rank holds, ghost layers included
   std::string slabs;         // how the ranks cut a [geometry]'s box
   try {
-    const auto grid =
-        c.run.grid[0] > 0 ? c.run.grid : kolibri::Decomposition::choose_grid(c.solver, ranks);
-    const auto cuts = kolibri::Decomposition::cuts_for(
-        c.solver, grid, kolibri::balance_for(c.solver, c.run.balance));
-    for (int r = 0; r < ranks; ++r) {
-      const auto dc = kolibri::Decomposition::make(c.solver, ranks, r, grid, &cuts);
+    const auto all = kolibri::Decomposition::every_rank(
+        c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));
+    for (const auto& dc : all) {
       const auto ext = dc.local_extent();
       largest = std::max<std::int64_t>(largest, std::int64_t(ext[0]) * ext[1] * ext[2]);
-      if (r == 0 && ranks > 1 && c.solver.geometry.given())
-        slabs = kolibri::slab_report(c.solver, dc);
     }
+    if (ranks > 1 && c.solver.geometry.given()) slabs = kolibri::slab_report(c.solver, all[0]);
   } catch (const std::invalid_argument& e) {
     err << "kolibri: error: " << a.deck << ": " << ranks << " ranks: " << e.what() << "\n";
     return kolibri::kExitDeck;

@@ -102,7 +102,7 @@ AxisCuts Decomposition::fluid_cuts(const SolverConfig& cfg, const std::array<int
       least.back() = std::max(least.back(), kOutflowLayers);
     int after = 0;  // the fewest layers the slabs from k on need
     for (const int m : least) after += m;
-    if (after > n[d]) continue;  // make() refuses it (thin_outflow_face)
+    if (after > n[d]) continue;  // make() refuses it (the slab beside the outflow face)
     for (int k = 1; k < p; ++k) {
       after -= least[std::size_t(k) - 1];
       const int lo = cuts[d][std::size_t(k) - 1] + least[std::size_t(k) - 1], hi = n[d] - after;
@@ -136,15 +136,9 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank,
                                 std::to_string(grid[2]) + " does not match " + std::to_string(size) + " ranks");
   for (int d = 0; d < 3; ++d)
     if (grid[std::size_t(d)] > dc.global.n[std::size_t(d)])
-      throw std::invalid_argument("process grid: " + std::to_string(grid[std::size_t(d)]) + " ranks along " +
-                                  "xyz"[d] + " but only " + std::to_string(dc.global.n[std::size_t(d)]) + " cells");
-  if (const int f = thin_outflow_face(cfg, grid); f >= 0)
-    throw std::invalid_argument(std::string("boundary.") + kFaceNames[std::size_t(f)] +
-                                " = \"outflow\": with the process grid " + std::to_string(grid[0]) +
-                                "x" + std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
-                                " the rank next to it holds 1 cell layer along " + "xyz"[f / 2] +
-                                "; the face's rule reads " + std::to_string(kOutflowLayers) +
-                                ": use fewer ranks along " + "xyz"[f / 2]);
+      throw std::invalid_argument("process grid: " + std::to_string(grid[std::size_t(d)]) +
+                                  " ranks along " + "xyz"[d] + " but only " +
+                                  std::to_string(dc.global.n[std::size_t(d)]) + " cells");
   dc.dims = grid;
   dc.coords = {rank % grid[0], rank / grid[0] % grid[1], rank / (grid[0] * grid[1])};
   dc.cuts = cuts ? *cuts : even_cuts(cfg, grid);
@@ -161,6 +155,19 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank,
     const bool split = p > 1;
     dc.ghost[2 * d] = split && (c > 0 || periodic(cfg, int(d)));
     dc.ghost[2 * d + 1] = split && (c < p - 1 || periodic(cfg, int(d)));
+  }
+  for (int f = 0; f < 6; ++f) {  // OutflowLayers.hpp's rule, on the slabs as cut
+    const std::vector<int>& at = dc.cuts[std::size_t(f / 2)];
+    const std::size_t last = at.size() - 1;
+    const int layers = f % 2 == 0 ? at[1] - at[0] : at[last] - at[last - 1];
+    if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < kOutflowLayers)
+      throw std::invalid_argument(std::string("boundary.") + kFaceNames[std::size_t(f)] +
+                                  " = \"outflow\": with the process grid " +
+                                  std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
+                                  std::to_string(grid[2]) + " the rank next to it holds " +
+                                  std::to_string(layers) + " cell layer along " + "xyz"[f / 2] +
+                                  "; the face's rule reads " + std::to_string(kOutflowLayers) +
+                                  ": use fewer ranks along " + "xyz"[f / 2]);
   }
   for (int k = 0; k < 27; ++k) {
     const auto dir = direction(k);
@@ -248,15 +255,21 @@ std::array<int, 3> parse_grid(const std::string& s) {
   return g;
 }
 
+std::vector<Decomposition> Decomposition::every_rank(const SolverConfig& cfg, int size,
+                                                     std::array<int, 3> grid, Balance balance) {
+  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) grid = choose_grid(cfg, size);
+  const AxisCuts cuts = cuts_for(cfg, grid, balance);
+  std::vector<Decomposition> all;
+  for (int r = 0; r < size; ++r) all.push_back(make(cfg, size, r, grid, &cuts));
+  return all;
+}
+
 Distribution distribute(const SolverConfig& cfg, const Comm& comm, std::array<int, 3> grid,
                         Balance balance) {
   Distribution d;
-  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0)
-    grid = Decomposition::choose_grid(cfg, comm.size());
-  const AxisCuts cuts = Decomposition::cuts_for(cfg, grid, balance);
-  d.dc = Decomposition::make(cfg, comm.size(), comm.rank(), grid, &cuts);
-  for (int r = 0; r < comm.size(); ++r)
-    d.boxes.push_back(Decomposition::make(cfg, comm.size(), r, d.dc.dims, &cuts).mine);
+  const std::vector<Decomposition> all = Decomposition::every_rank(cfg, comm.size(), grid, balance);
+  d.dc = all[std::size_t(comm.rank())];
+  for (const Decomposition& r : all) d.boxes.push_back(r.mine);
   d.comm = &comm;
   return d;
 }

@@ -2,8 +2,9 @@
 /// \file
 /// \brief The one rule of how many cell layers an outflow face needs: its rule reads the
 /// populations of the layer next to it (GridCells::outflow_source), so the rank beside it holds
-/// at least 2 layers along its axis. The deck's check (one rank: the domain) and the
-/// decomposition's (every process grid) both ask this function.
+/// at least 2 layers along its axis. The deck's check (one rank: the domain) and choose_grid's
+/// (every process grid, cut evenly) ask this function; Decomposition::make checks the slabs as
+/// cut, and fluid_cuts keeps them this thick.
 #pragma once
 
 #include <kolibri/config/Case.hpp>

@@ -58,6 +58,11 @@ struct Decomposition {
   /// The cuts of `balance` (even_cuts or fluid_cuts).
   static AxisCuts cuts_for(const SolverConfig& cfg, const std::array<int, 3>& grid,
                            Balance balance);
+  /// Every rank's decomposition (by rank) of `cfg`'s box over `size` ranks: the process grid
+  /// `grid` (zeros: choose_grid) cut by `balance` (cuts_for). What a run lays out (distribute)
+  /// and what `kolibri check --ranks` reports. Throws as make() does.
+  static std::vector<Decomposition> every_rank(const SolverConfig& cfg, int size,
+                                               std::array<int, 3> grid, Balance balance);
   /// The process grid with the least halo surface of an inner rank (ties: fewer split axes,
   /// then z before y before x), at most one rank per cell layer and at least two cell layers on a
   /// rank next to an outflow face; 2D boxes are not split in z.
