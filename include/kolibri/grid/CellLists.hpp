@@ -132,7 +132,7 @@ struct CellLists {
   /// kBoundaryFluid cells resolved per direction: those next to a ghost layer first, then the
   /// rest (a cell in a face list is in neither).
   std::vector<std::uint32_t> boundary;
-  Index boundary_next_to_ghost = 0;     ///< how many of `boundary` come first
+  Index boundary_next_to_ghost = 0;  ///< how many of `boundary` come first
   /// The cells next to a ghost layer that the border launch updates: the kFluidBorder cells and,
   /// with `interior_walls`, the boundary cells there that the interior kernel could take (their
   /// wall links from their masks; kListedCell keeps them out of the interior launch).

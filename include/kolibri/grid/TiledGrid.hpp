@@ -94,7 +94,7 @@ struct TileIndex {
 /// wall-link masks of their cells in the tile-blocked order (cells past the box's end: solid).
 struct TileMap {
   TileShape shape;
-  std::int64_t kept = 0;                ///< tiles with storage (the spare one not counted)
+  std::int64_t kept = 0;  ///< tiles with storage (the spare one not counted)
   /// The border tiles: kept tiles holding a cell of the border launch (CellLists::border: next to
   /// a ghost layer), slots 0 to border - 1. On several ranks the tile kernel updates them first
   /// (TileBorderTag), on the exchange's instance, so the pack can start while the other tiles run
