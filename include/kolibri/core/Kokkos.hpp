@@ -79,6 +79,13 @@ Kokkos::View<T*, MemSpace> to_device(const std::vector<T>& v, const char* label)
   return d;
 }
 
+/// A device View copied into a new host vector (to_device's inverse).
+template <class T>
+std::vector<std::remove_const_t<T>> to_host(const Kokkos::View<T*, MemSpace>& d) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d);
+  return std::vector<std::remove_const_t<T>>(h.data(), h.data() + h.extent(0));
+}
+
 /// Wait for the work of one execution-space instance (a label where Kokkos takes one).
 inline void fence(const ExecSpace& e, [[maybe_unused]] const char* label) {
 #if KOKKOS_VERSION >= 40000

@@ -97,8 +97,8 @@ struct TileMap {
   std::int64_t kept = 0;  ///< tiles with storage (the spare one not counted)
   /// The border tiles: kept tiles holding a cell of the border launch (CellLists::border: next to
   /// a ghost layer), slots 0 to border - 1. On several ranks the tile kernel updates them first
-  /// (TileBorderTag), on the exchange's instance, so the pack can start while the other tiles run
-  /// (stepping/TwoArrays.hpp).
+  /// (the launch `stream_collide_tile_border`), on the exchange's instance, so the pack can start
+  /// while the other tiles run (stepping/TwoArrays.hpp).
   std::int64_t border = 0;
   std::vector<std::int32_t> slot_of;    ///< box tile -> slot; dropped: the spare slot `kept`
   std::vector<std::uint32_t> tile_box;  ///< slot -> box tile
@@ -170,12 +170,8 @@ struct TileMap {
         m.flags[at] = flags[n];
         m.links[at] = !links.empty() ? links[n] : flags[n] == kBoundaryFluid ? kListedCell : 0u;
       }
-    for (const std::uint32_t c : border) {  // the border tiles' kernel takes them
-      const Coord p = coords_in(grid.n, Index(c));
-      const auto at = std::size_t((Index(m.slot_of[t.tile_of(p.x, p.y, p.z)]) << t.volume_shift) +
-                                  t.place_of(p.x, p.y, p.z));
-      m.links[at] &= ~kListedCell;
-    }
+    const TileIndex at = m.index(1);  // a cell's place among the kept cells
+    for (const std::uint32_t c : border) m.links[std::size_t(at(Index(c), 0))] &= ~kListedCell;
     return m;
   }
   /// Values to allocate for `count` values a cell: the kept tiles and the spare one.

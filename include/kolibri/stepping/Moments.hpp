@@ -182,8 +182,7 @@ class Moments final : public Scheme<L, S> {
           MomentSlots<L>::departing(mi, op, force, f);
           for (int q = 0; q < L::Q; ++q) out(Index(q) * n + i) = double(f[q]);
         });
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, out);
-    return std::vector<double>(h.data(), h.data() + h.extent(0));
+    return to_host(out);
   }
 
  private:

@@ -559,20 +559,22 @@ struct StreamCollide {
     if (flag != kFluid && flag != kBoundaryFluid) return;
     const std::uint32_t mask = flag == kFluid ? 0u : bc.links[n];
     if (mask & kListedCell) return;
-    R f[L::Q];
-    gather_links<L, S>(src, idx, bc.grid.rows(n), n, mask, f);
-    if (mask & kMovingLink) bc.move_links(mask, f);
-    collide_store<q0, q1>(n, f);
+    resolve<q0, q1>(n, mask);
   }
   /// A kFluidBorder cell, or a boundary cell next to a ghost layer whose wall links its mask
   /// resolves (kListedCell: this list's, not the interior launch's).
   KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const {
     const Index n = Index(border_cells(i));
-    const std::uint32_t mask = bc.flags(n) == kBoundaryFluid ? bc.links[n] : 0u;
+    resolve<0, L::Q>(n, bc.flags(n) == kBoundaryFluid ? bc.links[n] : 0u);
+  }
+  /// Gather cell n's populations with its wall links `mask` (gather_links, move_links), collide,
+  /// write the results q0 <= q < q1.
+  template <int q0, int q1>
+  KOKKOS_INLINE_FUNCTION void resolve(const Index n, const std::uint32_t mask) const {
     R f[L::Q];
     gather_links<L, S>(src, idx, bc.grid.rows(n), n, mask, f);
     if (mask & kMovingLink) bc.move_links(mask, f);
-    collide_store(n, f);
+    collide_store<q0, q1>(n, f);
   }
 
   /// Gather, collide, write the results q0 <= q < q1: a cell whose upwind neighbours are all fluid.

@@ -99,15 +99,13 @@ KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src, cons
 }
 
 /// Kept tiles' cells that the interior launch of the dense box would take (kFluid, and
-/// kBoundaryFluid without kListedCell); the list launches take the rest through TileIndex.
+/// kBoundaryFluid without kListedCell), and in the border tiles (TileMap::border) those next to a
+/// ghost layer: kFluidBorder cells, and the boundary cells of CellLists::border, whose masks the
+/// tile map left unlisted (what the dense box's BorderTag list does). The list launches take the
+/// rest through TileIndex. Launched apart over the border tiles and over the others.
 struct TileInteriorTag {
   static constexpr const char* label = "kolibri::stream_collide_tiles";
-};
-/// TileInteriorTag over the border tiles (TileMap::border), which also updates the cells next to
-/// a ghost layer: kFluidBorder cells, and boundary cells of CellLists::border, whose masks the
-/// tile map left unlisted (what the dense box's BorderTag list does).
-struct TileBorderTag {
-  static constexpr const char* label = "kolibri::stream_collide_tile_border";
+  static constexpr const char* border_label = "kolibri::stream_collide_tile_border";
 };
 
 /// \brief Two-array pull step over the kept tiles' cells, thread t = slot V + place, for tiles
@@ -142,18 +140,8 @@ struct TileStreamCollide {
 
   KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index t) const {
     const Flag flag = flags(t);
-    if (flag != kFluid && flag != kBoundaryFluid) return;
-    update(t, flag == kFluid ? 0u : links(t));
-  }
-  KOKKOS_INLINE_FUNCTION void operator()(TileBorderTag, const Index t) const {
-    const Flag flag = flags(t);
-    if (flag != kFluid && flag != kBoundaryFluid && flag != kFluidBorder) return;
-    update(t, flag == kBoundaryFluid ? links(t) : 0u);
-  }
-
-  /// Gather, move the wall links, collide and store cell t (its wall-link mask `mask`); listed
-  /// cells are the list launches'.
-  KOKKOS_INLINE_FUNCTION void update(const Index t, const std::uint32_t mask) const {
+    if (!is_updated(flag)) return;  // kFluid, kBoundaryFluid, kFluidBorder go on
+    const std::uint32_t mask = flag == kBoundaryFluid ? links(t) : 0u;
     if (mask & kListedCell) return;
     const std::uint32_t s = std::uint32_t(t >> VS);
     const Index l = t & (TV - 1);

@@ -28,12 +28,8 @@ class TwoArrays final : public Scheme<L, S> {
     if (cfg.tile_edge > 0) {
       // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
       // copy made when asked for (settle), so the code reading the state by cell is unchanged.
-      const auto on_host = [](const Kokkos::View<std::uint32_t*, MemSpace>& v) {
-        const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-        return std::vector<std::uint32_t>(h.data(), h.data() + h.extent(0));
-      };
       const TileMap map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags,
-                                      on_host(level.links), on_host(level.border));
+                                      to_host(level.links), to_host(level.border));
       m_tiles = DeviceTileMap::of(map);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
       size = map.size(L::Q);
@@ -142,13 +138,14 @@ class TwoArrays final : public Scheme<L, S> {
     using Range = Kokkos::IndexType<Index>;
     constexpr bool tiled = std::is_same_v<decltype(K::idx), TileIndex>;
     // The tile kernel over threads [begin, end) (TileMap: the border tiles' cells first).
-    auto tiles = [&](auto tag, const ExecSpace& exec, const K& kk, Index begin, Index end) {
+    auto tiles = [&](const char* label, const ExecSpace& exec, const K& kk, Index begin,
+                     Index end) {
       const int edge = 1 << m_tiles.shape.shift[0];  // one of kTileEdges (the rules)
       constexpr std::array<int, 2> edges = L::D == 3 ? kTileEdges3D : kTileEdges2D;
       if (edge == edges[0])
-        tile_launch<edges[0]>(tag, exec, kk, begin, end);
+        tile_launch<edges[0]>(label, exec, kk, begin, end);
       else if (edge == edges[1])
-        tile_launch<edges[1]>(tag, exec, kk, begin, end);
+        tile_launch<edges[1]>(label, exec, kk, begin, end);
       else
         throw std::logic_error("TwoArrays: no tile kernel for tiles of " + std::to_string(edge) +
                                " cells (the rules refuse them)");
@@ -156,7 +153,7 @@ class TwoArrays final : public Scheme<L, S> {
     auto interior = [&](const K& kk) {
       if constexpr (tiled) {
         const Index begin = m_pull.active() ? m_tiles.border_cells() : 0;  // see the border
-        tiles(TileInteriorTag{}, level.exec, kk, begin, m_tiles.kept_cells());
+        tiles(TileInteriorTag::label, level.exec, kk, begin, m_tiles.kept_cells());
       } else if (m_split_collision) {
         Kokkos::parallel_for(InteriorLowTag::label, level.template all_cells<InteriorLowTag>(), kk);
         Kokkos::parallel_for(InteriorHighTag::label, level.template all_cells<InteriorHighTag>(),
@@ -189,7 +186,7 @@ class TwoArrays final : public Scheme<L, S> {
         const ExecSpace& ex = m_pull.exec();
         m_join.join(level.exec, ex);  // the border cells write where the last step's cells read
         if constexpr (tiled)  // the border tiles through the tile kernel (their other cells too)
-          tiles(TileBorderTag{}, ex, k, 0, m_tiles.border_cells());
+          tiles(TileInteriorTag::border_label, ex, k, 0, m_tiles.border_cells());
         else
           Kokkos::parallel_for(BorderTag::label,
                                Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(
@@ -219,13 +216,15 @@ class TwoArrays final : public Scheme<L, S> {
     }
   }
 
-  /// The tile kernel for tiles of E cells a side over threads [begin, end) on `exec`, with the
-  /// list launches' step state (K); Tag: TileInteriorTag or TileBorderTag.
-  template <int E, class Tag, class K>
-  void tile_launch(Tag, const ExecSpace& exec, const K& kk, Index begin, Index end) const {
+  /// The tile kernel for tiles of E cells a side over threads [begin, end) on `exec` (named
+  /// `label`), with the list launches' step state (K).
+  template <int E, class K>
+  void tile_launch(const char* label, const ExecSpace& exec, const K& kk, Index begin,
+                   Index end) const {
     if (begin == end) return;
     Kokkos::parallel_for(
-        Tag::label, Kokkos::RangePolicy<ExecSpace, Tag, Kokkos::IndexType<Index>>(exec, begin, end),
+        label,
+        Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(exec, begin, end),
         TileStreamCollide<L, S, C, E>{kk.src, kk.dst, m_tiles.flags, m_tiles.links,
                                       m_tiles.tile_box, m_tiles.slot_of, m_tiles.neighbours,
                                       m_tiles.edge, m_tiles.shape, kk.collide, kk.bc});
