@@ -138,12 +138,24 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
                         "an outflow face on a refined grid is not built yet (pressure outlets "
                         "are)"};
   }
+  for (std::size_t f = 0; f < 6; ++f) {
+    if (!c.faces[f].is_pressure() || c.faces[f].pressure_rule != PressureRule::Developed ||
+        has_developed_pressure(c))
+      continue;
+    return RuleBreach{"boundary." + std::string(kFaceNames[f]), "pressure_rule",
+                      "the developed rule runs on the populations (streaming = \"two_array\" or "
+                      "\"in_place\") on the dense box with one level for now: "
+                      "pressure_rule = \"anti_bounce_back\" (or \"auto\", which takes it here)"};
+  }
   if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
-    return RuleBreach{"domain", axis[f / 2],
-                      std::string("an outflow face (boundary.") + kFaceNames[std::size_t(f)] +
-                          ") takes the populations of the layer next to it: at least " +
-                          std::to_string(kOutflowLayers) + " cells along its axis, got " +
-                          std::to_string(n[f / 2])};
+    return RuleBreach{
+        "domain", axis[f / 2],
+        std::string(c.faces[std::size_t(f)].is_pressure() ? "a developed pressure face (boundary."
+                                                          : "an outflow face (boundary.") +
+            kFaceNames[std::size_t(f)] +
+            ") takes the populations of the layer next to it: at least " +
+            std::to_string(kOutflowLayers) + " cells along its axis, got " +
+            std::to_string(n[f / 2])};
   return std::nullopt;
 }
 }  // namespace

@@ -158,11 +158,11 @@ GeometryReport geometry_report(const SolverConfig& whole) {
   r.text += buf;
   // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
   // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies, no
-  // outflow face).
+  // face that reads its layer: outflow faces, developed pressure faces).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
   bool outflow = false;
-  for (const FaceBC& f : whole.faces) outflow = outflow || f.type == FaceType::Outflow;
+  for (std::size_t f = 0; f < 6; ++f) outflow = outflow || from_layer(whole, f);
   // (3D only: the threshold was measured with D3Q19; 2D tiles are not measured yet)
   const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
                            whole.collision_kernels == 1 && dims == 3 && !outflow;

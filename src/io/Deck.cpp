@@ -455,8 +455,11 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
                               "sin(2 pi t / period) times the set one"));
     bc.amplitude = s.number("amplitude", 0.0);
     bc.offset = s.number("offset", 1.0);
+    if (s.has("pressure_rule") && !bc.is_pressure())
+      s.fail("pressure_rule", "only pressure_outlet and pressure_inlet faces take a pressure_rule");
+    bc.pressure_rule = s.choice_of<PressureRule>("pressure_rule", PressureRule::Auto);
     s.finish({"type", "velocity", "density", "profile", "profile_file", "profile_dataset",
-              "ramp_steps", "period", "amplitude", "offset"});
+              "ramp_steps", "period", "amplitude", "offset", "pressure_rule"});
   } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
     boundary.fail(key, "a " + type + " face needs a velocity: write " + key + " = { type = \"" +
                            type + "\", velocity = [...] }");
@@ -1080,6 +1083,7 @@ Case parse_deck(const std::string& text, const std::string& file,
     refinement.finish({"levels", "region"});
   }
 
+  resolve_pressure_rules(sc);  // (the rules below see the rule each pressure face takes)
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
     for (const Section* sec : {&model, &domain, &boundary, &physics, &refinement})

@@ -52,7 +52,8 @@ std::array<int, 3> Decomposition::choose_grid(const SolverConfig& cfg, int size)
     throw std::invalid_argument(
         std::to_string(size) + " ranks cannot split a " + std::to_string(cfg.nx) + "x" +
         std::to_string(cfg.ny) + "x" + std::to_string(cfg.nz) +
-        " box (at most one rank per cell layer, two next to an outflow face)");
+        " box (at most one rank per cell layer, two next to an outflow face or a developed "
+        "pressure face)");
   return best;
 }
 
@@ -95,14 +96,14 @@ AxisCuts Decomposition::fluid_cuts(const SolverConfig& cfg, const std::array<int
       cum[std::size_t(l) + 1] = cum[std::size_t(l)] + layer[d][std::size_t(l)];
     const std::int64_t total = cum.back();
     if (total == 0) continue;
-    // The fewest layers a slab may hold: kOutflowLayers beside an outflow face, else one.
+    // The fewest layers a slab may hold: kOutflowLayers beside a face that reads its layer,
+    // else one.
     std::vector<int> least(std::size_t(p), 1);
-    if (cfg.faces[2 * d].type == FaceType::Outflow) least.front() = kOutflowLayers;
-    if (cfg.faces[2 * d + 1].type == FaceType::Outflow)
-      least.back() = std::max(least.back(), kOutflowLayers);
+    if (from_layer(cfg, 2 * d)) least.front() = kOutflowLayers;
+    if (from_layer(cfg, 2 * d + 1)) least.back() = std::max(least.back(), kOutflowLayers);
     int after = 0;  // the fewest layers the slabs from k on need
     for (const int m : least) after += m;
-    if (after > n[d]) continue;  // make() refuses it (the slab beside the outflow face)
+    if (after > n[d]) continue;  // make() refuses it (the slab beside the face)
     for (int k = 1; k < p; ++k) {
       after -= least[std::size_t(k) - 1];
       const int lo = cuts[d][std::size_t(k) - 1] + least[std::size_t(k) - 1], hi = n[d] - after;
@@ -160,14 +161,14 @@ Decomposition Decomposition::make(const SolverConfig& cfg, int size, int rank,
     const std::vector<int>& at = dc.cuts[std::size_t(f / 2)];
     const std::size_t last = at.size() - 1;
     const int layers = f % 2 == 0 ? at[1] - at[0] : at[last] - at[last - 1];
-    if (cfg.faces[std::size_t(f)].type == FaceType::Outflow && layers < kOutflowLayers)
-      throw std::invalid_argument(std::string("boundary.") + kFaceNames[std::size_t(f)] +
-                                  " = \"outflow\": with the process grid " +
-                                  std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
-                                  std::to_string(grid[2]) + " the rank next to it holds " +
-                                  std::to_string(layers) + " cell layer along " + "xyz"[f / 2] +
-                                  "; the face's rule reads " + std::to_string(kOutflowLayers) +
-                                  ": use fewer ranks along " + "xyz"[f / 2]);
+    if (from_layer(cfg, std::size_t(f)) && layers < kOutflowLayers)
+      throw std::invalid_argument(
+          std::string("boundary.") + kFaceNames[std::size_t(f)] + " = " +
+          layer_face_name(cfg.faces[std::size_t(f)]) + ": with the process grid " +
+          std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
+          " the rank next to it holds " + std::to_string(layers) + " cell layer along " +
+          "xyz"[f / 2] + "; the face's rule reads " + std::to_string(kOutflowLayers) +
+          ": use fewer ranks along " + "xyz"[f / 2]);
   }
   for (int k = 0; k < 27; ++k) {
     const auto dir = direction(k);

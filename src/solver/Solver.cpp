@@ -230,13 +230,17 @@ std::unique_ptr<Solver> make_local(const SolverConfig& cfg, const Distribution* 
 }
 }  // namespace
 
-std::unique_ptr<Solver> make_solver(const SolverConfig& cfg) {
+std::unique_ptr<Solver> make_solver(const SolverConfig& deck) {
+  SolverConfig cfg = deck;
+  resolve_pressure_rules(cfg);
   check(cfg);
   if (cfg.refinement.active()) return Impl::make_refined_solver(cfg);
   return make_local(cfg, nullptr);
 }
 
-std::unique_ptr<Solver> make_solver(const SolverConfig& cfg, const Distribution& dist) {
+std::unique_ptr<Solver> make_solver(const SolverConfig& deck, const Distribution& dist) {
+  SolverConfig cfg = deck;
+  resolve_pressure_rules(cfg);
   check(cfg);
   if (!dist.comm || dist.comm->size() == 1) return make_solver(cfg);
   if (cfg.refinement.active())

@@ -96,6 +96,15 @@ inline SolverConfig channel(LatticeKind lat, double obstacle_x_max = 9) {
   return c;
 }
 
+/// `c` with its pressure faces on the anti-bounce-back, the one rule of the moment
+/// representation, tiles and refined grids (PressureRule): for comparisons with the populations
+/// on the dense box, whose default is the developed rule.
+inline SolverConfig anti_bounce_back(SolverConfig c) {
+  for (FaceBC& f : c.faces)
+    if (f.is_pressure()) f.pressure_rule = PressureRule::AntiBounceBack;
+  return c;
+}
+
 /// A channel along x: a velocity inlet (u_x = 0.03) at x_min, a pressure outlet (density 1) at
 /// x_max, walls on y (and z in 3D: a duct), no obstacle; the moment representation with the
 /// regularized operator.

@@ -45,6 +45,28 @@ TEST(Deck, ParsesAndDerivesTau) {
   EXPECT_EQ(c.run.output_dir, "output/case");
 }
 
+// Issue 18: a pressure face's rule, `auto` resolved by the scheme (resolve_pressure_rules).
+TEST(Deck, PressureRuleAutoTakesTheDevelopedRuleWhereTheSchemeHasIt) {
+  const std::vector<std::string> open = {"boundary.x_min=\"pressure_inlet\"",
+                                         "boundary.x_max=\"pressure_outlet\""};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), open.begin(), open.end());
+    return parse_deck(base, "case.toml", more).solver.faces;
+  };
+  EXPECT_EQ(with({})[0].pressure_rule, PressureRule::Developed);
+  EXPECT_EQ(with({"model.streaming=\"in_place\""})[1].pressure_rule, PressureRule::Developed);
+  EXPECT_EQ(
+      with({"model.streaming=\"moments\"", "model.collision=\"regularized\""})[1].pressure_rule,
+      PressureRule::AntiBounceBack);
+  const auto kept =
+      with({"boundary.x_max={type=\"pressure_outlet\", "
+            "pressure_rule=\"anti_bounce_back\"}"});
+  EXPECT_EQ(kept[1].pressure_rule, PressureRule::AntiBounceBack);
+  EXPECT_TRUE(kept[0].from_layer());
+  EXPECT_FALSE(kept[1].from_layer());
+  EXPECT_FALSE(with({})[2].from_layer());  // a wall
+}
+
 TEST(Deck, OverridesReplaceAndAddKeys) {
   const Case c = parse_deck(base, "case.toml",
                             {"run.steps=42", "model.precision=fp32", "domain.nx=64", "physics.length=32",
@@ -188,6 +210,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "boundary.y_max={type=\"moving_wall\", velocity=[0.2, 0.0], period=100, offset=1, "
                  "amplitude=0.5}"},
                 {"boundary.y_max.velocity times offset + amplitude", "Mach"}},
+        // Issue 18: the pressure faces' rule.
+        BadCase{"pressure_rule_on_a_wall",
+                {"boundary.y_min={type=\"wall\", pressure_rule=\"developed\"}"},
+                {"boundary.y_min.pressure_rule", "only pressure_outlet and pressure_inlet"}},
+        BadCase{"unknown_pressure_rule",
+                {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"extrapolated\"}"},
+                {"boundary.x_max.pressure_rule", "'extrapolated' is not one of", "developed",
+                 "anti_bounce_back"}},
+        BadCase{"developed_pressure_on_moments",
+                {"model.streaming=\"moments\"", "model.collision=\"regularized\"",
+                 "boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"developed\"}"},
+                {"boundary.x_max.pressure_rule", "the developed rule runs on the populations",
+                 "anti_bounce_back"}},
         BadCase{"huge_number_shown_short",
                 {"physics.velocity=1e308"},
                 {"physics.velocity", "1e+308", "Mach"}}),

@@ -22,7 +22,8 @@ SolverConfig scene_config(LatticeKind lat, int scene) {
   const bool two_d = lat == LatticeKind::D2Q9;
   switch (scene) {
     case 0: return test::closed_box(lat);  // walls, a moving lid, a sphere, a body force
-    case 1: return test::channel(lat);     // velocity inlet, pressure outlet, walls, an obstacle
+    case 1:                                // velocity inlet, pressure outlet, walls, an obstacle
+      return test::anti_bounce_back(test::channel(lat));
     case 2: {                              // periodic, Taylor-Green vortex and a force
       SolverConfig c = test::periodic_box(lat, 9, 7, two_d ? 1 : 5, 0.6);
       c.initial.kind = InitialCondition::Kind::TaylorGreen;

@@ -192,7 +192,9 @@ TEST(Outflow, RankNextToItHoldsTwoLayers) {
   }
   c.nx = 3, c.ny = 2;  // x would be cut (the smaller cut), leaving the last rank one layer
   EXPECT_EQ(Decomposition::choose_grid(c, 2), (std::array<int, 3>{1, 2, 1}));
-  c.faces[1].type = FaceType::PressureOutlet;
+  c.faces[1].type = FaceType::PressureOutlet;  // the developed rule reads its layer too
+  EXPECT_EQ(Decomposition::choose_grid(c, 2), (std::array<int, 3>{1, 2, 1}));
+  c.faces[1].pressure_rule = PressureRule::AntiBounceBack;
   EXPECT_EQ(Decomposition::choose_grid(c, 2), (std::array<int, 3>{2, 1, 1}));
 }
 

@@ -134,7 +134,7 @@ SolverConfig scene(LatticeKind lat, int s) {
     case ClosedBox:
       return test::closed_box(lat);
     case Channel:
-      return test::channel(lat);
+      return test::anti_bounce_back(test::channel(lat));
     default:
       return test::curved_walls(lat);
   }

@@ -126,13 +126,36 @@ struct NameTable<InletProfile> {
                                       Named<P>{P::Pipe, "pipe"}, Named<P>{P::File, "file"}};
 };
 
+/// How a pressure face (pressure_outlet, pressure_inlet) holds its density (docs/theory.md,
+/// "Pressure faces").
+enum class PressureRule {
+  /// Developed where the run's scheme has it (populations on the dense box, one level), the
+  /// anti-bounce-back elsewhere: resolve_pressure_rules, which the deck and make_solver call.
+  Auto,
+  /// The population entering the layer next to the face (the outflow face's rule,
+  /// GridCells::outflow_source) plus the density step to the face: exact for a flow developed
+  /// along the normal, the face's density at the face.
+  Developed,
+  /// -f*_opposite + 2 w rho_face (1 + 4.5 (c.u)^2 - 1.5 u^2): the face's density half a cell in
+  /// from the face, minus a shear error that grows with the channel's width.
+  AntiBounceBack,
+};
+template <>
+struct NameTable<PressureRule> {
+  using P = PressureRule;
+  static constexpr std::array entries{Named<P>{P::Auto, "auto"},
+                                      Named<P>{P::Developed, "developed"},
+                                      Named<P>{P::AntiBounceBack, "anti_bounce_back"}};
+};
+
 /// \brief One face: type, wall or inlet velocity (lattice units), outlet density, and for moving
 /// walls and inlets the velocity's change in time: the set velocity times time_factor(step).
 struct FaceBC {
   FaceType type = FaceType::Periodic;
   std::array<double, 3> velocity{0.0, 0.0, 0.0};
   double density = 1.0;
-  InletProfile profile = InletProfile::Uniform;  ///< velocity inlets only
+  InletProfile profile = InletProfile::Uniform;     ///< velocity inlets only
+  PressureRule pressure_rule = PressureRule::Auto;  ///< pressure faces only
   std::string profile_file;     ///< InletProfile::File: the file (relative to the deck: resolved)
   std::string profile_dataset;  ///< InletProfile::File, HDF5: the dataset ("profile")
   /// InletProfile::File: the values over the whole domain's face, first tangential axis fastest
@@ -145,6 +168,14 @@ struct FaceBC {
   double offset = 1.0;
 
   bool time_dependent() const { return ramp_steps > 0 || period > 0.0; }
+  bool is_pressure() const {
+    return type == FaceType::PressureOutlet || type == FaceType::PressureInlet;
+  }
+  /// True where the populations entering across the face come from the layer next to it
+  /// (GridCells::outflow_source): outflow faces, and pressure faces with the developed rule.
+  bool from_layer() const {
+    return type == FaceType::Outflow || (is_pressure() && pressure_rule == PressureRule::Developed);
+  }
   /// The largest time_factor (the ramp never exceeds 1).
   double peak_factor() const { return period > 0.0 ? std::abs(offset) + std::abs(amplitude) : 1.0; }
   /// The largest |profile factor| over the face (1 for the built-in profiles, whose peak is 1).
@@ -173,11 +204,14 @@ using FaceSet = std::array<FaceBC, 6>;
 /// a FaceSet (or SolverConfig::domain_faces) for every caller.
 struct FaceTypes {
   int type[6];
+  int from_layer[6];  ///< FaceBC::from_layer (from types alone: outflow faces)
   explicit FaceTypes(const std::array<FaceType, 6>& types) {
-    for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(types[f]);
+    for (std::size_t f = 0; f < 6; ++f)
+      type[f] = static_cast<int>(types[f]), from_layer[f] = types[f] == FaceType::Outflow;
   }
   explicit FaceTypes(const FaceSet& faces) {
-    for (std::size_t f = 0; f < 6; ++f) type[f] = static_cast<int>(faces[f].type);
+    for (std::size_t f = 0; f < 6; ++f)
+      type[f] = static_cast<int>(faces[f].type), from_layer[f] = faces[f].from_layer();
   }
 };
 /// The faces' names in decks and messages, in FaceSet's order.
@@ -540,6 +574,29 @@ struct Probe {
   int every = 0;  ///< points: 0 the run's sampling cadence (steps / 200); lines: 0 at field output
 };
 
+/// True where the run's scheme has the developed pressure rule (PressureRule::Developed): the
+/// populations (two arrays, in place) on the dense box with one level.
+inline bool has_developed_pressure(const SolverConfig& c) {
+  return c.streaming != Streaming::Moments && c.tile_edge == 0 && !c.refinement.active();
+}
+/// Pressure faces with PressureRule::Auto take the developed rule where the scheme has it
+/// (has_developed_pressure), the anti-bounce-back elsewhere. The deck and make_solver call it,
+/// so every layer below sees one of the two.
+inline void resolve_pressure_rules(SolverConfig& c) {
+  for (FaceBC& f : c.faces)
+    if (f.pressure_rule == PressureRule::Auto)
+      f.pressure_rule =
+          has_developed_pressure(c) ? PressureRule::Developed : PressureRule::AntiBounceBack;
+}
+
+/// FaceBC::from_layer of face `f` as resolve_pressure_rules would resolve it (for the layers a
+/// rank must hold, decided before the solver resolves).
+inline bool from_layer(const SolverConfig& c, std::size_t f) {
+  const FaceBC& face = c.faces[f];
+  return face.from_layer() || (face.is_pressure() && face.pressure_rule == PressureRule::Auto &&
+                               has_developed_pressure(c));
+}
+
 /// \brief SI units of a deck ([units]): the cell width and time step that map the characteristic
 /// length and velocity onto their lattice values, and the reference density.
 struct Units {
@@ -658,6 +715,7 @@ inline const char* to_string(StorageKind e) { return name_of(e); }
 inline const char* to_string(KbcShear e) { return name_of(e); }
 inline const char* to_string(FaceType e) { return name_of(e); }
 inline const char* to_string(InletProfile e) { return name_of(e); }
+inline const char* to_string(PressureRule e) { return name_of(e); }
 inline const char* to_string(Obstacle::Wall e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Spreading e) { return name_of(e); }
 inline const char* to_string(ImmersedSettings::Forcing e) { return name_of(e); }

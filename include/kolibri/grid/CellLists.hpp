@@ -75,14 +75,27 @@ std::vector<std::uint32_t> wall_links(const DenseGrid& grid, const std::vector<F
   return out;
 }
 
-/// \brief True for a cell with a link across an outflow face (FaceType::Outflow): its rule reads
-/// other cells (GridCells::outflow_source), so the cell is listed.
+/// \brief True for a cell with a link across a face whose rule reads the layer next to it
+/// (FaceBC::from_layer: outflow faces, developed pressure faces): the rule reads other cells
+/// (GridCells::outflow_source), so the cell is listed.
 template <class L>
-bool has_outflow_link(const DenseGrid& grid, const FaceTypes& types, const Coord& p) {
+bool has_layer_link(const DenseGrid& grid, const FaceTypes& types, const Coord& p) {
   for (int q = 1; q < L::Q; ++q) {
     int face;
-    if (grid.neighbour<L>(types.type, p, q, +1, face) < 0 && is_outflow(FaceType(types.type[face])))
-      return true;
+    if (grid.neighbour<L>(types.type, p, q, +1, face) < 0 && types.from_layer[face]) return true;
+  }
+  return false;
+}
+
+/// \brief True for a cell within two layers of a face that reads its layer (FaceBC::from_layer):
+/// its gather takes the face's rule, or in place its scatter writes a source's population
+/// (push_outflow).
+inline bool near_layer_face(const DenseGrid& grid, const FaceTypes& types, const Coord& p) {
+  const int at[3] = {p.x, p.y, p.z};
+  for (int f = 0; f < 6; ++f) {
+    if (!types.from_layer[f]) continue;
+    const int d = f / 2, from_face = f % 2 == 0 ? at[d] : grid.n[d] - 1 - at[d];
+    if (from_face < 2) return true;
   }
   return false;
 }
@@ -140,11 +153,15 @@ struct CellLists {
   std::vector<std::uint32_t> faces[6];  ///< with face kernels: cells completed by one face alone
   std::vector<std::uint32_t> links;     ///< wall_links of every cell; empty without boundary cells
   /// The positions in `boundary` of the cells whose rules read slots that an in-place streaming
-  /// step overwrites: a link across a pressure face (kOutletLink) or an outflow face
-  /// (has_outflow_link). That scheme saves what they need first (BoundarySaveTag).
+  /// step overwrites: a link across a pressure face (kOutletLink) or a face that reads its layer
+  /// (has_layer_link). That scheme saves what they need first (BoundarySaveTag).
   std::vector<std::uint32_t> saved;
-  bool outflow_links = false;  ///< some cell of `boundary` has a link across an outflow face
-  std::int64_t updated = 0;    ///< cells this rank updates (fluid, not ghost)
+  bool layer_links = false;  ///< some cell of `boundary` has a link across a face of has_layer_link
+  /// Where each part of `boundary` (next to a ghost layer, then the others) has its cells within
+  /// two layers of a face that reads its layer (near_layer_face) at its end: from layer_from[0]
+  /// and layer_from[1]. Only those take the layer rule's kernel (Level::boundary_cells).
+  Index layer_from[2] = {0, 0};
+  std::int64_t updated = 0;  ///< cells this rank updates (fluid, not ghost)
 };
 
 /// \brief The lists of `grid` with `flags` (build_flags) and the faces' types; `face_kernels`
@@ -152,8 +169,8 @@ struct CellLists {
 /// `interior_walls` leaves the boundary cells without an outlet link, and whose moving walls or
 /// inlets are one face, to the interior kernel (two arrays), or to the border launch next to a
 /// ghost layer; the others get kListedCell, so do the cells with a link into one of `obstacles`
-/// that needs its own rule (has_link_rules) and those with a link across an outflow face
-/// (has_outflow_link), which are also listed in `saved` with the pressure-face cells.
+/// that needs its own rule (has_link_rules) and those with a link across a face that reads its
+/// layer (has_layer_link), which are also listed in `saved` with the pressure-face cells.
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
@@ -165,15 +182,16 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
     out.links = wall_links<L>(grid, flags, faces);
   std::vector<std::uint32_t> inner;
   std::vector<bool> saves, inner_saves;  // beside `boundary` and `inner`: the cell is saved
+  std::vector<bool> nears, inner_nears;  // and near_layer_face
   grid.for_each([&](const Coord& p, Index c) {
     const Flag f = flags[static_cast<std::size_t>(c)];
     out.updated += is_updated(f);
     if (f == kFluidBorder) out.border.push_back(std::uint32_t(c));
     if (f != kBoundaryFluid) return;
     std::uint32_t& mask = out.links[static_cast<std::size_t>(c)];
-    const bool outflow = has_outflow_link<L>(grid, types, p);
-    out.outflow_links = out.outflow_links || outflow;
-    const bool saved = (mask & kOutletLink) || outflow;
+    const bool layer = has_layer_link<L>(grid, types, p);
+    out.layer_links = out.layer_links || layer;
+    const bool saved = (mask & kOutletLink) || layer;
     // the rules that the wall-link mask alone (gather_links, move_links) does not resolve
     const auto own_rule = [&] {
       return !interior_walls || saved || ((mask & kMovingLink) && moving_face(mask) < 0) ||
@@ -183,6 +201,7 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
       if (own_rule()) {
         out.boundary.push_back(std::uint32_t(c));
         saves.push_back(saved);
+        nears.push_back(near_layer_face(grid, types, p));
       } else {
         out.border.push_back(std::uint32_t(c));  // the border launch: its wall links alone
       }
@@ -192,11 +211,25 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
     } else if (own_rule()) {
       inner.push_back(std::uint32_t(c));
       inner_saves.push_back(saved);
+      inner_nears.push_back(near_layer_face(grid, types, p));
     } else {
       return;  // resolved by the interior kernel
     }
     mask |= kListedCell;
   });
+  // each part: the cells near a face that reads its layer last, in cell order otherwise
+  const auto near_last = [](std::vector<std::uint32_t>& cells, std::vector<bool>& saved,
+                            const std::vector<bool>& near) {
+    std::vector<std::uint32_t> c;
+    std::vector<bool> s;
+    for (const bool last : {false, true})
+      for (std::size_t i = 0; i < cells.size(); ++i)
+        if (near[i] == last) c.push_back(cells[i]), s.push_back(saved[i]);
+    cells.swap(c), saved.swap(s);
+    return Index(std::count(near.begin(), near.end(), false));
+  };
+  out.layer_from[0] = near_last(out.boundary, saves, nears);
+  out.layer_from[1] = Index(out.boundary.size()) + near_last(inner, inner_saves, inner_nears);
   out.boundary_next_to_ghost = Index(out.boundary.size());
   out.boundary.insert(out.boundary.end(), inner.begin(), inner.end());
   saves.insert(saves.end(), inner_saves.begin(), inner_saves.end());

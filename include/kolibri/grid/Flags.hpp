@@ -57,7 +57,7 @@ int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<F
     the = face;
     crossing |= std::uint32_t(1) << q;
   }
-  if (the < 0 || is_outflow(faces[std::size_t(the)].type)) return -1;
+  if (the < 0 || faces[std::size_t(the)].from_layer()) return -1;
   const int axis = the / 2, inward = the % 2 == 0 ? 1 : -1;
   for (int q = 0; q < L::Q; ++q)
     if (((crossing >> q) & 1u) != std::uint32_t(L::c(q, axis) == inward)) return -1;

@@ -154,7 +154,7 @@ class ImmersedBoundary {
   explicit ImmersedBoundary(const SolverConfig& cfg, const ExecSpace& exec = ExecSpace(),
                             const Distribution* dist = nullptr)
       : m_cfg(cfg), m_exec(exec), m_comm(dist ? dist->comm : nullptr) {
-    for (const FaceBC& f : cfg.faces) m_outflow_faces = m_outflow_faces || is_outflow(f.type);
+    for (const FaceBC& f : cfg.faces) m_layer_faces = m_layer_faces || f.from_layer();
     const int nb = int(cfg.bodies.size());
     if (nb == 0) return;
     if (m_comm && cfg.ib.spreading == ImmersedSettings::Spreading::Gather)
@@ -244,7 +244,7 @@ class ImmersedBoundary {
       upload_poses();
       mark_reached(box, bc, idx);
     }
-    if (m_outflow_faces)  // the boundary cells' gather with the outflow rule only where it applies
+    if (m_layer_faces)  // the boundary cells' gather with the layer rule only where it applies
       for_nodes("kolibri::ib_nodes", box, true, Nodes<true>{src, bc, idx, m_node, box, layout});
     else
       for_nodes("kolibri::ib_nodes", box, true, Nodes<false>{src, bc, idx, m_node, box, layout});
@@ -1069,7 +1069,7 @@ class ImmersedBoundary {
   std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
-  bool m_outflow_faces = false;  ///< some face of the box is an outflow face (Nodes<true>)
+  bool m_layer_faces = false;    ///< some face reads its layer (FaceBC::from_layer; Nodes<true>)
   std::vector<FreeBody> m_free;  ///< in body order
   std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1
   MotionSetting m_setting;

@@ -67,11 +67,12 @@ HaloLists build_halo_lists(const Decomposition& dc, HaloMode mode, std::size_t v
   // AAReverse filter: population q of (fluid) cell (x, y, z) was written by its upwind cell, which
   // must be fluid and lie where the sender owns cells: in the sender's real box (`from` = 0,0,0),
   // or, seen from the receiver, in its ghost region towards the sender (`from` = that direction).
-  // Across an outflow face the writer is the outflow rule's source (GridCells::outflow_source).
+  // Across a face that reads its layer (FaceBC::from_layer) the writer is the rule's source
+  // (GridCells::outflow_source).
   auto written = [&](const Coord& p, int q, const std::array<int, 3>& from) {
     int face;
     Index m = grid.neighbour<L>(types.type, p, q, -1, face);
-    if (m < 0 && face >= 0 && is_outflow(FaceType(types.type[face])))
+    if (m < 0 && face >= 0 && types.from_layer[face])
       m = grid.outflow_source<L>(types.type, p, q, face, solid).cell;
     if (m < 0 || solid(m)) return false;
     const Coord mp = grid.coords(m);

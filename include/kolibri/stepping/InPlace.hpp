@@ -22,7 +22,11 @@ class InPlace final : public Scheme<L, S> {
     this->m_idx = population_slots<L>(cfg, level.grid.cells());
     m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
     if (level.saved_rows.extent(0) > 0) {  // cells with a link across a pressure or outflow face
-      m_saved_width = level.outflow_links ? 3 + L::Q : 3;
+      using Step = InPlaceStep<L, S, C>;
+      m_saved_width = level.layer_links ? Step::kSavedLayer : Step::kSavedState;
+      for (const FaceBC& f : cfg.faces)
+        m_pressure_steps = m_pressure_steps || (f.is_pressure() && f.from_layer());
+      m_pressure_steps = m_pressure_steps && level.layer_links;
       m_saved = Kokkos::View<R*, MemSpace>("kolibri::boundary_saved",
                                            level.boundary.extent(0) * std::size_t(m_saved_width));
     }
@@ -119,7 +123,7 @@ class InPlace final : public Scheme<L, S> {
       // exchange comes first (blocking) and the step does not overlap it. So do the outflow
       // faces' rules (BoundarySaveTag reads ghost cells along the face).
       bool exchanged = false;
-      if ((level.ib.active() || level.outflow_links) && !m_arriving && m_fwd.active()) {
+      if ((level.ib.active() || level.layer_links) && !m_arriving && m_fwd.active()) {
         level.exec.fence();  // the last step's writes, on the level's instance
         m_fwd.run(m_f);
         exchanged = true;
@@ -159,6 +163,9 @@ class InPlace final : public Scheme<L, S> {
         m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
         level.mark(ex, StepPoint::Received);
         m_join.join(ex, level.exec);  // the next local step reads them
+        if (m_pressure_steps)         // once every source has written, those from ghost cells too
+          Kokkos::parallel_for(PressureStepTag::label,
+                               level.template range<PressureStepTag>(0, nsaved), k);
         if (rules)  // the near-wall links, once every cell behind has sent its population
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
@@ -174,6 +181,9 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
         level.mark(level.exec, StepPoint::Interior);
+        if (m_pressure_steps)
+          Kokkos::parallel_for(PressureStepTag::label,
+                               level.template range<PressureStepTag>(0, nsaved), k);
         if (rules)
           Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
                                k);
@@ -188,6 +198,8 @@ class InPlace final : public Scheme<L, S> {
   bool m_arriving = false;             ///< the array holds arriving (pre-collision) populations
   Kokkos::View<R*, MemSpace> m_saved;  ///< pressure and outflow faces (InPlaceStep::saved)
   int m_saved_width = 0;
+  /// Developed pressure faces beside this rank's cells: PressureStepTag after each streaming step.
+  bool m_pressure_steps = false;
   Kokkos::View<R*, MemSpace> m_link_same, m_link_leaving;  ///< obstacle link rules (InPlaceStep)
   HaloExchange<V> m_fwd, m_rev;  ///< multi-rank: before / after each streaming step
   StreamJoin m_join;             ///< the order of the three instances' work

@@ -14,6 +14,7 @@
 #include <kolibri/parallel/Streams.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -55,7 +56,8 @@ struct Level {
     boundary = to_device(lists.boundary, "kolibri::boundary_cells");
     links = to_device(lists.links, "kolibri::wall_links");
     saved_rows = to_device(lists.saved, "kolibri::saved_rows");
-    outflow_links = lists.outflow_links;
+    layer_links = lists.layer_links;
+    layer_from[0] = lists.layer_from[0], layer_from[1] = lists.layer_from[1];
     for (int d = 0; d < 3; ++d) force[d] = R(cfg.force[d]);
     faces = cfg.faces;
     for (const FaceBC& f : faces) timed_faces = timed_faces || f.time_dependent();
@@ -82,18 +84,26 @@ struct Level {
     else
       return Kokkos::RangePolicy<ExecSpace, Tag, Range>(exec, begin, end);
   }
-  /// The boundary list's cells [begin, end) with kernel functor `k` on instance `e`: through
-  /// BoundaryOutflowTag where this rank has outflow links, BoundaryTag otherwise.
+  /// The boundary list's cells [begin, end) with kernel functor `k` on instance `e`: the cells
+  /// near a face that reads its layer (CellLists::layer_from) through BoundaryOutflowTag where
+  /// this rank has such links (CellLists::layer_links), the others through BoundaryTag. (All of
+  /// them through BoundaryOutflowTag cost the in-place channel 12%: docs/performance.md.)
   template <class K>
   void boundary_cells(const ExecSpace& e, Index begin, Index end, const K& k) const {
     using Range = Kokkos::IndexType<Index>;
-    if (outflow_links)
-      Kokkos::parallel_for(BoundaryOutflowTag::label,
-                           Kokkos::RangePolicy<ExecSpace, BoundaryOutflowTag, Range>(e, begin, end),
-                           k);
-    else
-      Kokkos::parallel_for(BoundaryTag::label,
-                           Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(e, begin, end), k);
+    const Index part[3] = {0, boundary_border, Index(boundary.extent(0))};
+    for (int p = 0; p < 2; ++p) {
+      const Index lo = std::max(begin, part[p]), hi = std::min(end, part[p + 1]);
+      if (lo >= hi) continue;
+      const Index split = layer_links ? std::clamp(layer_from[p], lo, hi) : hi;
+      if (lo < split)
+        Kokkos::parallel_for(BoundaryTag::label,
+                             Kokkos::RangePolicy<ExecSpace, BoundaryTag, Range>(e, lo, split), k);
+      if (split < hi)
+        Kokkos::parallel_for(
+            BoundaryOutflowTag::label,
+            Kokkos::RangePolicy<ExecSpace, BoundaryOutflowTag, Range>(e, split, hi), k);
+    }
   }
   /// Device bytes a cell besides the scheme's state: the flag and, with boundary cells, the
   /// wall-link mask.
@@ -137,7 +147,8 @@ struct Level {
   Kokkos::View<std::uint32_t*, MemSpace> boundary;    ///< cells with kBoundaryFluid (CellLists)
   Kokkos::View<std::uint32_t*, MemSpace> links;       ///< CellLists::links (empty: no boundary)
   Kokkos::View<std::uint32_t*, MemSpace> saved_rows;  ///< CellLists::saved
-  bool outflow_links = false;                         ///< CellLists::outflow_links
+  bool layer_links = false;                           ///< CellLists::layer_links
+  Index layer_from[2] = {0, 0};                       ///< CellLists::layer_from
   Kokkos::View<float*, MemSpace> link_distance;       ///< LinkRules::distance (empty: none)
   Kokkos::View<float*, MemSpace> link_term;           ///< LinkRules::term (empty: no wall moves)
   Kokkos::View<std::uint32_t*, MemSpace> link_cells;  ///< LinkRules::cells

@@ -79,6 +79,7 @@ struct Slots {
 template <class R>
 struct DeviceFaces {
   int type[6];
+  int from_layer[6];  ///< FaceBC::from_layer: outflow faces, developed pressure faces
   R velocity[6][3];
   R density[6];
 
@@ -87,6 +88,7 @@ struct DeviceFaces {
     const FaceTypes types(faces);
     for (int f = 0; f < 6; ++f) {
       d.type[f] = types.type[f];
+      d.from_layer[f] = types.from_layer[f];
       for (int k = 0; k < 3; ++k) d.velocity[f][k] = R(faces[f].velocity[k]);
       d.density[f] = R(faces[f].density);
     }
@@ -121,17 +123,38 @@ KOKKOS_INLINE_FUNCTION R face_rule(const DeviceFaces<R>& faces, int q, int face,
   }
 }
 
-/// \brief Velocity from post-collision populations, u = (sum c f* - F/2) / rho: the one formula
-/// every scheme uses for outlets, so they agree bit for bit.
+/// \brief The developed pressure rule's density step (PressureRule::Developed): what a
+/// population q entering across pressure face `face` gains over the layer's entering one, the
+/// equilibrium's change from the cell's density rho to the face's at the cell's velocity u,
+/// 2 w_q (rho_face - rho)(1 + 3 c.u + 4.5 (c.u)^2 - 1.5 u^2) (two half cells: docs/theory.md).
 template <class L, class R>
-KOKKOS_INLINE_FUNCTION void post_collision_velocity(const R (&fs)[L::Q], const R (&force)[3],
-                                                    R (&u)[3]) {
-  R rho = R(0), j[3] = {R(0), R(0), R(0)};
+KOKKOS_INLINE_FUNCTION R pressure_step(const DeviceFaces<R>& faces, int q, int face, R rho,
+                                       const R (&u)[3]) {
+  const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
+  const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+  return R(2) * R(L::w(q)) * (faces.density[face] - rho) *
+         (R(1) + R(3) * cu + R(4.5) * cu * cu - R(1.5) * usq);
+}
+
+/// \brief Density and velocity from post-collision populations, rho = sum f*, u = (sum c f* -
+/// F/2) / rho: the one formula every scheme uses for pressure faces, so they agree bit for bit.
+template <class L, class R>
+KOKKOS_INLINE_FUNCTION void post_collision_state(const R (&fs)[L::Q], const R (&force)[3], R& rho,
+                                                 R (&u)[3]) {
+  R j[3] = {R(0), R(0), R(0)};
+  rho = R(0);
   for (int k = 0; k < L::Q; ++k) {
     rho += fs[k];
     for (int d = 0; d < 3; ++d) j[d] += R(L::c(k, d)) * fs[k];
   }
   for (int d = 0; d < 3; ++d) u[d] = (j[d] - R(0.5) * force[d]) / rho;
+}
+/// The velocity of post_collision_state.
+template <class L, class R>
+KOKKOS_INLINE_FUNCTION void post_collision_velocity(const R (&fs)[L::Q], const R (&force)[3],
+                                                    R (&u)[3]) {
+  R rho;
+  post_collision_state<L>(fs, force, rho, u);
 }
 
 /// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the
@@ -181,16 +204,19 @@ struct Boundary {
   KOKKOS_INLINE_FUNCTION bool is_outlet(int face) const {
     return face >= 0 && is_pressure(static_cast<FaceType>(faces.type[face]));
   }
-  KOKKOS_INLINE_FUNCTION bool is_outflow_face(int face) const {
-    return face >= 0 && is_outflow(static_cast<FaceType>(faces.type[face]));
+  /// True for a face whose entering populations come from the layer next to it
+  /// (FaceBC::from_layer): outflow faces and developed pressure faces.
+  KOKKOS_INLINE_FUNCTION bool from_layer(int face) const {
+    return face >= 0 && faces.from_layer[face] != 0;
   }
   /// The outflow rule's source of population q arriving at cell p across outflow face `face`
   /// (GridCells::outflow_source).
   KOKKOS_INLINE_FUNCTION OutflowSource outflow_source(const Coord& p, int q, int face) const {
     return grid.outflow_source<L>(faces.type, p, q, face, SolidCells{flags.data()});
   }
-  /// The population q arriving at cell p across outflow face `face`, from the post-collision
-  /// populations `dep` of the step before.
+  /// The population q arriving at cell p across face `face` from the layer next to it (outflow
+  /// faces; developed pressure faces add pressure_step), from the post-collision populations
+  /// `dep` of the step before.
   template <class Departing>
   KOKKOS_INLINE_FUNCTION R outflow_value(const Coord& p, int q, int face,
                                          const Departing& dep) const {
@@ -202,14 +228,16 @@ struct Boundary {
   /// (wall_links): f[q] is the post-collision population q of the upwind cell, `dep(m, j)`, or
   /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
   /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
-  /// outlet velocity (kOutletLink) is the cell's own post-collision one, u = (sum c f* - F/2) /
-  /// rho: from `dep` or, when given, from `u_known`. `slot`, the cell's row of link rules
+  /// outlet state (kOutletLink) is the cell's own post-collision density and velocity
+  /// (post_collision_state): from `dep` or, when given, from `u_known` (u, then rho). `slot`,
+  /// the cell's row of link rules
   /// (link_row_of), selects its obstacle link rules (-1: the mask's rules only); their far-wall
   /// rule reads the cell's own f*_q from `dep` or, when given, from `same` (its Q values saved
   /// before an in-place streaming step: LinkSaveTag). With `Outflow` (only the kernels of runs
-  /// with outflow faces carry its code: BoundaryOutflowTag) a link across an outflow face takes
-  /// outflow_value, or when given `outflow_known[q]` (saved before an in-place streaming step,
-  /// which overwrites the source: BoundarySaveTag).
+  /// with faces that read their layer carry its code: BoundaryOutflowTag) a link across such a
+  /// face (from_layer) takes outflow_value, or when given `outflow_known[q]` (saved before an
+  /// in-place streaming step, which overwrites the source: BoundarySaveTag), plus on a pressure
+  /// face pressure_step.
   template <bool Outflow = false, class Departing>
   KOKKOS_INLINE_FUNCTION void pull(const Index n, const std::uint32_t mask, R (&f)[L::Q],
                                    const Departing& dep, const R* u_known = nullptr,
@@ -217,14 +245,15 @@ struct Boundary {
                                    const R* outflow_known = nullptr) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
-    R u[3] = {R(0), R(0), R(0)};
+    R u[3] = {R(0), R(0), R(0)}, rho = R(1);
     if (u_known) {
       for (int d = 0; d < 3; ++d) u[d] = u_known[d];
+      rho = u_known[3];
     } else if (mask & kOutletLink) {
       R fs[L::Q];
       KOLIBRI_UNROLL
       for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-      velocity(fs, u);
+      state(fs, rho, u);
     }
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
@@ -239,8 +268,9 @@ struct Boundary {
           f[q] = interpolated_bounce_back(
               d, dep(n, k), same ? same[q] : dep(n, q), [&] { return dep(rows.upwind<L>(k), k); },
               term);
-        } else if (Outflow && is_outflow_face(face)) {
+        } else if (Outflow && from_layer(face)) {
           f[q] = outflow_known ? outflow_known[q] : outflow_value(p, q, face, dep);
+          if (is_outlet(face)) f[q] += pressure_step<L>(faces, q, face, rho, u);
         } else {
           f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
         }
@@ -250,10 +280,14 @@ struct Boundary {
     }
   }
 
-  /// velocity(), out of line in the AMD device pass (KOLIBRI_OUT_OF_LINE_ON_AMD; push).
-  KOLIBRI_OUT_OF_LINE_ON_AMD KOKKOS_FUNCTION void velocity_out_of_line(const R (&fs)[L::Q],
-                                                                       R (&u)[3]) const {
-    velocity(fs, u);
+  /// state(), out of line in the AMD device pass (KOLIBRI_OUT_OF_LINE_ON_AMD; push).
+  KOLIBRI_OUT_OF_LINE_ON_AMD KOKKOS_FUNCTION void state_out_of_line(const R (&fs)[L::Q], R& rho,
+                                                                    R (&u)[3]) const {
+    state(fs, rho, u);
+  }
+  /// post_collision_state with the body force.
+  KOKKOS_INLINE_FUNCTION void state(const R (&fs)[L::Q], R& rho, R (&u)[3]) const {
+    post_collision_state<L>(fs, force, rho, u);
   }
   /// post_collision_velocity with the body force.
   KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
@@ -283,20 +317,27 @@ struct Boundary {
   /// wall is at least half a link away; nearer, the rule needs the cell behind's population of this
   /// step, so it gets the cell's own f*_k here and LinkCompleteTag finishes it after the step.
   /// Either way f*_k goes to `leaving` (Q values of the cell) for the momentum exchange. With
-  /// `Outflow` a link across an outflow face writes nothing: its cell's arriving population comes
-  /// from the outflow rule's source cell (push_outflow).
+  /// `Outflow` a link across a face that reads its layer (from_layer) writes nothing: its cell's
+  /// arriving population comes from the rule's source cell (push_outflow); where `state` is
+  /// given the cell's post-collision velocity and density go there (u, then rho), from which
+  /// PressureStepTag adds a developed pressure face's pressure_step after the step.
   template <bool Outflow = false, class Arriving>
   KOKKOS_INLINE_FUNCTION void push(const Index n, const std::uint32_t mask, const R (&fs)[L::Q],
                                    const R (&fr)[L::Q], const Arriving& arrive,
-                                   const Index slot = -1, R* leaving = nullptr) const {
+                                   const Index slot = -1, R* leaving = nullptr,
+                                   R* state = nullptr) const {
     const Coord p = grid.coords(n);
     const Rows rows = grid.rows(n);
-    // The outlet velocity, used by outlet links only, for every cell and out of line on AMD:
+    // The outlet state, used by outlet links only, for every cell and out of line on AMD:
     // computed under a branch on kOutletLink (D2Q9), or inlined (D3Q19), it made the AMDGPU
     // back end of LLVM 15 (SI Fold Operands) run for hours on the FP16 TRT in-place list kernel
     // (docs/portability.md).
-    R u[3];
-    velocity_out_of_line(fr, u);
+    R u[3], rho;
+    state_out_of_line(fr, rho, u);
+    if (state) {
+      for (int d = 0; d < 3; ++d) state[d] = u[d];
+      state[3] = rho;
+    }
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       if (q > 0 && ((mask >> q) & 1u)) {
@@ -312,7 +353,7 @@ struct Boundary {
                  d < R(0.5) ? fr[q]
                             : interpolated_bounce_back(
                                   d, fr[q], fr[a], [] { return R(0); }, term));
-        } else if (!Outflow || !is_outflow_face(face)) {
+        } else if (!Outflow || !from_layer(face)) {
           arrive(n, a, reflect(a, face, fr[q], u, shape_at(face, p)));
         }
       } else {
@@ -331,7 +372,7 @@ struct Boundary {
   KOKKOS_INLINE_FUNCTION void push_outflow(const Index n, const Coord& p, const R (&fr)[L::Q],
                                            const Arriving& arrive) const {
     for (int face = 0; face < 6; ++face) {
-      if (!is_outflow_face(face)) continue;
+      if (!from_layer(face)) continue;
       const int axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
       const int layer = face % 2 == 0 ? 0 : grid.n[axis] - 1;
       const int at = axis == 0 ? p.x : axis == 1 ? p.y : p.z;
@@ -487,6 +528,12 @@ struct LocalTag {
 /// face's arriving populations).
 struct BoundarySaveTag {
   static constexpr const char* label = "kolibri::in_place_boundary_save";
+};
+/// In-place scheme, after a streaming step with developed pressure faces: the populations that
+/// entered across them (the layer's, push_outflow) get the density step (pressure_step) of their
+/// cell's state after the collision, once every source has written.
+struct PressureStepTag {
+  static constexpr const char* label = "kolibri::in_place_pressure_step";
 };
 /// In-place scheme, before a streaming step with obstacle link rules: the listed cells' own
 /// departing f*_q for their links whose wall is at least half a link away (the cell behind
@@ -658,11 +705,16 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
   I idx;
   C collide;
   Boundary<L, R> bc;
-  /// Per boundary cell `saved_width` values (BoundarySaveTag): the velocity of a cell with a
-  /// pressure-face link, then with outflow faces the Q populations arriving across them. Empty
-  /// without either face.
+  /// Per boundary cell `saved_width` values: the state (u, rho) of a cell with a pressure-face
+  /// link before the streaming step (BoundarySaveTag, at kStateBefore); with faces that read
+  /// their layer (from_layer) also its state after the step's collision (push, at kStateAfter;
+  /// PressureStepTag reads it) and the Q populations arriving across them (BoundarySaveTag, at
+  /// kArriving). Empty without pressure or outflow faces.
   Kokkos::View<R*, MemSpace> saved{};
   int saved_width = 0;
+  static constexpr int kStateBefore = 0, kStateAfter = 4, kArriving = 8;
+  /// saved_width: without faces that read their layer, with them.
+  static constexpr int kSavedState = 4, kSavedLayer = kArriving + L::Q;
   /// BoundarySaveTag: the boundary-list positions of the cells that save (Level::saved_rows).
   Kokkos::View<const std::uint32_t*, MemSpace> saved_rows{};
   Kokkos::View<const std::uint32_t*, MemSpace> border_cells{};  ///< BorderTag: kFluidBorder cells
@@ -733,18 +785,38 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     const Departing dep{a, idx};
     R* row = &saved(i * saved_width);
     if (mask & kOutletLink) {
-      R fs[L::Q], u[3];
+      R fs[L::Q], u[3], rho;
       for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-      bc.velocity(fs, u);
-      for (int d = 0; d < 3; ++d) row[d] = u[d];
+      bc.state(fs, rho, u);
+      for (int d = 0; d < 3; ++d) row[kStateBefore + d] = u[d];
+      row[kStateBefore + 3] = rho;
     }
-    if (saved_width == 3) return;  // no outflow face
+    if (saved_width == kSavedState) return;  // no face reads its layer
     const Coord p = bc.grid.coords(n);
     for (int q = 1; q < L::Q; ++q) {
       if (!((mask >> L::opposite(q)) & 1u)) continue;
       int face;
       bc.neighbour(p, q, -1, face);
-      if (bc.is_outflow_face(face)) row[3 + q] = bc.outflow_value(p, q, face, dep);
+      if (bc.from_layer(face)) row[kArriving + q] = bc.outflow_value(p, q, face, dep);
+    }
+  }
+
+  /// Only the cells that save; those without a pressure-face link return at once.
+  KOKKOS_INLINE_FUNCTION void operator()(PressureStepTag, const Index j) const {
+    const Index i = Index(saved_rows(j)), n = Index(boundary_cells(i));
+    const std::uint32_t mask = bc.links[n];
+    if (!(mask & kOutletLink)) return;
+    const R* after = &saved(i * saved_width + kStateAfter);
+    const R u[3] = {after[0], after[1], after[2]};
+    const Coord p = bc.grid.coords(n);
+    for (int q = 1; q < L::Q; ++q) {
+      if (!((mask >> L::opposite(q)) & 1u)) continue;
+      int face;
+      bc.neighbour(p, q, -1, face);
+      if (!bc.from_layer(face) || !bc.is_outlet(face)) continue;
+      const R entered = S::template load<L>(a(idx(n, q)), q);
+      a(idx(n, q)) =
+          S::template store<L>(entered + pressure_step<L>(bc.faces, q, face, after[3], u), q);
     }
   }
 
@@ -759,12 +831,13 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     const Index slot = bc.link_row_of(i);
     const bool rules = slot >= 0;
     const R* same = rules ? &link_same(slot * L::Q) : nullptr;
-    const R* row = saved_width > 0 ? &saved(i * saved_width) : nullptr;
-    const R* outflow = saved_width > 3 ? row + 3 : nullptr;
+    R* row = saved_width > 0 ? &saved(i * saved_width) : nullptr;
+    const bool layer = saved_width == kSavedLayer;
+    const R* outflow = layer ? row + kArriving : nullptr;
     R f[L::Q];
     if (mask & kOutletLink) {
-      const R u[3] = {row[0], row[1], row[2]};
-      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, u, slot, same, outflow);
+      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, row + kStateBefore, slot, same,
+                                outflow);
     } else {
       bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, nullptr, slot, same, outflow);
     }
@@ -773,7 +846,8 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
     bc.template push<Outflow>(n, mask, f, fr, Arriving{a, idx}, slot,
-                              rules ? &link_leaving(slot * L::Q) : nullptr);
+                              rules ? &link_leaving(slot * L::Q) : nullptr,
+                              layer && (mask & kOutletLink) ? row + kStateAfter : nullptr);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(LinkSaveTag, const Index j) const {
