@@ -158,11 +158,12 @@ GeometryReport geometry_report(const SolverConfig& whole) {
   r.text += buf;
   // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
   // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies, no
-  // face that reads its layer: outflow faces, developed pressure faces).
+  // face that reads its layer: outflow faces, pressure faces set to "developed"; those on
+  // "auto" take the anti-bounce-back on tiles, resolve_pressure_rules).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
   bool outflow = false;
-  for (std::size_t f = 0; f < 6; ++f) outflow = outflow || from_layer(whole, f);
+  for (const FaceBC& f : whole.faces) outflow = outflow || f.from_layer();
   // (3D only: the threshold was measured with D3Q19; 2D tiles are not measured yet)
   const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
                            whole.collision_kernels == 1 && dims == 3 && !outflow;

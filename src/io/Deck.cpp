@@ -1083,7 +1083,6 @@ Case parse_deck(const std::string& text, const std::string& file,
     refinement.finish({"levels", "region"});
   }
 
-  resolve_pressure_rules(sc);  // (the rules below see the rule each pressure face takes)
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.
   if (const auto breach = broken_rule(sc)) {
     for (const Section* sec : {&model, &domain, &boundary, &physics, &refinement})

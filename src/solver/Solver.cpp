@@ -128,6 +128,8 @@ std::string solver_signature(const SolverConfig& c) {
       v += '/';
       v += hex64(checksum64(*face.profile_values));
     }
+    if (face.is_pressure() && from_layer(c, f))  // (older checkpoints: the anti-bounce-back)
+      v += "/developed";
     add(std::string("face.") + kFaceNames[f], v);
   }
   for (std::size_t i = 0; i < c.obstacles.size(); ++i) {

@@ -51,8 +51,11 @@ TEST(Deck, PressureRuleAutoTakesTheDevelopedRuleWhereTheSchemeHasIt) {
                                          "boundary.x_max=\"pressure_outlet\""};
   auto with = [&](std::vector<std::string> more) {
     more.insert(more.begin(), open.begin(), open.end());
-    return parse_deck(base, "case.toml", more).solver.faces;
+    SolverConfig c = parse_deck(base, "case.toml", more).solver;
+    resolve_pressure_rules(c);  // as make_solver does (after layout = "auto" chose the grid)
+    return c.faces;
   };
+  EXPECT_EQ(parse_deck(base, "case.toml", open).solver.faces[1].pressure_rule, PressureRule::Auto);
   EXPECT_EQ(with({})[0].pressure_rule, PressureRule::Developed);
   EXPECT_EQ(with({"model.streaming=\"in_place\""})[1].pressure_rule, PressureRule::Developed);
   EXPECT_EQ(

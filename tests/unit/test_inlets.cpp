@@ -221,6 +221,17 @@ TEST(PressureInlet, DrivesPoiseuilleFlowAndIsAPressureFace) {
     else
       EXPECT_GT(ratio, 1.03);  // the anti-bounce-back's miss (docs/validation.md)
 
+    // A checkpoint names the rule it ran (restarts refuse the other); the anti-bounce-back's
+    // signature is that of checkpoints written before the developed rule.
+    SolverConfig other = c;
+    other.faces[0].pressure_rule = other.faces[1].pressure_rule =
+        ratio < 1.03 ? PressureRule::AntiBounceBack : PressureRule::Developed;
+    if (run.streaming != Streaming::Moments) {
+      EXPECT_NE(solver_signature(c), solver_signature(other));
+      EXPECT_EQ(solver_signature(run.rule == PressureRule::Auto ? other : c).find("developed"),
+                std::string::npos);
+    }
+
     SolverConfig swapped = c;
     swapped.faces[0].type = FaceType::PressureOutlet;
     auto t = make_solver(swapped);

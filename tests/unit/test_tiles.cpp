@@ -310,6 +310,19 @@ TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
   SolverConfig in_place = vessel;
   in_place.streaming = Streaming::InPlace;
   EXPECT_EQ(geometry_report(in_place).auto_tile_edge, 0);
+  // Pressure faces on pressure_rule "auto" take the tiles (and the anti-bounce-back there);
+  // set to "developed", which the tiles do not have, they keep the dense box.
+  SolverConfig driven = vessel;
+  driven.faces[0].type = FaceType::PressureInlet, driven.faces[0].density = 1.001;
+  driven.faces[1].type = FaceType::PressureOutlet;
+  EXPECT_EQ(geometry_report(driven).auto_tile_edge, 4);
+  driven.tile_edge = 4;
+  resolve_pressure_rules(driven);
+  EXPECT_EQ(driven.faces[1].pressure_rule, PressureRule::AntiBounceBack);
+  driven = vessel;
+  driven.faces[1].type = FaceType::PressureOutlet;
+  driven.faces[1].pressure_rule = PressureRule::Developed;
+  EXPECT_EQ(geometry_report(driven).auto_tile_edge, 0);
   SolverConfig open = porous(LatticeKind::D3Q19, 32, 32, 32);
   open.geometry.porosity = 0.95;
   open.geometry.diameter = 6;

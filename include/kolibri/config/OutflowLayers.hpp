@@ -19,10 +19,14 @@ namespace kolibri {
 /// Layers the rank next to a face that reads its layer must hold along the face's axis.
 inline constexpr int kOutflowLayers = 2;
 
-/// The face in messages: "\"outflow\"" or "\"pressure_outlet\" (pressure_rule = \"developed\")".
+/// The face in messages: "\"outflow\"" or "\"pressure_outlet\" (pressure_rule = \"auto\": the
+/// developed rule, which reads its layer; \"anti_bounce_back\" does not)".
 inline std::string layer_face_name(const FaceBC& face) {
   return std::string("\"") + to_string(face.type) + "\"" +
-         (face.is_pressure() ? " (pressure_rule = \"developed\")" : "");
+         (face.is_pressure() ? std::string(" (pressure_rule = \"") + to_string(face.pressure_rule) +
+                                   "\": the developed rule, which reads its layer; "
+                                   "\"anti_bounce_back\" does not)"
+                             : "");
 }
 
 /// The first face that reads its layer (FaceBC::from_layer) whose rank would hold fewer than
