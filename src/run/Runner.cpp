@@ -287,15 +287,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              "stays on the dense box\n";
     log << std::flush;
   }
-  {  // the rule each pressure face takes, "auto" resolved as make_solver will (grid chosen)
-    SolverConfig resolved = c.solver;
-    resolve_pressure_rules(resolved);
-    for (std::size_t f = 0; f < 6; ++f)
-      if (resolved.faces[f].is_pressure())
-        log << "kolibri: boundary." << kFaceNames[f] << ": " << to_string(resolved.faces[f].type)
-            << ", pressure_rule \"" << to_string(resolved.faces[f].pressure_rule) << "\""
-            << (c.solver.faces[f].pressure_rule == PressureRule::Auto ? " (auto)" : "") << "\n";
-  }
+  for (std::size_t f = 0; f < 6; ++f)  // each pressure face's rule, as make_solver resolves it
+    if (const FaceBC& face = c.solver.faces[f]; face.is_pressure())
+      log << "kolibri: boundary." << kFaceNames[f] << ": " << to_string(face.type)
+          << ", pressure_rule \"" << to_string(resolved_pressure_rule(c.solver, face)) << "\""
+          << (face.pressure_rule == PressureRule::Auto ? " (auto)" : "") << "\n";
 
   TuneReport tuned;
   if (c.tune.enabled) {

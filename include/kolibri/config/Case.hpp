@@ -579,22 +579,24 @@ struct Probe {
 inline bool has_developed_pressure(const SolverConfig& c) {
   return c.streaming != Streaming::Moments && c.tile_edge == 0 && !c.refinement.active();
 }
-/// Pressure faces with PressureRule::Auto take the developed rule where the scheme has it
-/// (has_developed_pressure), the anti-bounce-back elsewhere. The deck and make_solver call it,
-/// so every layer below sees one of the two.
+/// The rule `face` takes in `c`: its own, or for PressureRule::Auto the developed rule where the
+/// scheme has it (has_developed_pressure) and the anti-bounce-back elsewhere.
+inline PressureRule resolved_pressure_rule(const SolverConfig& c, const FaceBC& face) {
+  if (face.pressure_rule != PressureRule::Auto) return face.pressure_rule;
+  return has_developed_pressure(c) ? PressureRule::Developed : PressureRule::AntiBounceBack;
+}
+/// Every face's rule resolved (resolved_pressure_rule): make_solver calls it, so every layer
+/// below sees one of the two.
 inline void resolve_pressure_rules(SolverConfig& c) {
-  for (FaceBC& f : c.faces)
-    if (f.pressure_rule == PressureRule::Auto)
-      f.pressure_rule =
-          has_developed_pressure(c) ? PressureRule::Developed : PressureRule::AntiBounceBack;
+  for (FaceBC& f : c.faces) f.pressure_rule = resolved_pressure_rule(c, f);
 }
 
-/// FaceBC::from_layer of face `f` as resolve_pressure_rules would resolve it (for the layers a
-/// rank must hold, decided before the solver resolves).
+/// FaceBC::from_layer of face `f` with its rule resolved (resolved_pressure_rule), for what is
+/// decided before make_solver resolves: the layers a rank must hold, the checkpoint signature.
 inline bool from_layer(const SolverConfig& c, std::size_t f) {
-  const FaceBC& face = c.faces[f];
-  return face.from_layer() || (face.is_pressure() && face.pressure_rule == PressureRule::Auto &&
-                               has_developed_pressure(c));
+  FaceBC face = c.faces[f];
+  face.pressure_rule = resolved_pressure_rule(c, face);
+  return face.from_layer();
 }
 
 /// \brief SI units of a deck ([units]): the cell width and time step that map the characteristic

@@ -50,9 +50,6 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_pressure(FaceType t) {
   return t == FaceType::PressureOutlet || t == FaceType::PressureInlet;
 }
 
-/// \brief A face across which the populations entering are the next layer's (FaceType::Outflow).
-KOKKOS_INLINE_FUNCTION constexpr bool is_outflow(FaceType t) { return t == FaceType::Outflow; }
-
 /// \brief Where the outflow rule (GridCells::outflow_source) takes a population from: population
 /// `q` of cell `cell` (post-collision, the step before).
 struct OutflowSource {

@@ -115,6 +115,16 @@ class InPlace final : public Scheme<L, S> {
     const Index nsaved = Index(level.saved_rows.extent(0));
     const Index nl = Index(level.link_cells.extent(0));
     using Range = Kokkos::IndexType<Index>;
+    // After a streaming step, once every source and every cell behind has written: the developed
+    // pressure faces' density step, the near-wall links' interpolation.
+    const auto complete = [&] {
+      if (m_pressure_steps)
+        Kokkos::parallel_for(PressureStepTag::label,
+                             level.template range<PressureStepTag>(0, nsaved), k);
+      if (rules)
+        Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
+                             k);
+    };
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
@@ -163,12 +173,7 @@ class InPlace final : public Scheme<L, S> {
         m_rev.finish(m_f);  // what this step wrote into ghost cells, back to their owners
         level.mark(ex, StepPoint::Received);
         m_join.join(ex, level.exec);  // the next local step reads them
-        if (m_pressure_steps)         // once every source has written, those from ghost cells too
-          Kokkos::parallel_for(PressureStepTag::label,
-                               level.template range<PressureStepTag>(0, nsaved), k);
-        if (rules)  // the near-wall links, once every cell behind has sent its population
-          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
-                               k);
+        complete();                   // (sources and cells behind in ghost cells included)
         level.mark(level.exec, StepPoint::End);
       } else {
         if (nsaved > 0)
@@ -181,12 +186,7 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
         level.mark(level.exec, StepPoint::Interior);
-        if (m_pressure_steps)
-          Kokkos::parallel_for(PressureStepTag::label,
-                               level.template range<PressureStepTag>(0, nsaved), k);
-        if (rules)
-          Kokkos::parallel_for(LinkCompleteTag::label, level.template range<LinkCompleteTag>(0, nl),
-                               k);
+        complete();
         level.mark(level.exec, StepPoint::End);
       }
       m_arriving = !m_arriving;
