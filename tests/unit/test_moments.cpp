@@ -54,7 +54,8 @@ double level_bytes(const SolverConfig& c) {
   return 1.0 + (walls ? 4.0 : 0.0);
 }
 /// The boundary cells' lists and wall sums (MomentWallCells, MomentWallSums): per boundary cell
-/// its index (8 bytes), slot (4) and kMomentWallValues sums; per column segment its first slot (4).
+/// its index (8 bytes), slot (4) and kMomentWallValues sums; per column segment its first slot (4),
+/// and one more (the count: the last segment's end).
 double wall_bytes(const SolverConfig& c, int value_bytes) {
   const int dims = c.lattice == LatticeKind::D2Q9 ? 2 : 3;
   const std::vector<Flag> flags = c.lattice == LatticeKind::D2Q9    ? build_flags<D2Q9>(c)
@@ -67,7 +68,7 @@ double wall_bytes(const SolverConfig& c, int value_bytes) {
   const int segments = (layers + segment - 1) / segment;
   const double columns = dims == 3 ? double(c.nx) * c.ny : double(c.nx);
   return boundary * (kMomentWallCellBytes + kMomentWallValues * value_bytes) +
-         columns * segments * kMomentSegmentBytes;
+         (columns * segments + 1) * kMomentSegmentBytes;
 }
 /// Bytes a cell: a moment array of `places` places (two arrays: 2 cells), m values a place (3D:
 /// in CSoA groups, moment_slots), the boundary cells' wall data and the level's bytes.

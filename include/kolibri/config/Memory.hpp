@@ -17,7 +17,7 @@ inline int stored_value_bytes(const SolverConfig& c) {
 
 /// \brief Bytes a cell of the moment representation's boundary data (MomentWallCells and
 /// MomentWallSums: kMomentWallCellBytes and kMomentWallValues a boundary cell, kMomentSegmentBytes
-/// a column segment), counting the
+/// a column segment and one more: the last segment's end), counting the
 /// cells next to the non-periodic faces (an obstacle's or a [geometry]'s surface cells are not
 /// known before the flags are built: not counted).
 inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
@@ -38,7 +38,7 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   const double columns = cells / layers;
   const int real = c.precision == Precision::FP32 ? 4 : 8;
   return (boundary * (kMomentWallCellBytes + kMomentWallValues * real) +
-          columns * segments * kMomentSegmentBytes) /
+          (columns * segments + 1) * kMomentSegmentBytes) /
          cells;
 }
 

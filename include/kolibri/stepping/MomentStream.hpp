@@ -280,7 +280,9 @@ class MomentWallCells {
     std::int32_t first = 0;
     for (auto& b : base) first += std::exchange(b, first);  // counts -> each column's first slot
     std::vector<Index> cell;
-    std::vector<std::int32_t> slot, start(std::size_t(columns) * segments);
+    // one more start than column segments: the count, so segment s of column c ends where the
+    // entry after its own begins
+    std::vector<std::int32_t> slot, start(std::size_t(columns) * segments + 1, std::int32_t(count));
     cell.reserve(std::size_t(count)), slot.reserve(std::size_t(count));
     for (int l = 0; l < layers; ++l) {  // cell order: coalesced reads in MomentWallSums
       if (l % segment == 0)
@@ -309,7 +311,8 @@ class MomentWallCells {
   const Index* cells() const { return m_cell.data(); }
   const std::int32_t* slots() const { return m_slot.data(); }
   /// Per column c and segment s, at c * segments + s: the slot of the column's first boundary
-  /// cell at or above the segment's first layer. Null without boundary cells.
+  /// cell at or above the segment's first layer; the entry after it ends the segment's slots (the
+  /// last entry is the count). Null without boundary cells.
   const std::int32_t* start() const { return m_count ? m_start.data() : nullptr; }
 
  private:
@@ -553,7 +556,9 @@ struct MomentKernel {
   /// kernel without `Walls`, which runs where the box has no boundary cells, so this never runs:
   /// it is compiled in because ptxas schedules the kernel with it faster (periodic box 256^3 on
   /// an H100, D3Q19 FP32: 29,620 MLUPS with it, 24,527 without; D3Q27 6% faster, D3Q19 FP64 9%
-  /// slower: docs/performance.md). It goes when the kernel's latency hiding is made explicit.
+  /// slower: docs/performance.md). It goes when the kernel's latency hiding is made explicit; the
+  /// wall sums in flight did not do it (the kernel with `Walls` on the periodic box, H200: 30,677
+  /// MLUPS against 35,039).
   KOKKOS_INLINE_FUNCTION void reflect(Index n, Index col, int l, const R (&f)[L::Q],
                                       MomentSum<R>& into) const {
     const std::uint32_t c = std::uint32_t(col), nx = std::uint32_t(bc.grid.n[0]);
@@ -561,9 +566,20 @@ struct MomentKernel {
     add_reflected(bc, links[n], p, f, into);
   }
 
-  /// Add the reflected moments of the boundary cell at `slot` (MomentWallSums) to its sum.
-  KOKKOS_INLINE_FUNCTION void add_walls(std::int32_t slot, MomentSum<R>& into) const {
-    const R* w = wall_sums + Index(slot) * kMomentWallValues;
+  /// FP32: a boundary cell's reflected moments are loaded a layer before they are added, like the
+  /// moments (loaded when added, their latency fell on the boundary threads' warps at every layer:
+  /// closed box 256^3 on an H200 +19% D3Q19, +13% D3Q27). FP64 loads them when it adds them:
+  /// with them in flight its kernels ran 5-17% slower (docs/performance.md).
+  static constexpr bool kPrefetchWalls = Walls && sizeof(R) == 4;
+  /// The reflected moments of the boundary cell at `slot` (MomentWallSums).
+  KOKKOS_FORCEINLINE_FUNCTION void load_walls(std::int32_t slot, R (&w)[kMomentWallValues]) const {
+    const R* from = wall_sums + Index(slot) * kMomentWallValues;
+    KOLIBRI_UNROLL
+    for (int v = 0; v < kMomentWallValues; ++v) w[v] = from[v];
+  }
+  /// Add a boundary cell's reflected moments (load_walls) to its sum.
+  KOKKOS_INLINE_FUNCTION static void add_walls(const R (&w)[kMomentWallValues],
+                                               MomentSum<R>& into) {
     into.rho += w[0];
     KOLIBRI_UNROLL
     for (int d = 0; d < L::D; ++d) into.j[d] += w[1 + d];
@@ -581,6 +597,8 @@ struct MomentKernel {
     bool own[CPT];             // a tile cell (not ring, inside the box)
     Flag done[CPT], last[CPT]; // own flags of layers k and k - 1
     std::int32_t wall[CPT];    // the next boundary cell of the column (wall_sums' slot)
+    std::int32_t wall_end[CPT];                                 // past the segment's last one
+    R walls[kPrefetchWalls ? CPT : 1][kMomentWallValues] = {};  // its reflected moments, in flight
   };
 
   /// Layer k: rebuild and stream layer k, complete and write layer k - 1. Running sums I0, I1,
@@ -632,8 +650,16 @@ struct MomentKernel {
         // the populations it reflects into itself, summed before the step (layers the team
         // writes: the sums of layers m0 - 1 and m1 are dropped)
         if constexpr (Walls) {
-          if (cur.flag == kBoundaryFluid && k >= m0 && k < m1)
-            add_walls(st.wall[c]++, st.acc[c][I1]);
+          if (cur.flag == kBoundaryFluid && k >= m0 && k < m1) {
+            if constexpr (kPrefetchWalls) {
+              add_walls(st.walls[c], st.acc[c][I1]);
+              if (++st.wall[c] < st.wall_end[c]) load_walls(st.wall[c], st.walls[c]);
+            } else {
+              R w[kMomentWallValues];
+              load_walls(st.wall[c]++, w);
+              add_walls(w, st.acc[c][I1]);
+            }
+          }
         } else if (source && cur.flag == kBoundaryFluid) {
           reflect(cur.n, st.col[c], here, f, st.acc[c][I1]);
         }
@@ -701,7 +727,13 @@ struct MomentKernel {
       st.edge[c] = st.col[c] >= 0 ? place.edge[st.col[c]] : -1;  // (col -1: never placed)
       for (int l = 0; l < 3; ++l) st.acc[c][l].clear();
       st.done[c] = st.last[c] = kSolid;
-      if constexpr (Walls) st.wall[c] = st.own[c] ? wall_start[st.col[c] * segments() + seg] : 0;
+      if constexpr (Walls) {
+        const Index at = st.col[c] * segments() + seg;
+        st.wall[c] = st.own[c] ? wall_start[at] : 0;
+        st.wall_end[c] = st.own[c] ? wall_start[at + 1] : 0;
+        if constexpr (kPrefetchWalls)
+          if (st.wall[c] < st.wall_end[c]) load_walls(st.wall[c], st.walls[c]);
+      }
       const int first = wrap(m0 - 1, ma);
       fetch(st.col[c], st.edge[c], first, team_edge_layer(m0 - 1, first, m0, m1), st.next[c]);
     }
