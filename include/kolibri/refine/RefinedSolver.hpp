@@ -489,6 +489,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (l > 0) {  // the coarser level's state at the start of its step
       const DeviceLevel& up = m_levels[std::size_t(l - 1)];
       k.coarse_state = up.f[parity == 0 ? up.cur : 1 - up.cur].data();
+      k.coarse_flags = up.flags.data();
+      k.coarse_neighbours = up.neighbours.data();
     }
     if (std::size_t(l + 1) < m_levels.size()) {
       const DeviceLevel& down = m_levels[std::size_t(l + 1)];
