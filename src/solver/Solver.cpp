@@ -241,10 +241,10 @@ std::unique_ptr<Solver> make_solver(const SolverConfig& deck) {
 }
 
 std::unique_ptr<Solver> make_solver(const SolverConfig& deck, const Distribution& dist) {
+  if (!dist.comm || dist.comm->size() == 1) return make_solver(deck);
   SolverConfig cfg = deck;
   resolve_pressure_rules(cfg);
   check(cfg);
-  if (!dist.comm || dist.comm->size() == 1) return make_solver(cfg);
   if (cfg.refinement.active())
     throw std::invalid_argument(
         "make_solver: refined grids ([refinement]) run on one rank for now, got " +

@@ -130,7 +130,8 @@ struct NameTable<InletProfile> {
 /// "Pressure faces").
 enum class PressureRule {
   /// Developed where the run's scheme has it (populations on the dense box, one level), the
-  /// anti-bounce-back elsewhere: resolve_pressure_rules, which the deck and make_solver call.
+  /// anti-bounce-back elsewhere: resolved by make_solver (resolve_pressure_rules), after layout
+  /// "auto" has chosen the grid.
   Auto,
   /// The population entering the layer next to the face (the outflow face's rule,
   /// GridCells::outflow_source) plus the density step to the face: exact for a flow developed

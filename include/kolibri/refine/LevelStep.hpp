@@ -146,9 +146,14 @@ struct LevelStep {
     return face < 0;
   }
   /// Cell v of the finer level (twice this level's box) inside the box, wrapped like `inside`.
-  KOKKOS_INLINE_FUNCTION bool inside_finer(int (&v)[3]) const {
+  KOKKOS_INLINE_FUNCTION bool inside_finer(int (&v)[3]) const { return inside_level(v, +1); }
+  /// Cell v of the coarser level (half this level's box) inside the box, wrapped like `inside`.
+  KOKKOS_INLINE_FUNCTION bool inside_coarser(int (&v)[3]) const { return inside_level(v, -1); }
+  /// Cell v of the level `step` finer (+1) or coarser (-1) inside that level's box, wrapped across
+  /// periodic faces; false past another face.
+  KOKKOS_INLINE_FUNCTION bool inside_level(int (&v)[3], const int step) const {
     for (int d = 0; d < L::D; ++d) {
-      const int m = 2 * n[d];
+      const int m = step > 0 ? 2 * n[d] : n[d] / 2;
       if (v[d] >= 0 && v[d] < m) continue;
       if (faces.type[v[d] < 0 ? 2 * d : 2 * d + 1] != static_cast<int>(FaceType::Periodic))
         return false;
@@ -285,13 +290,7 @@ struct LevelStep {
     const std::int32_t code = coarse_neighbours[Index(slot) * 27 + block_offset(from, to)];
     if (code < 0) return false;
     int w[3] = {to[0], to[1], to[2]};
-    for (int d = 0; d < L::D; ++d) {  // the coarser level's box is half this level's
-      const int m = n[d] / 2;
-      if (w[d] >= 0 && w[d] < m) continue;
-      if (faces.type[w[d] < 0 ? 2 * d : 2 * d + 1] != static_cast<int>(FaceType::Periodic))
-        return false;
-      w[d] = w[d] < 0 ? w[d] + m : w[d] - m;
-    }
+    if (!inside_coarser(w)) return false;
     const int place = place_of(w[0], w[1], w[2]);
     if (coarse_flags[(Index(code) << VS) + place] != kLevelFluid) return false;
     value = S::template load<L>(coarse_state[at(code, q, place)], q);

@@ -597,7 +597,7 @@ struct MomentKernel {
     bool own[CPT];             // a tile cell (not ring, inside the box)
     Flag done[CPT], last[CPT]; // own flags of layers k and k - 1
     std::int32_t wall[CPT];    // the next boundary cell of the column (wall_sums' slot)
-    std::int32_t wall_end[CPT];                                 // past the segment's last one
+    std::int32_t wall_end[CPT];  // past the segment's last one (kPrefetchWalls)
     R walls[kPrefetchWalls ? CPT : 1][kMomentWallValues] = {};  // its reflected moments, in flight
   };
 
@@ -730,9 +730,10 @@ struct MomentKernel {
       if constexpr (Walls) {
         const Index at = st.col[c] * segments() + seg;
         st.wall[c] = st.own[c] ? wall_start[at] : 0;
-        st.wall_end[c] = st.own[c] ? wall_start[at + 1] : 0;
-        if constexpr (kPrefetchWalls)
+        if constexpr (kPrefetchWalls) {
+          st.wall_end[c] = st.own[c] ? wall_start[at + 1] : 0;
           if (st.wall[c] < st.wall_end[c]) load_walls(st.wall[c], st.walls[c]);
+        }
       }
       const int first = wrap(m0 - 1, ma);
       fetch(st.col[c], st.edge[c], first, team_edge_layer(m0 - 1, first, m0, m1), st.next[c]);

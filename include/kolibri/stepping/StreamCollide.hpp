@@ -835,12 +835,9 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     const bool layer = saved_width == kSavedLayer;
     const R* outflow = layer ? row + kArriving : nullptr;
     R f[L::Q];
-    if (mask & kOutletLink) {
-      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, row + kStateBefore, slot, same,
-                                outflow);
-    } else {
-      bc.template pull<Outflow>(n, mask, f, Departing{a, idx}, nullptr, slot, same, outflow);
-    }
+    bc.template pull<Outflow>(n, mask, f, Departing{a, idx},
+                              (mask & kOutletLink) ? row + kStateBefore : nullptr, slot, same,
+                              outflow);
     collide_at(n, f);
     R fr[L::Q];  // as stored: a no-op for native storage
     KOLIBRI_UNROLL
