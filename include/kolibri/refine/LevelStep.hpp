@@ -228,40 +228,48 @@ struct LevelStep {
     // The coarser level (code == kCoarserBlock): the first step reads the coarse cell the
     // upwind cell lies in; the second the coarse cell one coarse step upwind of this cell's
     // parent, or past a face the face's rule on the cell's own state before the first step.
+    // Linear only where every child of the coarse cell is read by this level: in the first
+    // step where the coarse cell one coarse step downwind, which holds p + c, is refined and
+    // inside the box (elsewhere, at a convex corner of the region or a face, some children's
+    // shares go to the coarser level or a face's rule, uniform, and the slopes would not
+    // cancel); in the second always (that cell is p's parent).
+    bool linear = true;
+    int x[3];
     if (parity == 0) {
-      // Linear only where every child of the coarse cell is read by this level (the coarse cell
-      // one coarse step downwind, which holds p + c, is refined and inside the box): elsewhere
-      // (a convex corner of the region, a face) some children's shares go to the coarser level
-      // or a face's rule, uniform, and the slopes would not cancel.
       int ahead[3] = {p[0] + c[0], p[1] + c[1], p[2] + c[2]};
       const std::int32_t code_ahead = neighbours[s * 27 + block_offset(p, ahead)];
       int face_ahead;
-      const bool all_read =
+      linear =
           code_ahead != kCoarserBlock && code_ahead != kOutsideBlock && inside(ahead, face_ahead);
-      return exploded(s, p, {p[0] - c[0], p[1] - c[1], p[2] - c[2]}, q, all_read);
+      for (int d = 0; d < 3; ++d) x[d] = p[d] - c[d];
+    } else {
+      int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
+      const int k2 = block_offset(p, b2);
+      if (!inside(b2, face))
+        return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), u);
+      if (neighbours[s * 27 + k2] >= 0) {  // re-entry: this level's f*_q(t) two cells upwind
+        const std::int32_t key = std::int32_t(l << 5) | q;
+        for (std::int32_t e = reentry_start[s]; e < reentry_start[s + 1]; ++e)
+          if (reentry_key[e] == key) return S::template load<L>(reentry_value[e], q);
+      }
+      for (int d = 0; d < 3; ++d) x[d] = p[d] - 2 * c[d];
     }
-    int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
-    const int k2 = block_offset(p, b2);
-    if (!inside(b2, face))
-      return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), u);
-    if (neighbours[s * 27 + k2] >= 0) {  // re-entry: this level's f*_q(t) two cells upwind
-      const std::int32_t key = std::int32_t(l << 5) | q;
-      for (std::int32_t e = reentry_start[s]; e < reentry_start[s + 1]; ++e)
-        if (reentry_key[e] == key) return S::template load<L>(reentry_value[e], q);
-    }
-    // (the coarse cell one coarse step downwind is p's parent: every child is read here)
-    return exploded(s, p, {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]}, q, true);
+    return exploded(s, p, x, q, linear);
   }
 
   /// The coarser level's f*_q at this level's position x (unwrapped: a cell within two cells of
   /// p, inside the coarse cell C = x / 2): the linear explosion where `linear`. C's value plus,
-  /// along each axis where both of C's neighbours are fluid leaves of the coarser level, the
-  /// central slope times the offset of x's centre from C's, +-1/4 of C; along an axis with a
-  /// refined neighbour (across the interface), at a face or a solid, the copy stays uniform
-  /// (Rohde et al.): a one-sided slope there, of first or second order, took the vortex of
-  /// docs/validation.md to 0.03% but the channel from its exact parabola to an error of order
-  /// 1.4. The offsets of C's 2^D children sum to zero and, where `linear`, every child position
-  /// is read once by this level in a coarse step, so the mass C sends here is C's own.
+  /// along each axis d where both of C's neighbours are fluid leaves of the coarser level, the
+  /// central slope times an offset in C's cells: x's centre's offset from C's, +-1/4, less
+  /// c_d / 4 in the first fine step and plus c_d / 4 in the second where half of C's children
+  /// are read in each (`halves_read`). A post-collision population stands for the point half
+  /// its link on (docs/theory.md, "Grid refinement"): the shift puts each read at the point
+  /// where the fine population crosses into the finer level, so at a flat interface the copy
+  /// is uniform along c (a steady channel stays exact) and linear across c. Along an axis with a
+  /// refined neighbour, at a face or a solid the value stays C's (Rohde et al.). The offsets of
+  /// C's 2^D children sum to zero, the shifts too where half are read in each step, and, where
+  /// `linear`, every child is read once by this level in a coarse step: the mass C sends here
+  /// is C's own.
   KOKKOS_INLINE_FUNCTION R exploded(const Index s, const int (&p)[3], const int (&x)[3],
                                     const int q, const bool linear) const {
     int w[3] = {x[0], x[1], x[2]}, face;
@@ -271,6 +279,7 @@ struct LevelStep {
         coarse_state[at(slot, q, place_of(w[0] >> 1, w[1] >> 1, w[2] >> 1))], q);
     if (!linear) return centre;
     const int cell[3] = {x[0] >> 1, x[1] >> 1, x[2] >> 1};  // unwrapped, the coarser level's
+    const R shift = !halves_read(s, p, cell, q) ? R(0) : parity == 0 ? R(0.125) : R(-0.125);
     R f = centre;
     for (int d = 0; d < L::D; ++d) {
       int below[3] = {cell[0], cell[1], cell[2]}, above[3] = {cell[0], cell[1], cell[2]};
@@ -278,9 +287,32 @@ struct LevelStep {
       R lo = R(0), hi = R(0);
       if (!coarse_value(slot, cell, below, q, lo) || !coarse_value(slot, cell, above, q, hi))
         continue;
-      f += ((x[d] & 1) ? R(0.125) : R(-0.125)) * (hi - lo);  // +-1/4 of the central slope
+      // (hi - lo) / 2 is the slope a coarse cell; +-1/4 and c_d / 4 are in coarse cells.
+      const R offset = ((x[d] & 1) ? R(0.125) : R(-0.125)) - shift * R(L::c(q, d));
+      f += offset * (hi - lo);
     }
     return f;
+  }
+  /// Whether half of the children y of the coarser level's cell `cell` (unwrapped) are read in
+  /// the first fine step for direction q (y + c is a cell of this level: the coarse cell
+  /// holding it, `cell` moved by c along some of the axes where c is not zero, is refined and
+  /// inside the box) and half in the second. True at a flat interface; not at a concave edge
+  /// or corner of the region, where the first step reads more.
+  KOKKOS_INLINE_FUNCTION bool halves_read(const Index s, const int (&p)[3], const int (&cell)[3],
+                                          const int q) const {
+    int axes[3] = {0, 0, 0}, moving = 0;
+    for (int d = 0; d < L::D; ++d)
+      if (L::c(q, d) != 0) axes[moving++] = d;
+    int refined = 0;
+    for (int set = 1; set < (1 << moving); ++set) {
+      int child[3] = {2 * cell[0], 2 * cell[1], 2 * cell[2]};  // a child of the moved cell
+      for (int i = 0; i < moving; ++i)
+        if ((set >> i) & 1) child[axes[i]] += 2 * L::c(q, axes[i]);
+      const std::int32_t code = neighbours[s * 27 + block_offset(p, child)];
+      int face;
+      if (code != kCoarserBlock && code != kOutsideBlock && inside(child, face)) ++refined;
+    }
+    return 2 * refined == (1 << moving);
   }
   /// f*_q of the coarser level's cell `to` (unwrapped, one cell from `from`, a cell of
   /// that level's leaf block `slot`) into `value`; false where `to` is not a fluid leaf cell of
