@@ -5,6 +5,7 @@ kolibri, for the box and resolution studies of docs/validation.md (immersed boun
   python3 scripts/wake.py run sphere 24 OUT [--re 100] [--box 20x10x10] [--kolibri K] [--set k=v ...]
   python3 scripts/wake.py analyse OUT            (prints one JSON object)
   python3 scripts/wake.py run sphere 24 OUT --no-body ...   (the same box and stream, no body)
+  python3 scripts/wake.py run sphere 32 OUT --levels 3 ...  (a refined grid, a bounce-back sphere)
 
 The stream U = 0.05 enters at x_min; the side faces move with it (the far field), the outlet is a
 pressure outlet. The body (diameter D cells) sits on the box's axis, `--upstream` diameters from
@@ -14,6 +15,13 @@ in 3D), averaged over the last tenth of the run, its change over that tenth, C_L
 F_y, and the spread of C_D over that tenth; for a shedding cylinder the mean C_D and the amplitude of C_L over the last whole periods and
 St = f D / U from the lift's upward zero crossings; the recirculation length L/D from the rear of
 the body to where u_x on the axis turns positive (steady wakes).
+
+With `--levels L` (L > 1) the grid is refined ([refinement]) and the body is a halfway bounce-back
+`[[obstacle]]` (a refined grid takes no immersed bodies): D is its diameter in cells of the finest
+level, level 0 has D / 2^(L-1) across it and the box in level-0 cells; the finest level is a band
+of 8 of its cells around the body, level 1 (L >= 3) a box from one diameter upstream of the body
+to three downstream, one diameter to each side of the axis; D3Q27 `kbc` FP64 (D2Q9 for the
+cylinder). Loads come from obstacles.csv (level-0 units), so C_D uses level 0's diameter.
 """
 import argparse
 import json
@@ -27,8 +35,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U = 0.05
 
 
-def deck(body, d, re, box, upstream, time, with_body=True):
+def deck(body, d, re, box, upstream, time, with_body=True, levels=1):
     three = body == "sphere"
+    d = d // 2 ** (levels - 1)  # level 0's diameter
     n = [round(b * d) for b in box]
     c = [upstream * d, n[1] / 2, n[2] / 2 if three else 0.5]
     nu = U * d / re
@@ -38,10 +47,10 @@ def deck(body, d, re, box, upstream, time, with_body=True):
     lines = [
         "[model]",
         f'lattice = "{"D3Q27" if three else "D2Q9"}"',
-        f'collision = "{"acm" if three else "cm"}"',
-        'precision = "fp32"',
+        f'collision = "{("acm" if three else "cm") if levels == 1 else "kbc"}"',
+        f'precision = "{"fp32" if levels == 1 else "fp64"}"',
     ]
-    if three:
+    if three and levels == 1:
         lines.append("acm_viscosity = 0.005")
     lines += ["", "[domain]", f"nx = {n[0]}", f"ny = {n[1]}"] + ([f"nz = {n[2]}"] if three else [])
     lines += ["", "[initial]", f"velocity = {vel}", "", "[physics]", f"reynolds = {re}", f"velocity = {U}",
@@ -49,10 +58,20 @@ def deck(body, d, re, box, upstream, time, with_body=True):
               'x_max = { type = "pressure_outlet" }']
     lines += [f'{f} = {{ type = "moving_wall", velocity = {vel} }}' for f in faces]
     pos = f"[{c[0]}, {c[1]}, {c[2]}]" if three else f"[{c[0]}, {c[1]}]"
-    if with_body:
+    if with_body and levels > 1:
+        lines += ["", "[[obstacle]]", 'name = "body"', 'type = "sphere"' if three else 'type = "cylinder"',
+                  f"center = {pos}", f"radius = {d / 2}"]
+        lines += ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]", f"level = {levels - 1}",
+                  'type = "band"', 'around = "body"', "width = 8"]
+        if levels >= 3:
+            lo = [c[0] - d, c[1] - d] + ([c[2] - d] if three else [])
+            hi = [c[0] + 3 * d, c[1] + d] + ([c[2] + d] if three else [])
+            lines += ["", "[[refinement.region]]", "level = 1", f"min = {lo}", f"max = {hi}"]
+    elif with_body:
         lines += ["", "[[body]]", 'name = "body"', f'type = "{"sphere" if three else "cylinder"}"',
                   f"radius = {d / 2}", f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}"]
-    lines += ["", "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\"", ""]
+    lines += ["", "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\""]
+    lines += [f"obstacle_loads_every = {every}", ""] if levels > 1 else [""]
     # u_x on the rows of cells beside the axis (the centre lies on cell faces).
     rows = [(y, z) for y in (n[1] // 2 - 1, n[1] // 2) for z in ((n[2] // 2 - 1, n[2] // 2) if three else (None,))]
     for i, (y, z) in enumerate(rows):
@@ -63,10 +82,12 @@ def deck(body, d, re, box, upstream, time, with_body=True):
 
 def analyse(out):
     meta, summary = finished_run(out, "wake.py")
-    d, three = meta["D"], meta["body"] == "sphere"
+    three, levels = meta["body"] == "sphere", meta.get("levels", 1)
+    d = meta["D"] // 2 ** (levels - 1)  # in the cells of level 0, whose units the loads are in
     area = math.pi * d * d / 4 if three else d
     scale = 2.0 / (U * U * area)
-    hist = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale) for r in rows(os.path.join(out, "bodies.csv"))]
+    loads = os.path.join(out, "bodies.csv" if levels == 1 else "obstacles.csv")
+    hist = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale) for r in rows(loads)]
     res = dict(meta)
     res["steps"] = hist[-1][0]
     tenth = [h for h in hist if h[0] > hist[-1][0] * 0.9]
@@ -95,7 +116,7 @@ def analyse(out):
         res["periods"] = 5
     else:
         probes = [rows(os.path.join(out, f"line_axis{i}.csv")) for i in range(4 if three else 2)]
-        rear = meta["centre_x"] + d / 2
+        rear = meta["centre_x"] + d / 2  # level-0 cells, as the probes
         ux = [(float(p[0]["x"]) + 0.5, sum(float(q["ux"]) for q in p) / len(p)) for p in zip(*probes)]
         behind = [(x, v) for x, v in ux if x > rear]
         res["recirculation"] = None
@@ -123,6 +144,8 @@ def main():
     ap.add_argument("--time", type=float, default=60.0, help="run length in convective units D/U")
     ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
+    ap.add_argument("--levels", type=int, default=1,
+                    help="refinement levels (> 1: a bounce-back obstacle on a refined grid, D at the finest level)")
     ap.add_argument("--no-body", action="store_true",
                     help="the same box, stream and steps without the body: the fluid's step time, against which "
                          "a run with the body measures the immersed boundary's cost without ib.timing's fences")
@@ -132,14 +155,17 @@ def main():
         return
     if a.body is None or a.D is None or a.D < 4 or a.D % 2:
         sys.exit("wake.py: run needs a body and an even diameter D >= 4 (cells)")
+    if a.levels < 1 or a.D % 2 ** a.levels:
+        sys.exit(f"wake.py: --levels {a.levels}: D must be a multiple of 2^levels (an even diameter on level 0)")
     box = [float(x) for x in (a.box or ("20x10x10" if a.body == "sphere" else "32x20")).split("x")]
     if len(box) != (3 if a.body == "sphere" else 2):
         sys.exit("wake.py: --box takes three lengths for a sphere, two for a cylinder (diameters)")
     box += [0.0] * (3 - len(box))
     upstream = a.upstream if a.upstream is not None else 0.3 * box[0]
-    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body)
-    meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * a.D,
-            "no_body": a.no_body}
+    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body, levels=a.levels)
+    d0 = a.D // 2 ** (a.levels - 1)
+    meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * d0,
+            "no_body": a.no_body, "levels": a.levels}
     sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 

@@ -312,6 +312,28 @@ class Builder {
       }
   }
 
+  /// Whether the coarse cell holding x (a position of level l that cell p of leaf slot s reads
+  /// with direction c in one of its steps) has not half of its children y read in each fine
+  /// step (y + c of level l: the coarse cell moved by c along a non-empty subset of c's axes is
+  /// refined, for half of the subsets): LevelStep::halves_read, which along one axis needs no
+  /// table and is not asked.
+  bool uneven_read(std::size_t s, const Pos& p, const Pos& x, const Pos& c, int l) const {
+    const Pos cell{floor_shift(x[0], 1), floor_shift(x[1], 1), floor_shift(x[2], 1)};
+    const int moving = (c[0] != 0 ? 1 : 0) | (c[1] != 0 ? 2 : 0) | (c[2] != 0 ? 4 : 0);
+    if (moving == 1 || moving == 2 || moving == 4) return false;
+    int refined = 0, sets = 0;
+    for (int set = 1; set < 8; ++set) {
+      if ((set & moving) != set) continue;
+      Pos child{2 * cell[0], 2 * cell[1], 2 * cell[2]};
+      for (std::size_t d = 0; d < 3; ++d)
+        if ((set >> d) & 1) child[d] += 2 * c[d];
+      const Found f = find_near(s, p, child, l);
+      refined += f.inside && f.code != kCoarserBlock ? 1 : 0;
+      ++sets;
+    }
+    return 2 * refined != sets + 1;
+  }
+
   /// Level-0 coordinates of the centre of cell p of level l.
   std::array<double, 3> centre(const Pos& p, int l) const {
     std::array<double, 3> x{0.5, 0.5, 0.5};
@@ -451,6 +473,10 @@ class Builder {
           } else {
             slow = true;
           }
+          if (up.inside && up.code == kCoarserBlock &&
+              (uneven_read(s, p, {p[0] - c[0], p[1] - c[1], p[2] - c[2]}, c, l) ||
+               uneven_read(s, p, {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]}, c, l)))
+            mask |= kLevelUnevenRead;
           if (up.inside && up.code == kCoarserBlock) {  // the two coarse cells a step reads
             need_fluid({floor_shift(p[0] - c[0], 1), floor_shift(p[1] - c[1], 1),
                         floor_shift(p[2] - c[2], 1)},

@@ -127,8 +127,18 @@ struct LevelStep {
       for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
       post_collision_velocity<L>(fs, force, u);
     }
+#if defined(__HIPCC__)
+    // HIP inlines `arriving` whatever it is marked (Kokkos' functions are always inlined there),
+    // and 27 unrolled copies of it exceed the unroller's budget: the directions go through a
+    // rolled loop into an array of their own, copied into f at fixed places.
+    R g[L::Q];
+    for (int q = 0; q < L::Q; ++q) g[q] = arriving(s, l, p, q, u);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) f[q] = g[q];
+#else
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = arriving(s, l, p, q, u);
+#endif
   }
 
   /// Cell v of this level moved into the box across periodic faces: false past a non-periodic
@@ -279,54 +289,71 @@ struct LevelStep {
         coarse_state[at(slot, q, place_of(w[0] >> 1, w[1] >> 1, w[2] >> 1))], q);
     if (!linear) return centre;
     const int cell[3] = {x[0] >> 1, x[1] >> 1, x[2] >> 1};  // unwrapped, the coarser level's
-    const R shift = !halves_read(s, p, cell, q) ? R(0) : parity == 0 ? R(0.125) : R(-0.125);
-    R f = centre;
+    // Every neighbour's load is issued before any is used (the general path is bound by the
+    // latency of its chains of loads, not by their number).
+    R lo[3] = {R(0), R(0), R(0)}, hi[3] = {R(0), R(0), R(0)};
+    bool sloped[3] = {false, false, false};
+    KOLIBRI_UNROLL
     for (int d = 0; d < L::D; ++d) {
       int below[3] = {cell[0], cell[1], cell[2]}, above[3] = {cell[0], cell[1], cell[2]};
       --below[d], ++above[d];
-      R lo = R(0), hi = R(0);
-      if (!coarse_value(slot, cell, below, q, lo) || !coarse_value(slot, cell, above, q, hi))
-        continue;
-      // (hi - lo) / 2 is the slope a coarse cell; +-1/4 and c_d / 4 are in coarse cells.
-      const R offset = ((x[d] & 1) ? R(0.125) : R(-0.125)) - shift * R(L::c(q, d));
-      f += offset * (hi - lo);
+      const bool has_below = coarse_value(slot, cell, below, q, lo[d]);
+      const bool has_above = coarse_value(slot, cell, above, q, hi[d]);
+      sloped[d] = has_below && has_above;
     }
+    // (hi - lo) / 2 is the slope a coarse cell; +-1/4 and c_d / 4 are in coarse cells.
+    R f = centre, along_c = R(0);
+    bool shifts = false;  // a slope along an axis the population moves along
+    KOLIBRI_UNROLL
+    for (int d = 0; d < L::D; ++d) {
+      if (!sloped[d]) continue;
+      f += ((x[d] & 1) ? R(0.125) : R(-0.125)) * (hi[d] - lo[d]);
+      along_c += R(L::c(q, d)) * (hi[d] - lo[d]);
+      shifts = shifts || L::c(q, d) != 0;
+    }
+    if (shifts && (!(links[(s << VS) + place_of(p[0], p[1], p[2])] & kLevelUnevenRead) ||
+                   halves_read(s, p, cell, q)))
+      f -= (parity == 0 ? R(0.125) : R(-0.125)) * along_c;
     return f;
   }
   /// Whether half of the children y of the coarser level's cell `cell` (unwrapped) are read in
   /// the first fine step for direction q (y + c is a cell of this level: the coarse cell
   /// holding it, `cell` moved by c along some of the axes where c is not zero, is refined and
-  /// inside the box) and half in the second. True at a flat interface; not at a concave edge
-  /// or corner of the region, where the first step reads more.
+  /// inside the box) and half in the second, where every child is read (`linear`). True at a
+  /// flat interface; not at a concave edge or corner of the region, where the first step reads
+  /// more. Along one axis the only such cell is `cell` + c, refined where every child is read.
   KOKKOS_INLINE_FUNCTION bool halves_read(const Index s, const int (&p)[3], const int (&cell)[3],
                                           const int q) const {
-    int axes[3] = {0, 0, 0}, moving = 0;
-    for (int d = 0; d < L::D; ++d)
-      if (L::c(q, d) != 0) axes[moving++] = d;
-    int refined = 0;
-    for (int set = 1; set < (1 << moving); ++set) {
+    const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
+    const int moving = (c[0] != 0 ? 1 : 0) | (c[1] != 0 ? 2 : 0) | (c[2] != 0 ? 4 : 0);
+    if (moving == 1 || moving == 2 || moving == 4) return true;
+    int refined = 0, sets = 0;
+    KOLIBRI_UNROLL
+    for (int set = 1; set < (1 << L::D); ++set) {
+      if ((set & moving) != set) continue;
       int child[3] = {2 * cell[0], 2 * cell[1], 2 * cell[2]};  // a child of the moved cell
-      for (int i = 0; i < moving; ++i)
-        if ((set >> i) & 1) child[axes[i]] += 2 * L::c(q, axes[i]);
+      for (int d = 0; d < 3; ++d)
+        if ((set >> d) & 1) child[d] += 2 * c[d];
       const std::int32_t code = neighbours[s * 27 + block_offset(p, child)];
       int face;
-      if (code != kCoarserBlock && code != kOutsideBlock && inside(child, face)) ++refined;
+      refined += code != kCoarserBlock && code != kOutsideBlock && inside(child, face) ? 1 : 0;
+      ++sets;
     }
-    return 2 * refined == (1 << moving);
+    return 2 * refined == sets + 1;
   }
   /// f*_q of the coarser level's cell `to` (unwrapped, one cell from `from`, a cell of
   /// that level's leaf block `slot`) into `value`; false where `to` is not a fluid leaf cell of
   /// that level (refined, solid, coarser, or past a face that is not periodic).
   KOKKOS_INLINE_FUNCTION bool coarse_value(const std::int32_t slot, const int (&from)[3],
                                            const int (&to)[3], const int q, R& value) const {
-    const std::int32_t code = coarse_neighbours[Index(slot) * 27 + block_offset(from, to)];
-    if (code < 0) return false;
+    const int k = block_offset(from, to);  // 13: the same block, no table to read
+    const std::int32_t code = k == 13 ? slot : coarse_neighbours[Index(slot) * 27 + k];
     int w[3] = {to[0], to[1], to[2]};
-    if (!inside_coarser(w)) return false;
+    if (code < 0 || !inside_coarser(w)) return false;
     const int place = place_of(w[0], w[1], w[2]);
-    if (coarse_flags[(Index(code) << VS) + place] != kLevelFluid) return false;
+    // The value beside the flag (a leaf cell's, solid or not: in bounds), not after it.
     value = S::template load<L>(coarse_state[at(code, q, place)], q);
-    return true;
+    return coarse_flags[(Index(code) << VS) + place] == kLevelFluid;
   }
 };
 

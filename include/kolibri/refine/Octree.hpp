@@ -30,6 +30,10 @@ inline constexpr std::uint8_t kLevelOutside = 2;
 /// opposite(k) is its own f*_k, halfway bounce-back), and kLevelSlow where some direction needs
 /// the general path (another level, a moving wall, an inlet or an outlet).
 inline constexpr std::uint32_t kLevelSlow = 1u << 31;
+/// Set in a cell's links word where some read of the coarser level (the explosion) takes a
+/// coarse cell not half of whose children are read in each fine step (a concave edge or corner
+/// of the level's region): LevelStep::halves_read decides there; elsewhere the answer is yes.
+inline constexpr std::uint32_t kLevelUnevenRead = 1u << 30;
 
 /// Codes in a leaf's neighbour table besides a leaf slot (>= 0): outside a non-periodic face, a
 /// position at the coarser level (see RefinedLevel::coarse), or refined (-(kRefinedBase + r) for
