@@ -16,9 +16,6 @@
 #include <mpi.h>
 #endif
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -27,10 +24,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
+#include <unistd.h>
 
 namespace kolibri {
 namespace {
@@ -46,6 +46,7 @@ constexpr const char* kSingleFile = "state.h5";
 constexpr const char* kDataset = "populations";
 constexpr const char* kIbForcesFile = "ib_forces.h5";
 constexpr const char* kIbForcesDataset = "force";
+constexpr const char* kLevelsFile = "levels.h5";
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -185,6 +186,28 @@ std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<do
   return sum;
 }
 
+/// levels.h5: /populations (values) of `value_type`, a refined grid's levels as stored; written
+/// by one rank, built in memory like write_rank_file. Returns its checksum.
+std::uint64_t write_levels_file(const std::string& file, const std::string& value_type,
+                                const std::vector<std::byte>& bytes) {
+  const std::uint64_t sum = checksum64(bytes);
+  const hid_t type = h5_type(value_type);
+  const H5Quiet quiet;
+  H5Handle f{detail::create_in_memory(), H5Fclose};
+  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
+  const std::vector<hsize_t> dims = {hsize_t(bytes.size() / std::size_t(value_bytes(value_type)))};
+  {
+    H5Handle space{H5Screate_simple(1, dims.data(), nullptr), H5Sclose};
+    H5Handle set{H5Dcreate2(f.id, kDataset, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                 H5Dclose};
+    if (space.id < 0 || set.id < 0 ||
+        H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
+      throw OutputError(file + ": HDF5 could not write dataset populations" + h5_detail());
+  }
+  write_file_image(file, f);
+  return sum;
+}
+
 /// state.h5: /populations (q, nz, ny, nx), each rank writing its hyperslab. Collective through
 /// MPI-IO when `mpio`, else one rank writing the whole box with the default (serial) driver.
 void write_single_file(const Comm& comm, bool mpio, const std::string& file, const CheckpointInfo& info,
@@ -269,6 +292,10 @@ std::string manifest_text(const CheckpointInfo& info, int ranks, const std::stri
     t.insert("ib_forces", toml::table{{"file", std::string(kIbForcesFile)},
                                       {"samples", info.ib_forces_samples},
                                       {"checksum", hex64(info.ib_forces_checksum)}});
+  if (info.level_values > 0)
+    t.insert("levels", toml::table{{"file", std::string(kLevelsFile)},
+                                   {"values", info.level_values},
+                                   {"checksum", hex64(info.level_checksum)}});
   toml::array pieces;
   for (std::size_t r = 0; r < boxes.size(); ++r) {
     const Box& b = boxes[r];
@@ -564,6 +591,14 @@ void write_checkpoint(const Comm& comm, const std::string& path, const Checkpoin
         with.ib_forces_samples = std::int64_t(info.ib_forces.size() / 3);
         with.ib_forces_checksum = write_ib_forces_file(tmp + "/" + kIbForcesFile, info.ib_forces);
       }
+      if (!info.level_state.empty()) {  // a refined grid's levels, in a file of their own
+        const std::size_t vb = std::size_t(value_bytes(info.value_type));
+        if (info.level_state.size() % vb != 0)
+          throw OutputError(path + ": the refined levels' state is not a whole number of values");
+        with.level_values = std::int64_t(info.level_state.size() / vb);
+        with.level_checksum =
+            write_levels_file(tmp + "/" + kLevelsFile, info.value_type, info.level_state);
+      }
       const std::string mf = tmp + "/" + kManifest;
       {
         std::ofstream out(mf, std::ios::binary | std::ios::trunc);
@@ -680,6 +715,16 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     info.ib_forces_checksum = parse_hex64(m, *t, "ib_forces.checksum");
   }
 
+  if (const toml::node* lv = root.get("levels")) {  // refined grids only
+    const toml::table* t = lv->as_table();
+    if (!t) m.fail("levels", lv, "expected a table { file, values, checksum }");
+    if (m.string(*t, "file", "levels.file") != kLevelsFile)
+      m.fail("levels.file", lv, std::string("expected '") + kLevelsFile + "'");
+    info.level_values =
+        m.integer(*t, "values", "levels.values", 1, std::numeric_limits<std::int64_t>::max());
+    info.level_checksum = parse_hex64(m, *t, "levels.checksum");
+  }
+
   const toml::node& pn = m.need(root, "piece", "piece");
   const toml::array* pieces = pn.as_array();
   if (!pieces || !pieces->is_array_of_tables()) m.fail("piece", &pn, "expected an array of tables [[piece]]");
@@ -718,6 +763,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   if (info.ib_forces_samples > 0 && !fs::is_regular_file(path + "/" + kIbForcesFile, ec))
     throw CheckpointError(path + "/" + kIbForcesFile +
                           ": missing (the implicit forcing's forces named by the manifest)");
+  if (info.level_values > 0 && !fs::is_regular_file(path + "/" + kLevelsFile, ec))
+    throw CheckpointError(path + "/" + kLevelsFile +
+                          ": missing (the refined levels named by the manifest)");
   return info;
 }
 
@@ -788,12 +836,45 @@ std::vector<double> read_checkpoint_ib_forces(const std::string& path, const Che
   return forces;
 }
 
+std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info) {
+  if (info.level_values == 0) return {};
+  const std::string file = path + "/" + kLevelsFile;
+  int vb = 0;
+  try {
+    vb = value_bytes(info.value_type);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(path + ": " + e.what());
+  }
+  const H5Quiet quiet;
+  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0)
+    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
+  H5Handle set{H5Dopen2(f.id, kDataset, H5P_DEFAULT), H5Dclose};
+  if (set.id < 0) throw CheckpointError(file + ": no dataset populations" + h5_detail());
+  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  hsize_t dims[1] = {0};
+  if (H5Sget_simple_extent_ndims(space.id) != 1 ||
+      H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0 ||
+      dims[0] != hsize_t(info.level_values))
+    throw CheckpointError(file + ": dataset populations does not hold " +
+                          std::to_string(info.level_values) + " values (from the manifest)");
+  std::vector<std::byte> bytes(std::size_t(info.level_values) * std::size_t(vb));
+  if (H5Dread(set.id, h5_type(info.value_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
+    throw CheckpointError(file + ": reading dataset populations failed" + h5_detail());
+  const std::uint64_t sum = checksum64(bytes);
+  if (sum != info.level_checksum)
+    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
+                          hex64(info.level_checksum) + ": the checkpoint is corrupted");
+  return bytes;
+}
+
 CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path) {
   CheckpointInfo info;
   std::string err;
   try {
     info = read_checkpoint_info(path);
     if (comm.root()) (void)read_checkpoint_ib_forces(path, info);
+    if (comm.root()) (void)read_checkpoint_levels(path, info);
     const H5Quiet quiet;
     PieceReader reader(path, info);
     for (int r = comm.rank(); r < info.ranks; r += comm.size()) (void)reader.read(r);

@@ -1116,8 +1116,6 @@ Case parse_deck(const std::string& text, const std::string& file,
   rc.progress = run.choice("progress", "auto", {"auto", "bar", "lines", "none"});
   rc.write_fields = run.boolean("write_fields").value_or(true);
   rc.checkpoint_every = run.integer("checkpoint_every", 0, 0, std::int64_t(1) << 40);
-  if (sc.refinement.active() && rc.checkpoint_every > 0)
-    run.fail("checkpoint_every", "checkpoints of refined runs ([refinement]) are not built yet");
   rc.checkpoint_keep = int(run.integer("checkpoint_keep", 2, 1, 1000));
   run.finish({"name", "output_dir", "steps", "output_every", "log_every", "log_seconds", "progress",
               "write_fields", "checkpoint_every", "checkpoint_keep", "obstacle_loads_every",

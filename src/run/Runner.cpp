@@ -399,6 +399,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     std::string err;
     StatePiece mine;
     std::vector<double> ib_forces;  // the implicit forcing's last solution (empty: none)
+    std::vector<std::byte> levels;  // a refined grid's levels (empty: none)
     mine.box = solver->state_box();
     try {
       restart_info = read_checkpoint_info(cand);
@@ -417,6 +418,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                                     " values, this set-up stores " + solver->value_type());
       read_checkpoint_state(cand, restart_info, mine);
       ib_forces = read_checkpoint_ib_forces(cand, restart_info);
+      levels = read_checkpoint_levels(cand, restart_info);
     } catch (const std::invalid_argument& e) {
       err = std::string("M") + e.what();
     } catch (const std::exception& e) {
@@ -428,6 +430,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (first.empty()) {
       restart_path = cand;
       solver->load_state(mine, restart_info.phase);
+      solver->set_level_state(levels);  // a refined grid: its levels replace the pieces' average
       solver->set_body_motion(restart_info.body_motion);
       // The implicit forcing's last forces, the next solve's first guess, when they fit this
       // deck's samples ([ib] keys such as retraction may change on a restart; then the first
@@ -715,12 +718,6 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   // Checkpoints: the full state, every checkpoint_every steps and when stopped early.
   double ckpt_seconds = -1.0;  // duration of the last checkpoint write
   auto write_ckpt = [&](std::int64_t step) {
-    if (refined) {  // (the deck refuses run.checkpoint_every with refinement)
-      log << "kolibri: warning: checkpoints of refined runs are not built yet: none written at "
-             "step "
-          << step << std::endl;
-      return;
-    }
     const auto t0 = Clock::now();
     const std::string path = checkpoint_path(dir, rc.name, step);
     // Something at `path` already: an intact checkpoint of this set-up at this step (a restart
@@ -764,6 +761,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.ranks = comm.size();
     info.body_motion = solver->body_motion();
     info.ib_forces = solver->ib_coupling_forces();
+    info.level_state = solver->level_state();
     {
       const StatePiece mine = solver->state(info.phase);
       write_checkpoint(comm, path, info, mine);
@@ -876,12 +874,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   if (res.exit_code == kExitOk && !stop_reason.empty()) {
     write_ckpt(step);
     res.exit_code = kExitStopped;
-    res.message =
-        "stopped at step " + std::to_string(step) + " of " + std::to_string(rc.steps) + " (" +
-        stop_reason +
-        (res.checkpoint.empty() ? "); no checkpoint was written (refined grids have none yet)"
-                                : "); continue with the same command and --restart " +
-                                      res.checkpoint + " (or --restart latest)");
+    res.message = "stopped at step " + std::to_string(step) + " of " + std::to_string(rc.steps) +
+                  " (" + stop_reason +
+                  (res.checkpoint.empty() ? "); no checkpoint was written"
+                                          : "); continue with the same command and --restart " +
+                                                res.checkpoint + " (or --restart latest)");
     log << "kolibri: " << res.message << std::endl;
   } else if (res.exit_code == kExitOk) {
     write_output(step, true);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <sstream>
 
 #include "CheckpointData.hpp"
@@ -441,6 +442,36 @@ TEST(Checkpoint, ImplicitForcingForcesRoundTripAndAreChecked) {
   expect_error<OutputError>(
       [&] { write_checkpoint(Comm::world(), dir + "/odd", info, whole(info)); },
       {"not 3 values a sample"});
+}
+
+// A refined grid's levels go to levels.h5 beside the pieces (of the checkpoint's value type),
+// their count and checksum to the manifest; they read back bit for bit, a checkpoint without
+// them reads back none, and a flipped byte or a missing file is found.
+TEST(Checkpoint, RefinedLevelsRoundTripAndAreChecked) {
+  const std::string dir = fresh_dir();
+  for (const std::string vt : {"float64", "float32"}) {
+    CheckpointInfo info = make_info(vt);
+    const std::size_t vb = std::size_t(value_bytes(vt));
+    std::mt19937 bits(11);
+    for (std::size_t i = 0; i < 1000 * vb; ++i)
+      info.level_state.push_back(std::byte(bits() & 0xff));
+    const std::string path = dir + "/levels_" + vt;
+    write_checkpoint(Comm::world(), path, info, whole(info));
+    const CheckpointInfo back = read_checkpoint_info(path);
+    EXPECT_EQ(back.level_values, 1000);
+    EXPECT_TRUE(back.level_state.empty())
+        << "the manifest names the file; read_checkpoint_levels reads it";
+    EXPECT_EQ(read_checkpoint_levels(path, back), info.level_state);
+    EXPECT_NE(slurp(path + "/manifest.toml").find("[levels]"), std::string::npos);
+    flip_data_byte(path + "/levels.h5", info.level_state);
+    expect_error([&] { (void)read_checkpoint_levels(path, back); },
+                 {path + "/levels.h5", "does not match the manifest's", "corrupted"});
+    expect_error([&] { (void)verify_checkpoint(Comm::world(), path); }, {"levels.h5"});
+    std::filesystem::remove(path + "/levels.h5");
+    expect_error([&] { (void)read_checkpoint_info(path); }, {"levels.h5: missing"});
+  }
+  const std::string plain = write_simple(dir, "float64", CheckpointLayout::PerRank, "plain");
+  EXPECT_TRUE(read_checkpoint_levels(plain, read_checkpoint_info(plain)).empty());
 }
 
 TEST(Checkpoint, TheStepComesFromTheData) {

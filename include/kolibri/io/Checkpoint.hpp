@@ -47,6 +47,14 @@ struct CheckpointInfo {
   std::vector<double> ib_forces;
   std::int64_t ib_forces_samples = 0;    ///< filled when read: samples in ib_forces.h5 (0: none)
   std::uint64_t ib_forces_checksum = 0;  ///< filled when read: their checksum64
+  /// A refined grid's levels (Solver::level_state: every level's populations as stored, of
+  /// value_type), written to their own file (levels.h5, dataset `populations`, one dimension)
+  /// with their count and checksum in the manifest; not filled by read_checkpoint_info
+  /// (read_checkpoint_levels reads it). The pieces then hold each deck cell's average of the
+  /// leaves inside it, for the record.
+  std::vector<std::byte> level_state;
+  std::int64_t level_values = 0;     ///< filled when read: values in levels.h5 (0: none)
+  std::uint64_t level_checksum = 0;  ///< filled when read: their checksum64
   std::vector<Box> boxes;       ///< per writing rank (filled when read)
   std::vector<std::uint64_t> checksums;  ///< per writing rank (filled when read)
 };
@@ -79,6 +87,10 @@ void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, 
 /// \brief The implicit forcing's forces of the checkpoint `path` (empty when it has none), their
 /// size and checksum checked against the manifest; throws CheckpointError on a defect.
 std::vector<double> read_checkpoint_ib_forces(const std::string& path, const CheckpointInfo& info);
+
+/// \brief A refined grid's levels of the checkpoint `path` (empty when it has none), their
+/// count and checksum checked against the manifest (no collective call).
+std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info);
 
 /// \brief Read back the checkpoint `path` (collective): its manifest on every rank, then every
 /// piece once over the ranks (piece r on rank r mod size), checking each piece's checksum and the

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -344,16 +345,71 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
-  StatePiece state(int&) const override {
-    throw std::runtime_error("checkpoints of refined runs are not built yet");
+  /// A checkpoint's piece: each deck cell's populations as the volume average of the leaves
+  /// inside it (as stored), for the record; the levels themselves go to level_state().
+  StatePiece state(int& phase) const override {
+    phase = 0;  // two arrays, slot q
+    StatePiece piece;
+    piece.box = state_box();
+    const std::size_t n = std::size_t(m_cfg.cells());
+    std::vector<double> sum(n * std::size_t(L::Q), 0.0);
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& d = m_levels[l];
+      const RefinedLevel& h = m_tree.levels[l];
+      const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.f[d.cur]);
+      const double volume = d.volume;
+      for (Index t = 0; t < d.cells; ++t) {
+        if (h.flags[std::size_t(t)] == kLevelOutside) continue;
+        const auto x = centre(h, t);
+        const std::size_t cell =
+            std::size_t(int(x[0])) +
+            std::size_t(m_cfg.nx) *
+                (std::size_t(int(x[1])) + std::size_t(m_cfg.ny) * std::size_t(int(x[2])));
+        const Index s = t >> VS, place = t & (TV - 1);
+        for (int q = 0; q < L::Q; ++q)
+          sum[std::size_t(q) * n + cell] += volume * double(f(Step::at(s, q, place)));
+      }
+    }
+    std::vector<V> values(sum.size());
+    for (std::size_t i = 0; i < sum.size(); ++i) values[i] = V(sum[i]);
+    piece.data.resize(values.size() * sizeof(V));
+    std::memcpy(piece.data.data(), values.data(), piece.data.size());
+    return piece;
   }
   Box state_box() const override {
     Box b;
     b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
     return b;
   }
-  void load_state(const StatePiece&, int) override {
-    throw std::runtime_error("checkpoints of refined runs are not built yet");
+  /// The pieces of a checkpoint hold the level-0 average only: the state comes back through
+  /// set_level_state (Runner calls it after this).
+  void load_state(const StatePiece&, int) override {}
+  /// Every level's current populations as stored, coarsest first.
+  std::vector<std::byte> level_state() const override {
+    std::vector<std::byte> out;
+    for (const DeviceLevel& d : m_levels) {
+      const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.f[d.cur]);
+      const std::size_t at = out.size(), bytes = f.extent(0) * sizeof(V);
+      out.resize(at + bytes);
+      std::memcpy(out.data() + at, f.data(), bytes);
+    }
+    return out;
+  }
+  void set_level_state(const std::vector<std::byte>& bytes) override {
+    std::size_t want = 0;
+    for (const DeviceLevel& d : m_levels) want += d.f[d.cur].extent(0) * sizeof(V);
+    if (bytes.size() != want)
+      throw std::invalid_argument("the checkpoint's refined levels hold " +
+                                  std::to_string(bytes.size()) + " bytes; this deck's levels " +
+                                  std::to_string(want));
+    std::size_t at = 0;
+    for (DeviceLevel& d : m_levels) {
+      auto f = Kokkos::create_mirror_view(d.f[d.cur]);
+      const std::size_t n = f.extent(0) * sizeof(V);
+      std::memcpy(f.data(), bytes.data() + at, n);
+      Kokkos::deep_copy(d.f[d.cur], f);
+      at += n;
+    }
   }
   std::string value_type() const override { return sizeof(V) == 8 ? "float64" : "float32"; }
   int populations_per_cell() const override { return L::Q; }

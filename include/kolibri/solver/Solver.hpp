@@ -12,6 +12,7 @@
 #include <kolibri/solver/State.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -103,6 +104,15 @@ class Solver {
   virtual std::vector<double> ib_coupling_forces() const { return {}; }
   virtual std::string set_ib_coupling_forces(const std::vector<double>& forces) {
     return forces.empty() ? std::string() : std::string("this solver has no bodies");
+  }
+  /// A refined grid's state for a checkpoint (every level's populations as stored; empty for
+  /// the other solvers), and taking it back on a restart after load_state (throws
+  /// std::invalid_argument when it does not fit this solver's levels).
+  virtual std::vector<std::byte> level_state() const { return {}; }
+  virtual void set_level_state(const std::vector<std::byte>& bytes) {
+    if (!bytes.empty())
+      throw std::invalid_argument(
+          "the checkpoint holds a refined grid's levels; this run has none");
   }
   /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
   /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).
