@@ -165,47 +165,58 @@ void write_rank_file(const std::string& file, const CheckpointInfo& info, const 
   write_file_image(file, f);
 }
 
-/// ib_forces.h5: /force (samples, 3) float64, the implicit forcing's last solution; written by
-/// one rank, built in memory like write_rank_file. Returns its checksum.
-std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<double>& forces) {
-  const std::uint64_t sum = checksum64(forces);
+/// A file beside the pieces holding one dataset `name` of `type` and shape `dims` (ib_forces.h5,
+/// levels.h5); written by one rank, built in memory like write_rank_file.
+void write_side_file(const std::string& file, const char* name, hid_t type,
+                     const std::vector<hsize_t>& dims, const void* data) {
   const H5Quiet quiet;
   H5Handle f{detail::create_in_memory(), H5Fclose};
   if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
-  const std::vector<hsize_t> dims = {hsize_t(forces.size() / 3), 3};
   {
-    H5Handle space{H5Screate_simple(2, dims.data(), nullptr), H5Sclose};
-    H5Handle set{H5Dcreate2(f.id, kIbForcesDataset, H5T_NATIVE_DOUBLE, space.id, H5P_DEFAULT,
-                            H5P_DEFAULT, H5P_DEFAULT),
+    H5Handle space{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
+    H5Handle set{H5Dcreate2(f.id, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose};
     if (space.id < 0 || set.id < 0 ||
-        H5Dwrite(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
-      throw OutputError(file + ": HDF5 could not write dataset force" + h5_detail());
+        H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+      throw OutputError(file + ": HDF5 could not write dataset " + name + h5_detail());
   }
   write_file_image(file, f);
-  return sum;
 }
 
-/// levels.h5: /populations (values) of `value_type`, a refined grid's levels as stored; written
-/// by one rank, built in memory like write_rank_file. Returns its checksum.
+/// Dataset `name` of a side file into `out` (its size set by the caller), its shape checked
+/// against `dims` (`shape` says it in words for the message).
+void read_side_file(const std::string& file, const char* name, hid_t type,
+                    const std::vector<hsize_t>& dims, const std::string& shape, void* out) {
+  const H5Quiet quiet;
+  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0)
+    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
+  H5Handle set{H5Dopen2(f.id, name, H5P_DEFAULT), H5Dclose};
+  if (set.id < 0) throw CheckpointError(file + ": no dataset " + name + h5_detail());
+  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  std::vector<hsize_t> got(dims.size(), 0);
+  if (H5Sget_simple_extent_ndims(space.id) != int(dims.size()) ||
+      H5Sget_simple_extent_dims(space.id, got.data(), nullptr) < 0 || got != dims)
+    throw CheckpointError(file + ": dataset " + name + " is not " + shape + " (from the manifest)");
+  if (H5Dread(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+    throw CheckpointError(file + ": reading dataset " + name + " failed" + h5_detail());
+}
+
+/// ib_forces.h5: /force (samples, 3) float64, the implicit forcing's last solution. Returns its
+/// checksum.
+std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<double>& forces) {
+  write_side_file(file, kIbForcesDataset, H5T_NATIVE_DOUBLE, {hsize_t(forces.size() / 3), 3},
+                  forces.data());
+  return checksum64(forces);
+}
+
+/// levels.h5: /populations (values) of `value_type`, a refined grid's levels as stored. Returns
+/// its checksum.
 std::uint64_t write_levels_file(const std::string& file, const std::string& value_type,
                                 const std::vector<std::byte>& bytes) {
-  const std::uint64_t sum = checksum64(bytes);
-  const hid_t type = h5_type(value_type);
-  const H5Quiet quiet;
-  H5Handle f{detail::create_in_memory(), H5Fclose};
-  if (f.id < 0) throw OutputError(file + ": HDF5 cannot create the file in memory" + h5_detail());
-  const std::vector<hsize_t> dims = {hsize_t(bytes.size() / std::size_t(value_bytes(value_type)))};
-  {
-    H5Handle space{H5Screate_simple(1, dims.data(), nullptr), H5Sclose};
-    H5Handle set{H5Dcreate2(f.id, kDataset, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                 H5Dclose};
-    if (space.id < 0 || set.id < 0 ||
-        H5Dwrite(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
-      throw OutputError(file + ": HDF5 could not write dataset populations" + h5_detail());
-  }
-  write_file_image(file, f);
-  return sum;
+  write_side_file(file, kDataset, h5_type(value_type),
+                  {hsize_t(bytes.size() / std::size_t(value_bytes(value_type)))}, bytes.data());
+  return checksum64(bytes);
 }
 
 /// state.h5: /populations (q, nz, ny, nx), each rank writing its hyperslab. Collective through
@@ -812,23 +823,10 @@ void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, 
 std::vector<double> read_checkpoint_ib_forces(const std::string& path, const CheckpointInfo& info) {
   if (info.ib_forces_samples == 0) return {};
   const std::string file = path + "/" + kIbForcesFile;
-  const H5Quiet quiet;
-  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0)
-    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
-  H5Handle set{H5Dopen2(f.id, kIbForcesDataset, H5P_DEFAULT), H5Dclose};
-  if (set.id < 0) throw CheckpointError(file + ": no dataset force" + h5_detail());
-  H5Handle space{H5Dget_space(set.id), H5Sclose};
-  hsize_t dims[2] = {0, 0};
-  if (H5Sget_simple_extent_ndims(space.id) != 2 ||
-      H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0 ||
-      dims[0] != hsize_t(info.ib_forces_samples) || dims[1] != 3)
-    throw CheckpointError(file + ": dataset force is not " +
-                          std::to_string(info.ib_forces_samples) +
-                          " x 3 (samples x components, from the manifest)");
   std::vector<double> forces(std::size_t(info.ib_forces_samples) * 3);
-  if (H5Dread(set.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, forces.data()) < 0)
-    throw CheckpointError(file + ": reading dataset force failed" + h5_detail());
+  read_side_file(file, kIbForcesDataset, H5T_NATIVE_DOUBLE, {hsize_t(info.ib_forces_samples), 3},
+                 std::to_string(info.ib_forces_samples) + " x 3 (samples x components)",
+                 forces.data());
   const std::uint64_t sum = checksum64(forces);
   if (sum != info.ib_forces_checksum)
     throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
@@ -845,22 +843,9 @@ std::vector<std::byte> read_checkpoint_levels(const std::string& path, const Che
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(path + ": " + e.what());
   }
-  const H5Quiet quiet;
-  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0)
-    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
-  H5Handle set{H5Dopen2(f.id, kDataset, H5P_DEFAULT), H5Dclose};
-  if (set.id < 0) throw CheckpointError(file + ": no dataset populations" + h5_detail());
-  H5Handle space{H5Dget_space(set.id), H5Sclose};
-  hsize_t dims[1] = {0};
-  if (H5Sget_simple_extent_ndims(space.id) != 1 ||
-      H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0 ||
-      dims[0] != hsize_t(info.level_values))
-    throw CheckpointError(file + ": dataset populations does not hold " +
-                          std::to_string(info.level_values) + " values (from the manifest)");
   std::vector<std::byte> bytes(std::size_t(info.level_values) * std::size_t(vb));
-  if (H5Dread(set.id, h5_type(info.value_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
-    throw CheckpointError(file + ": reading dataset populations failed" + h5_detail());
+  read_side_file(file, kDataset, h5_type(info.value_type), {hsize_t(info.level_values)},
+                 std::to_string(info.level_values) + " values", bytes.data());
   const std::uint64_t sum = checksum64(bytes);
   if (sum != info.level_checksum)
     throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +

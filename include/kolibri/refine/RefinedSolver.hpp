@@ -191,8 +191,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const double v = m_levels[l].volume;
       for (std::size_t t = 0; t < f.rho.size(); ++t) {
         if (f.flag[t] != kLevelFluid) continue;
-        const std::size_t i =
-            m.index(int(f.centre[t][0]), int(f.centre[t][1]), int(f.centre[t][2]));
+        const std::size_t i = deck_cell(f.centre[t]);
         mass[i] += v * f.rho[t], vol[i] += v;
         for (int k = 0; k < 3; ++k) mom[i][std::size_t(k)] += v * f.rho[t] * f.u[t][std::size_t(k)];
       }
@@ -360,11 +359,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const double volume = d.volume;
       for (Index t = 0; t < d.cells; ++t) {
         if (h.flags[std::size_t(t)] == kLevelOutside) continue;
-        const auto x = centre(h, t);
-        const std::size_t cell =
-            std::size_t(int(x[0])) +
-            std::size_t(m_cfg.nx) *
-                (std::size_t(int(x[1])) + std::size_t(m_cfg.ny) * std::size_t(int(x[2])));
+        const std::size_t cell = deck_cell(centre(h, t));
         const Index s = t >> VS, place = t & (TV - 1);
         for (int q = 0; q < L::Q; ++q)
           sum[std::size_t(q) * n + cell] += volume * double(f(Step::at(s, q, place)));
@@ -458,6 +453,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     std::array<double, 3> x{0.5, 0.5, 0.5};
     for (int d = 0; d < L::D; ++d) x[std::size_t(d)] = (p[d] + 0.5) / double(1 << h.level);
     return x;
+  }
+
+  /// The deck cell (level 0, x fastest) holding the point x (level-0 cells): where a leaf's
+  /// values go in the level-0 fields and in a checkpoint's pieces.
+  std::size_t deck_cell(const std::array<double, 3>& x) const {
+    return std::size_t(int(x[0])) +
+           std::size_t(m_cfg.nx) *
+               (std::size_t(int(x[1])) + std::size_t(m_cfg.ny) * std::size_t(int(x[2])));
   }
 
   /// Trilinear interpolation of level-0 fields at x (level-0 cells): between cell centres,
