@@ -448,7 +448,7 @@ class Builder {
         bool finer_near = false;
         for (int k = 0; k < 27 && l + 1 < m_levels; ++k)
           finer_near = finer_near || v.neighbours[s * 27 + std::size_t(k)] <= -kRefinedBase;
-        std::uint32_t mask = 0;
+        std::uint32_t mask = 0, general_dirs = 0;
         for (int q = 1; q < Q; ++q) {
           const Pos& c = m_c[std::size_t(q)];
           const Found up = find_near(s, p, {p[0] - c[0], p[1] - c[1], p[2] - c[2]}, l);
@@ -499,9 +499,13 @@ class Builder {
             }
           }
           if (finer_near && fine_links(p, c, l)) slow = true;
-          if (slow) mask |= kLevelSlow;
+          if (slow) mask |= kLevelSlow, general_dirs |= 1u << q;
         }
-        if (mask & kLevelSlow) ++v.slow_cells;
+        if (mask & kLevelSlow) {
+          ++v.slow_cells;
+          v.general_cell.push_back(std::int32_t(s * bc + i));
+          v.general_dirs.push_back(general_dirs);
+        }
         v.links[s * bc + i] = mask;
       }
     v.link_start.assign(1, 0);

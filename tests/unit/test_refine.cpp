@@ -162,6 +162,50 @@ TEST(Refinement, LevelsMeetAtMostOneApart) {
     }
 }
 
+TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
+  // The general launch's list (RefinedLevel::general_cell, general_dirs) holds exactly the fluid
+  // cells with kLevelSlow, once each in slot order, each with the directions that need a general
+  // rule (never the rest population); the others take the fast launch.
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q27}) {
+    const Octree t = build_octree(nested(lat, 32, 3), velocities(lat));
+    for (const RefinedLevel& l : t.levels) {
+      ASSERT_EQ(l.general_cell.size(), l.general_dirs.size());
+      EXPECT_EQ(std::int64_t(l.general_cell.size()), l.slow_cells) << l.level;
+      EXPECT_GT(l.slow_cells, 0) << l.level;
+      std::size_t next = 0;
+      for (std::size_t c = 0; c < l.links.size(); ++c) {
+        if (l.flags[c] != kLevelFluid || !(l.links[c] & kLevelSlow)) continue;
+        ASSERT_LT(next, l.general_cell.size());
+        EXPECT_EQ(l.general_cell[next], std::int32_t(c));
+        EXPECT_NE(l.general_dirs[next], 0u);
+        EXPECT_EQ(l.general_dirs[next] & 1u, 0u);
+        ++next;
+      }
+      EXPECT_EQ(next, l.general_cell.size());
+    }
+  }
+  // A level-1 cell on the west side of its region, away from corners and from level 2: only the
+  // directions arriving from the west (c_x = +1) read the coarser level.
+  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3), velocities(LatticeKind::D2Q9));
+  const RefinedLevel& l1 = t.levels[1];
+  const int e = t.edge(), x = 16, y = 18;  // level-1 cells; the region starts at x = 16
+  std::int64_t cell = -1;
+  for (std::size_t s = 0; s < l1.leaf.size(); ++s)
+    if (l1.leaf[s][0] == x / e && l1.leaf[s][1] == y / e)
+      cell = std::int64_t(s) * t.block_cells() + (x % e) + e * (y % e);
+  ASSERT_GE(cell, 0);
+  std::uint32_t west = 0;
+  for (int q = 0; q < D2Q9::Q; ++q)
+    if (D2Q9::c(q, 0) == 1) west |= 1u << q;
+  bool listed = false;
+  for (std::size_t i = 0; i < l1.general_cell.size(); ++i)
+    if (l1.general_cell[i] == cell) {
+      listed = true;
+      EXPECT_EQ(l1.general_dirs[i], west);
+    }
+  EXPECT_TRUE(listed);
+}
+
 TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {
   // Level 1 over the whole box: no interface, so the level is a dense box of twice the cells,
   // with tau_1, half the force, and the same walls and lid: the same bits as the dense solver.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The fused kernel of one level of a refined grid (mahmoud2024's Fig. 4f carried to every
+/// \brief The fused kernels of one level of a refined grid (mahmoud2024's Fig. 4f carried to every
 /// level): one thread per cell of the level's leaves gathers its arriving populations, from the
 /// same level, from the coarser level (explosion) or from the finer one (coalescence), resolves
-/// walls, collides and writes, in one launch per level step. No ghost layer and no atomics: the
+/// walls, collides and writes; two launches per level step, the fast cells and the general ones
+/// (their list from the octree). No ghost layer and no atomics: the
 /// fine level keeps its last two states (two arrays), and the coarse level steps between the
 /// fine level's two steps, so a coarse cell reads the fine populations that cross into it from
 /// both fine steps directly (docs/theory.md, "Grid refinement": the rules and why they conserve
@@ -29,16 +30,24 @@
 
 namespace kolibri {
 
+/// The fast cells of a level: thread t = leaf slot V + place.
 struct LevelStepTag {
   static constexpr const char* label = "kolibri::refine_level_step";
 };
+/// The general cells of a level: thread i = entry i of RefinedLevel::general_cell.
+struct LevelGeneralTag {
+  static constexpr const char* label = "kolibri::refine_level_general";
+};
 
-/// \brief One step of one level (two arrays, pull), thread t = leaf slot V + place.
+/// \brief One step of one level (two arrays, pull), in two launches over disjoint cells.
 ///
-/// A cell whose links word is free of kLevelSlow reads every direction from a leaf of its own
-/// level, or bounces back from a resting wall or solid (its own opposite slot, chosen by the
-/// mask): the tiled grid's gather (gather_block). Other cells take the general path
-/// (`general`), direction by direction.
+/// LevelStepTag: a cell whose links word is free of kLevelSlow reads every direction from a leaf
+/// of its own level, or bounces back from a resting wall or solid (its own opposite slot, chosen
+/// by the mask): the tiled grid's gather (gather_block). LevelGeneralTag: the other cells, from
+/// their list, take the general path (`general`): the directions the list marks by the rules of
+/// docs/theory.md, the others as the fast path. Apart, the fast kernel carries none of the
+/// general path's registers and stack, and its warps do not wait for a general cell's chains of
+/// loads.
 template <class L, class S, class C>
 struct LevelStep {
   using R = typename S::real;
@@ -56,6 +65,8 @@ struct LevelStep {
   const std::int32_t* coarse = nullptr;      ///< RefinedLevel::coarse (level > 0)
   const std::int32_t* children = nullptr;    ///< RefinedLevel::children (a finer level exists)
   const std::int32_t* origin = nullptr;      ///< leaf slot -> its block position (3 ints)
+  const std::int32_t* general_cell = nullptr;   ///< RefinedLevel::general_cell
+  const std::uint32_t* general_dirs = nullptr;  ///< RefinedLevel::general_dirs
   /// The coarser level's state at the start of its step and its flags (level > 0).
   const V* coarse_state = nullptr;
   const std::uint8_t* coarse_flags = nullptr;
@@ -96,12 +107,20 @@ struct LevelStep {
   KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index t) const {
     if (flags[t] != kLevelFluid) return;
     const std::uint32_t mask = links[t];
+    if (mask & kLevelSlow) return;  // the general launch's
     const Index s = t >> VS, l = t & (TV - 1);
     R f[L::Q];
-    if (mask & kLevelSlow)
-      general(s, l, f);
-    else
-      gather(s, l, mask, f);
+    gather(s, l, mask, f);
+    collide_and_store(s, l, f);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelGeneralTag, const Index i) const {
+    const Index t = general_cell[i];
+    const Index s = t >> VS, l = t & (TV - 1);
+    R f[L::Q];
+    general(s, l, links[t], general_dirs[i], f);
+    collide_and_store(s, l, f);
+  }
+  KOKKOS_INLINE_FUNCTION void collide_and_store(const Index s, const Index l, R (&f)[L::Q]) const {
     R F[3] = {force[0], force[1], force[2]};
     collide(f, F);
     KOLIBRI_UNROLL
@@ -116,11 +135,14 @@ struct LevelStep {
     gather_block<L, S, E>(src, neighbours + s * 27 + 13, std::uint32_t(s), l, mask, f);
   }
 
-  /// The general path: each direction by the rules of docs/theory.md.
-  KOKKOS_INLINE_FUNCTION void general(const Index s, const Index l, R (&f)[L::Q]) const {
+  /// The general path: the directions set in `dirs` by the rules of docs/theory.md, the others
+  /// from a leaf of this level or bounced back (`mask`), as the fast path reads them.
+  KOKKOS_INLINE_FUNCTION void general(const Index s, const Index l, const std::uint32_t mask,
+                                      const std::uint32_t dirs, R (&f)[L::Q]) const {
     const int p[3] = {(origin[3 * s] << SX) + (int(l) & (E - 1)),
                       (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1)),
                       L::D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0};
+    const bool uneven = (mask & kLevelUnevenRead) != 0u;
     R u[3] = {R(0), R(0), R(0)};
     if (pressure) {
       R fs[L::Q];
@@ -132,13 +154,29 @@ struct LevelStep {
     // and 27 unrolled copies of it exceed the unroller's budget: the directions go through a
     // rolled loop into an array of their own, copied into f at fixed places.
     R g[L::Q];
-    for (int q = 0; q < L::Q; ++q) g[q] = arriving(s, l, p, q, u);
+    for (int q = 0; q < L::Q; ++q)
+      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, u, uneven) : from_leaf(s, l, p, q, mask);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = g[q];
 #else
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = arriving(s, l, p, q, u);
+    for (int q = 0; q < L::Q; ++q)
+      f[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, u, uneven) : from_leaf(s, l, p, q, mask);
 #endif
+  }
+
+  /// Arriving population q of the cell at p (leaf slot s, place l) where no general rule is
+  /// needed: its own f*_0, its own f*_opposite(q) where bit opposite(q) of `mask` says a resting
+  /// wall or solid lies upwind (halfway bounce-back), else the upwind leaf of this level (the
+  /// neighbour table wraps across periodic faces, the place is the position's low bits).
+  KOKKOS_INLINE_FUNCTION R from_leaf(const Index s, const Index l, const int (&p)[3], const int q,
+                                     const std::uint32_t mask) const {
+    if (q == 0) return own(s, 0, l);
+    const int o = L::opposite(q);
+    if ((mask >> o) & 1u) return own(s, o, l);
+    const int b[3] = {p[0] - L::c(q, 0), p[1] - L::c(q, 1), p[2] - L::c(q, 2)};
+    const std::int32_t code = neighbours[s * 27 + block_offset(p, b)];
+    return S::template load<L>(src[at(code, q, place_of(b[0], b[1], b[2]))], q);
   }
 
   /// Cell v of this level moved into the box across periodic faces: false past a non-periodic
@@ -175,10 +213,11 @@ struct LevelStep {
   KOKKOS_INLINE_FUNCTION R own(const Index s, const int q, const Index l) const {
     return S::template load<L>(src[at(s, q, l)], q);
   }
-  /// Arriving population q of the cell at p (leaf slot s, place l).
+  /// Arriving population q of the cell at p (leaf slot s, place l); `uneven`: the cell's
+  /// kLevelUnevenRead mark, from the links word the caller holds.
   KOLIBRI_REFINE_OUT_OF_LINE KOKKOS_FUNCTION R arriving(const Index s, const Index l,
                                                         const int (&p)[3], const int q,
-                                                        const R (&u)[3]) const {
+                                                        const R (&u)[3], const bool uneven) const {
     if (q == 0) return own(s, 0, l);
     const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     const int o = L::opposite(q);
@@ -216,15 +255,16 @@ struct LevelStep {
       constexpr R inv = R(1.0 / (1 << L::D));
       if (from_fine == (1 << L::D)) return sum * inv;
       if (from_fine > 0)
-        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, u)) * inv;
+        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, u, uneven)) * inv;
     }
-    return same_level(s, l, p, q, o, c, u);
+    return same_level(s, l, p, q, o, c, u, uneven);
   }
 
   /// The rule of this level for arriving population q: from the upwind leaf cell, a face, a
   /// solid cell (halfway bounce-back) or the coarser level (explosion).
   KOKKOS_INLINE_FUNCTION R same_level(const Index s, const Index l, const int (&p)[3], const int q,
-                                      const int o, const int (&c)[3], const R (&u)[3]) const {
+                                      const int o, const int (&c)[3], const R (&u)[3],
+                                      const bool uneven) const {
     int b[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
     const int k = block_offset(p, b);
     int face;
@@ -264,7 +304,7 @@ struct LevelStep {
       }
       for (int d = 0; d < 3; ++d) x[d] = p[d] - 2 * c[d];
     }
-    return exploded(s, p, x, q, linear);
+    return exploded(s, p, x, q, linear, uneven);
   }
 
   /// The coarser level's f*_q at this level's position x (unwrapped: a cell within two cells of
@@ -279,9 +319,9 @@ struct LevelStep {
   /// refined neighbour, at a face or a solid the value stays C's (Rohde et al.). The offsets of
   /// C's 2^D children sum to zero, the shifts too where half are read in each step, and, where
   /// `linear`, every child is read once by this level in a coarse step: the mass C sends here
-  /// is C's own.
+  /// is C's own. `uneven`: the cell's kLevelUnevenRead mark (halves_read decides only there).
   KOKKOS_INLINE_FUNCTION R exploded(const Index s, const int (&p)[3], const int (&x)[3],
-                                    const int q, const bool linear) const {
+                                    const int q, const bool linear, const bool uneven) const {
     int w[3] = {x[0], x[1], x[2]}, face;
     inside(w, face);
     const std::int32_t slot = coarse[s * 27 + block_offset(p, x)];
@@ -311,8 +351,7 @@ struct LevelStep {
       along_c += R(L::c(q, d)) * (hi[d] - lo[d]);
       shifts = shifts || L::c(q, d) != 0;
     }
-    if (shifts && (!(links[(s << VS) + place_of(p[0], p[1], p[2])] & kLevelUnevenRead) ||
-                   halves_read(s, p, cell, q)))
+    if (shifts && (!uneven || halves_read(s, p, cell, q)))
       f -= (parity == 0 ? R(0.125) : R(-0.125)) * along_c;
     return f;
   }

@@ -80,6 +80,12 @@ struct RefinedLevel {
   std::vector<std::int64_t> link_start;
   std::vector<std::uint8_t> flags;   ///< kLevelFluid, kLevelSolid, kLevelOutside per leaf cell
   std::vector<std::uint32_t> links;  ///< per leaf cell (kLevelSlow and bounce-back bits)
+  /// The cells that take the general path (kLevelSlow in their links word), in slot order:
+  /// cell number (slot V + place) and the directions that need the general rule (bit q: another
+  /// level, a moving wall, an inlet or an outlet); the others read a leaf of this level or
+  /// bounce back, as in the fast path.
+  std::vector<std::int32_t> general_cell;
+  std::vector<std::uint32_t> general_dirs;
   std::int64_t fluid_cells = 0;
   std::int64_t slow_cells = 0;  ///< fluid cells that take the general path
 

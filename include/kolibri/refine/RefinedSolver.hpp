@@ -76,6 +76,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       d.reentry_source = to_device(h.reentry_source, "kolibri::refine_reentry_source");
       d.reentry_value =
           Kokkos::View<V*, MemSpace>("kolibri::refine_reentry_value", h.reentry_key.size());
+      d.general_cell = to_device(h.general_cell, "kolibri::refine_general_cell");
+      d.general_dirs = to_device(h.general_dirs, "kolibri::refine_general_dirs");
       d.link_cell = to_device(h.link_cell, "kolibri::refine_link_cell");
       d.link_dir = to_device(h.link_dir, "kolibri::refine_link_dir");
       d.link_history =
@@ -424,6 +426,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<std::int32_t*, MemSpace> neighbours, coarse, children, origin;
     Kokkos::View<std::int32_t*, MemSpace> reentry_start, reentry_key, reentry_source;
     Kokkos::View<V*, MemSpace> reentry_value;
+    Kokkos::View<std::int32_t*, MemSpace> general_cell;
+    Kokkos::View<std::uint32_t*, MemSpace> general_dirs;
     Kokkos::View<std::int32_t*, MemSpace> link_cell;
     Kokkos::View<std::uint8_t*, MemSpace> link_dir;
     Kokkos::View<V*, MemSpace> link_history;  ///< 2^level rows of f*_k a link (LinkRecord)
@@ -542,6 +546,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.coarse = d.coarse.data();
     k.children = d.children.data();
     k.origin = d.origin.data();
+    k.general_cell = d.general_cell.data();
+    k.general_dirs = d.general_dirs.data();
     k.reentry_start = d.reentry_start.data();
     k.reentry_key = d.reentry_key.data();
     k.reentry_value = d.reentry_value.data();
@@ -566,6 +572,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::parallel_for(
         LevelStepTag::label,
         Kokkos::RangePolicy<ExecSpace, LevelStepTag, Kokkos::IndexType<Index>>(0, d.cells), k);
+    if (const Index general = Index(d.general_cell.extent(0)); general > 0)
+      Kokkos::parallel_for(
+          LevelGeneralTag::label,
+          Kokkos::RangePolicy<ExecSpace, LevelGeneralTag, Kokkos::IndexType<Index>>(0, general), k);
     d.cur = 1 - d.cur;
     record_links(l);
   }
