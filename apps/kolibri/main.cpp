@@ -70,7 +70,7 @@ struct RunArgs {
 
 struct BenchArgs {
   std::vector<std::string> lattices, collisions, precisions, streamings, sizes, layouts,
-      boundary_kernels, cases;
+      boundary_kernels, level_kernels, cases;
   bool walls = false;
   std::vector<int> collision_kernels;
   std::vector<int> tile;
@@ -136,6 +136,10 @@ int do_bench(void* p) {
     if (!a.boundary_kernels.empty()) {
       o.face_kernels.clear();
       for (const auto& b : a.boundary_kernels) o.face_kernels.push_back(b == "faces");
+    }
+    if (!a.level_kernels.empty()) {
+      o.level_kernels.clear();
+      for (const auto& k : a.level_kernels) o.level_kernels.push_back(*parse_name<LevelKernels>(k));
     }
     if (!a.sizes.empty()) {
       o.sizes.clear();
@@ -445,6 +449,12 @@ int main(int argc, char** argv) {
                    "Boundary kernels of the bounded cases: list, faces (default list)")
       ->delimiter(',')
       ->check(CLI::IsMember({"list", "faces"}));
+  bench
+      ->add_option(
+          "--level-kernels", ba.level_kernels,
+          "Level kernels of the refined case: fused, unfused (the baseline; default fused)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kolibri::names_of<kolibri::LevelKernels>()));
   bench
       ->add_option(
           "--case", ba.cases,

@@ -20,6 +20,9 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
     if (!r.regions.empty())
       return RuleBreach{"refinement", "levels",
                         "[[refinement.region]] tables need refinement.levels > 1"};
+    if (r.kernels != LevelKernels::Fused)
+      return RuleBreach{"refinement", "kernels",
+                        "the level kernels apply to a refined grid: refinement.levels > 1"};
     return std::nullopt;
   }
   const std::string need = "a refined grid runs ";

@@ -1080,7 +1080,8 @@ Case parse_deck(const std::string& text, const std::string& file,
       s.finish({"level", "type", "min", "max", "around", "width"});
       sc.refinement.regions.push_back(g);
     });
-    refinement.finish({"levels", "region"});
+    sc.refinement.kernels = refinement.choice_of("kernels", LevelKernels::Fused);
+    refinement.finish({"levels", "region", "kernels"});
   }
 
   // The rules on combinations of values (config/Rules.hpp), reported at the line of their key.

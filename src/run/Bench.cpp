@@ -209,7 +209,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     bool per_face;
     int tile;    // the tiled grid's edge; 0: the dense box
     int arrays;  // moments: 1 or 2; 0 for populations
-    double porosity;  // porous: the geometry's target; 0 otherwise
+    double porosity;             // porous: the geometry's target; 0 otherwise
+    LevelKernels level_kernels;  // refined: fused or the unfused baseline
   };
   std::vector<Spec> specs;  // the cases, in table order
   for (const auto domain : o.cases)
@@ -256,12 +257,16 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                           continue;  // once
                         for (const double porosity :
                              domain == BenchCase::Porous ? o.porosities : std::vector<double>{0.0})
-                          specs.push_back({domain, lat, prec, col, str, size, alpha, split,
-                                           per_face, tile, str == Streaming::Moments ? arrays : 0,
-                                           porosity});
+                          for (const LevelKernels kernels :
+                               domain == BenchCase::RefinedSphere
+                                   ? o.level_kernels
+                                   : std::vector<LevelKernels>{LevelKernels::Fused})
+                            specs.push_back({domain, lat, prec, col, str, size, alpha, split,
+                                             per_face, tile, str == Streaming::Moments ? arrays : 0,
+                                             porosity, kernels});
                       }
   for (const auto& [domain, lat, prec, col, str, size, alpha, split, per_face, tile, arrays,
-                    porosity] : specs) {
+                    porosity, level_kernels] : specs) {
     int n = size;
     const bool refined = domain == BenchCase::RefinedSphere;
     if (n <= 0) {
@@ -292,6 +297,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     c.face_kernels = per_face;
     c.tile_edge = tile;
     set_bench_case(c, domain, n, porosity);
+    if (c.refinement.active()) c.refinement.kernels = level_kernels;
     auto s = make_solver(c);
     s->step(5);  // warm-up
     std::int64_t steps = 0;
@@ -313,6 +319,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     BenchResult r{lat, col, prec, str, n, csoa_alpha_for(c), split, per_face, arrays, steps, secs};
     r.domain = domain;
     r.tile_edge = tile;
+    r.level_kernels = level_kernels;
     if (tile > 0) r.alpha = 0;
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
     if (const auto* grid = dynamic_cast<const RefinedGrid*>(s.get())) {
@@ -347,6 +354,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
          : r.alpha ? "csoa" + std::to_string(r.alpha)
                    : std::string("soa")) +
         (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
+        (level_kernels == LevelKernels::Unfused ? "/unfused" : "") +
         (domain != BenchCase::Periodic ? std::string("/") + name_of(domain) : "");
     std::snprintf(
         line, sizeof line, "%-6s %-12s %-5s %-10s %-16s %6d %12.1f %10.0f %9.1f %7.1f%% %8.0f\n",
@@ -431,6 +439,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
       j.add("levels", int(r.level_cells.size()))
           .add_raw("level_fluid_cells", cells + "]")
           .add("effective_mlups", r.effective_mlups)
+          .add("level_kernels", name_of(r.level_kernels))
           .add("mlups_counts", "every level's fluid cells times its steps (mahmoud2024)");
     }
     if (r.domain == BenchCase::Porous || r.domain == BenchCase::Vessel)

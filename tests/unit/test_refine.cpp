@@ -342,6 +342,39 @@ TEST_P(RefinedScenes, RestartFromTheLevelsIsBitIdentical) {
   EXPECT_THROW(whole->set_level_state({}), std::invalid_argument);
 }
 
+TEST_P(RefinedScenes, UnfusedLevelKernelsGiveTheFusedStateBitForBit) {
+  // refinement.kernels = "unfused" (the baseline: streaming, transfers and collision in launches
+  // of their own, the arriving populations stored between them) steps every level as the fused
+  // kernels do, to the last bit: on the nested periodic box, and on a channel (velocity inlet,
+  // pressure outlet, a moving wall, resting walls) with the finest level along its faces.
+  const Scene p = GetParam();
+  const bool two_d = p.lat == LatticeKind::D2Q9;
+  auto periodic = nested(p.lat, two_d ? 32 : 16, p.levels);
+  auto channel = test::periodic_box(p.lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
+  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) channel.faces[f].type = FaceType::Wall;
+  channel.faces[0].type = FaceType::VelocityInlet, channel.faces[0].velocity = {0.02, 0.0, 0.0};
+  channel.faces[1].type = FaceType::PressureOutlet;
+  channel.faces[3].type = FaceType::MovingWall, channel.faces[3].velocity = {0.03, 0.0, 0.0};
+  channel.refinement.levels = p.levels;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "walls";
+  band.level = p.levels - 1;
+  band.width = 3;
+  channel.refinement.regions = {band};
+  for (SolverConfig c : {periodic, channel}) {
+    c.collision = p.col;
+    auto fused = make_solver(c);
+    c.refinement.kernels = LevelKernels::Unfused;
+    auto unfused = make_solver(c);
+    perturb(*fused, 9);
+    perturb(*unfused, 9);
+    fused->step(two_d ? 20 : 8);
+    unfused->step(two_d ? 20 : 8);
+    EXPECT_EQ(unfused->level_state(), fused->level_state());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Lattices, UniformScenes,
                          ::testing::Values(Scene{LatticeKind::D2Q9, CollisionKind::Bgk, 2},
                                            Scene{LatticeKind::D2Q9, CollisionKind::Trt, 3},
@@ -450,6 +483,10 @@ TEST(Refinement, DeckReadsLevelsAndRegions) {
   EXPECT_EQ(r.regions[1].kind, RefinementRegion::Kind::Band);
   EXPECT_EQ(r.regions[1].around, "walls");
   EXPECT_EQ(r.regions[1].width, 4.0);
+  EXPECT_EQ(r.kernels, LevelKernels::Fused);  // the default
+  EXPECT_EQ(
+      parse_deck(deck, "case.toml", {"refinement.kernels=\"unfused\""}).solver.refinement.kernels,
+      LevelKernels::Unfused);
 }
 
 TEST(Refinement, DeckErrorsNameTheKey) {
@@ -465,6 +502,15 @@ TEST(Refinement, DeckErrorsNameTheKey) {
   EXPECT_NE(error({"refinement.region[0].size=3"}).find("unknown key"), std::string::npos);
   EXPECT_NE(error({"model.streaming=\"in_place\""}).find("model.streaming"), std::string::npos);
   EXPECT_EQ(error({"run.checkpoint_every=5"}), "no error");  // checkpoints hold every level
+  const std::string kernels = error({"refinement.kernels=\"split\""});
+  EXPECT_NE(kernels.find("refinement.kernels"), std::string::npos) << kernels;
+  EXPECT_NE(kernels.find("fused"), std::string::npos) << kernels;  // what was expected
+  // Level kernels without levels would do nothing: refused.
+  auto alone = test::periodic_box(LatticeKind::D2Q9, 16, 16, 1);
+  alone.refinement.kernels = LevelKernels::Unfused;
+  const auto breach = broken_rule(alone);
+  ASSERT_TRUE(breach);
+  EXPECT_EQ(breach->section + "." + breach->key, "refinement.kernels");
   // Periodic axes need whole blocks (8 cells in 2D).
   const std::string periodic =
       error({"boundary.x_min=\"periodic\"", "boundary.x_max=\"periodic\"", "domain.nx=36"});

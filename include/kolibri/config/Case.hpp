@@ -481,12 +481,24 @@ struct NameTable<RefinementRegion::Kind> {
   using K = RefinementRegion::Kind;
   static constexpr std::array entries{Named<K>{K::Box, "box"}, Named<K>{K::Band, "band"}};
 };
+/// \brief How a refined grid's level step is launched (`refinement.kernels`): `fused`, each
+/// cell gathered (streaming, explosion, coalescence) and collided in one kernel (mahmoud2024's
+/// Fig. 4f), or `unfused`, the baseline the fusion is measured against: the same-level
+/// streaming, the transfers between levels and the collision in launches of their own, the
+/// gathered populations stored and read back between them. The same results, bit for bit.
+enum class LevelKernels { Fused, Unfused };
+template <>
+struct NameTable<LevelKernels> {
+  using K = LevelKernels;
+  static constexpr std::array entries{Named<K>{K::Fused, "fused"}, Named<K>{K::Unfused, "unfused"}};
+};
 /// \brief Grid refinement ([refinement]): `levels` levels of cells, each half the width of the
 /// one above and stepped twice as often; level 0 is the deck's box. 1: no refinement.
 struct Refinement {
   static constexpr int kMaxLevels = 8;
   int levels = 1;
   std::vector<RefinementRegion> regions;
+  LevelKernels kernels = LevelKernels::Fused;
   bool active() const { return levels > 1; }
 };
 /// log2 of a refined grid's block edge in cells: 4^3 in 3D, 8^2 in 2D (64 cells a block).

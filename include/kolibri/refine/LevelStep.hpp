@@ -38,6 +38,18 @@ struct LevelStepTag {
 struct LevelGeneralTag {
   static constexpr const char* label = "kolibri::refine_level_general";
 };
+/// The unfused baseline (LevelKernels::Unfused): the fast cells' streaming, the general cells'
+/// gather (the transfers between levels), each storing the arriving populations into the next
+/// state, then the collision of every fluid cell from there.
+struct LevelStreamTag {
+  static constexpr const char* label = "kolibri::refine_level_stream";
+};
+struct LevelTransferTag {
+  static constexpr const char* label = "kolibri::refine_level_transfer";
+};
+struct LevelCollideTag {
+  static constexpr const char* label = "kolibri::refine_level_collide";
+};
 
 /// \brief One step of one level (two arrays, pull), in two launches over disjoint cells.
 ///
@@ -61,10 +73,10 @@ struct LevelStep {
   V* dst = nullptr;        ///< its next; at parity 1 it still holds the state before `src`
   const std::uint8_t* flags = nullptr;
   const std::uint32_t* links = nullptr;
-  const std::int32_t* neighbours = nullptr;  ///< RefinedLevel::neighbours
-  const std::int32_t* coarse = nullptr;      ///< RefinedLevel::coarse (level > 0)
-  const std::int32_t* children = nullptr;    ///< RefinedLevel::children (a finer level exists)
-  const std::int32_t* origin = nullptr;      ///< leaf slot -> its block position (3 ints)
+  const std::int32_t* neighbours = nullptr;     ///< RefinedLevel::neighbours
+  const std::int32_t* coarse = nullptr;         ///< RefinedLevel::coarse (level > 0)
+  const std::int32_t* children = nullptr;       ///< RefinedLevel::children (a finer level exists)
+  const std::int32_t* origin = nullptr;         ///< leaf slot -> its block position (3 ints)
   const std::int32_t* general_cell = nullptr;   ///< RefinedLevel::general_cell
   const std::uint32_t* general_dirs = nullptr;  ///< RefinedLevel::general_dirs
   /// The coarser level's state at the start of its step and its flags (level > 0).
@@ -120,9 +132,36 @@ struct LevelStep {
     general(s, l, links[t], general_dirs[i], f);
     collide_and_store(s, l, f);
   }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const {
+    if (flags[t] != kLevelFluid) return;
+    const std::uint32_t mask = links[t];
+    if (mask & kLevelSlow) return;  // the transfer launch's
+    const Index s = t >> VS, l = t & (TV - 1);
+    R f[L::Q];
+    gather(s, l, mask, f);
+    store(s, l, f);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelTransferTag, const Index i) const {
+    const Index t = general_cell[i];
+    const Index s = t >> VS, l = t & (TV - 1);
+    R f[L::Q];
+    general(s, l, links[t], general_dirs[i], f);  // all read before any is stored
+    store(s, l, f);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelCollideTag, const Index t) const {
+    if (flags[t] != kLevelFluid) return;
+    const Index s = t >> VS, l = t & (TV - 1);
+    R f[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(dst[at(s, q, l)], q);
+    collide_and_store(s, l, f);
+  }
   KOKKOS_INLINE_FUNCTION void collide_and_store(const Index s, const Index l, R (&f)[L::Q]) const {
     R F[3] = {force[0], force[1], force[2]};
     collide(f, F);
+    store(s, l, f);
+  }
+  KOKKOS_INLINE_FUNCTION void store(const Index s, const Index l, const R (&f)[L::Q]) const {
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) dst[at(s, q, l)] = S::template store<L>(f[q], q);
   }

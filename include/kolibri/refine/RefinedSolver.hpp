@@ -569,15 +569,25 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.faces = DeviceFaces<R>::from(m_cfg.faces);
     for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
     k.collide = d.op;
-    Kokkos::parallel_for(
-        LevelStepTag::label,
-        Kokkos::RangePolicy<ExecSpace, LevelStepTag, Kokkos::IndexType<Index>>(0, d.cells), k);
-    if (const Index general = Index(d.general_cell.extent(0)); general > 0)
-      Kokkos::parallel_for(
-          LevelGeneralTag::label,
-          Kokkos::RangePolicy<ExecSpace, LevelGeneralTag, Kokkos::IndexType<Index>>(0, general), k);
+    const Index general = Index(d.general_cell.extent(0));
+    if (m_cfg.refinement.kernels == LevelKernels::Fused) {
+      run<LevelStepTag>(k, d.cells);
+      run<LevelGeneralTag>(k, general);
+    } else {  // the baseline: the arriving populations stored, then collided
+      run<LevelStreamTag>(k, d.cells);
+      run<LevelTransferTag>(k, general);
+      run<LevelCollideTag>(k, d.cells);
+    }
     d.cur = 1 - d.cur;
     record_links(l);
+  }
+
+  /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0).
+  template <class T>
+  static void run(const Step& k, const Index n) {
+    if (n > 0)
+      Kokkos::parallel_for(T::label,
+                           Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(0, n), k);
   }
 
   Octree m_tree;

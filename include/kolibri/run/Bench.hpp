@@ -93,6 +93,7 @@ struct BenchOptions {
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
   std::vector<int> tile_edges{0};       ///< the tiled grid's tile edges (two arrays); 0: dense box
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
+  std::vector<LevelKernels> level_kernels{LevelKernels::Fused};  ///< refined cases' level kernels
   std::vector<BenchCase> cases{BenchCase::Periodic};  ///< the domains (--case; --walls: closed)
   std::vector<double> porosities{0.9, 0.7, 0.5, 0.3, 0.1};  ///< the porous case's (--porosity)
   double min_seconds = 1.0;             ///< time each case for at least this long
@@ -127,6 +128,7 @@ struct BenchResult {
   /// level's spacing that these steps stand for (its cells x 2^(levels - 1) steps a step).
   std::vector<std::int64_t> level_cells{};
   double effective_mlups = 0;
+  LevelKernels level_kernels = LevelKernels::Fused;
 };
 
 /// \brief Device-to-device copy bandwidth (bytes read + written per second, GB/s) over `bytes`.
