@@ -410,8 +410,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
   std::string value_type() const override { return sizeof(V) == 8 ? "float64" : "float32"; }
   int populations_per_cell() const override { return L::Q; }
-  /// Read and write Q values, the flag and the links word.
-  double bytes_per_update() const override { return 2.0 * L::Q * sizeof(V) + 5.0; }
+  /// Read and write Q values, the flag and the links word; the unfused baseline writes the
+  /// arriving values and reads them back (and the flag again) for its collision launch.
+  double bytes_per_update() const override {
+    const double fused = 2.0 * L::Q * sizeof(V) + 5.0;
+    return m_cfg.refinement.kernels == LevelKernels::Fused ? fused : 2.0 * fused - 4.0;
+  }
   /// Both arrays, flag and links a cell, and each block's tables (27 neighbours and coarse
   /// slots, 3 coordinates) spread over its cells.
   double bytes_per_cell() const override {
