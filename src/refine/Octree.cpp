@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -580,17 +581,52 @@ Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3
   return Builder(cfg, velocities).build();
 }
 
-std::vector<std::string> octree_report(const Octree& tree) {
+namespace {
+/// Level l's device memory: its cells at `bytes_per_cell`, and its general list (cell and
+/// directions, 8 bytes an entry).
+double level_bytes(const RefinedLevel& l, double bytes_per_cell) {
+  return double(l.cells()) * bytes_per_cell + 8.0 * double(l.general_cell.size());
+}
+std::string mib(double bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(bytes < 1024.0 * 1024.0 * 1024.0 ? 1 : 0)
+     << bytes / (1024.0 * 1024.0) << " MiB";
+  return os.str();
+}
+}  // namespace
+
+std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell) {
   std::vector<std::string> out;
   for (const RefinedLevel& l : tree.levels) {
     std::ostringstream os;
     os << "level " << l.level << ": " << l.n[0] << " x " << l.n[1];
     if (tree.dims == 3) os << " x " << l.n[2];
     os << " box, " << l.leaf.size() << " blocks of " << tree.block_cells() << " cells, "
-       << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path)";
+       << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path), "
+       << mib(level_bytes(l, bytes_per_cell));
     out.push_back(os.str());
   }
   return out;
+}
+
+double octree_bytes(const Octree& tree, double bytes_per_cell) {
+  double sum = 0.0;
+  for (const RefinedLevel& l : tree.levels) sum += level_bytes(l, bytes_per_cell);
+  return sum;
+}
+
+void check_levels_fit(const Octree& tree, double bytes_per_cell, double available) {
+  const double need = octree_bytes(tree, bytes_per_cell);
+  if (need <= available) return;
+  std::ostringstream os;
+  os << "refinement: the levels need " << mib(need) << " (";
+  for (const RefinedLevel& l : tree.levels)
+    os << (l.level ? ", " : "") << "level " << l.level << ": "
+       << mib(level_bytes(l, bytes_per_cell));
+  os << ") and the device has " << mib(available)
+     << " free: fewer or smaller [[refinement.region]] tables, fewer refinement.levels or a "
+        "smaller [domain]";
+  throw std::invalid_argument(os.str());
 }
 
 }  // namespace kolibri

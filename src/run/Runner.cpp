@@ -380,11 +380,19 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (!opts.restart_fallback) candidates.resize(1);
   }
 
-  auto solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
+  std::unique_ptr<Solver> solver;
+  try {
+    solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
+  } catch (const std::invalid_argument& e) {
+    // A refined grid's levels are built here, not in the deck's checks: what they refuse (an
+    // obstacle cut by an interface, levels too large for the device) is the deck's error too.
+    if (!sc.refinement.active()) throw;
+    throw DeckError(c.source + ": " + e.what());
+  }
   // A refined grid (refine/): its levels in the log, its level fields beside the level-0 ones.
   const auto* refined = dynamic_cast<const RefinedGrid*>(solver.get());
   if (refined) {
-    for (const std::string& line : octree_report(refined->octree()))
+    for (const std::string& line : octree_report(refined->octree(), solver->bytes_per_cell()))
       log << "kolibri: refinement: " << line << "\n";
     log << "kolibri: refinement: " << solver->fluid_cells()
         << " cell updates a step of level 0 (every level's fluid cells times its steps)"

@@ -206,6 +206,27 @@ TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
   EXPECT_TRUE(listed);
 }
 
+TEST(Refinement, LevelsThatDoNotFitAreRefusedWithTheirMemory) {
+  // Each level's memory in the log line; levels beyond the device's free memory are refused
+  // before anything is allocated, naming the regions and each level's share.
+  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3), velocities(LatticeKind::D2Q9));
+  const double per_cell = 2.0 * 9 * 8 + 5.0;
+  const auto lines = octree_report(t, per_cell);
+  ASSERT_EQ(lines.size(), 3u);
+  for (const std::string& line : lines) EXPECT_NE(line.find(" MiB"), std::string::npos) << line;
+  const double need = octree_bytes(t, per_cell);
+  EXPECT_GT(need, double(t.levels[0].cells()) * per_cell);
+  EXPECT_NO_THROW(check_levels_fit(t, per_cell, need));
+  try {
+    check_levels_fit(t, per_cell, need / 2);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("[[refinement.region]]"), std::string::npos) << what;
+    EXPECT_NE(what.find("level 2: "), std::string::npos) << what;
+  }
+}
+
 TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {
   // Level 1 over the whole box: no interface, so the level is a dense box of twice the cells,
   // with tau_1, half the force, and the same walls and lid: the same bits as the dense solver.

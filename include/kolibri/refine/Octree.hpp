@@ -114,7 +114,15 @@ struct Octree {
 /// refined as asked (an obstacle cut by a level interface: refine around it).
 Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities);
 
-/// \brief One line per level: its cells, fluid cells, blocks and general-path cells.
-std::vector<std::string> octree_report(const Octree& tree);
+/// \brief One line per level: its cells, fluid cells, blocks, general-path cells and memory
+/// (`bytes_per_cell` a cell of the level, Solver::bytes_per_cell, and 8 bytes a general cell).
+std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell);
+
+/// \brief The device memory the levels take (as octree_report counts it), in bytes.
+double octree_bytes(const Octree& tree, double bytes_per_cell);
+
+/// \brief Throws std::invalid_argument, naming [[refinement.region]] and each level's share,
+/// where the levels need more than `available` bytes (the device's free memory).
+void check_levels_fit(const Octree& tree, double bytes_per_cell, double available);
 
 }  // namespace kolibri

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
+#include <kolibri/core/Backend.hpp>
 #include <kolibri/refine/LevelStep.hpp>
 #include <kolibri/refine/Octree.hpp>
 #include <kolibri/refine/RefinedGrid.hpp>
@@ -58,6 +59,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     std::vector<std::array<int, 3>> c(L::Q);
     for (int q = 0; q < L::Q; ++q) c[std::size_t(q)] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     m_tree = build_octree(cfg, c);
+    check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     for (std::size_t f = 0; f < 6; ++f) m_pressure = m_pressure || is_pressure(cfg.faces[f].type);
     for (const RefinedLevel& h : m_tree.levels) {
