@@ -41,6 +41,22 @@ SolverConfig nested(LatticeKind lat, int n, int levels, double tau = 0.8) {
   return c;
 }
 
+/// A closed box (walls on every face; nz = 8 in 3D) with its finest level (of `levels`) in a band
+/// three cells wide along the walls.
+SolverConfig walled_with_band(LatticeKind lat, int levels) {
+  const bool two_d = lat == LatticeKind::D2Q9;
+  auto c = test::periodic_box(lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
+  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::Wall;
+  c.refinement.levels = levels;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "walls";
+  band.level = levels - 1;
+  band.width = 3;
+  c.refinement.regions = {band};
+  return c;
+}
+
 std::vector<std::array<int, 3>> velocities(LatticeKind lat) {
   std::vector<std::array<int, 3>> c;
   const auto add = [&](auto lattice) {
@@ -311,16 +327,8 @@ TEST_P(RefinedScenes, ClosedBoxConservesMassWithLevelsAtTheWalls) {
   // walls, where the coarse cells take part of their populations from the face's rule.
   const Scene p = GetParam();
   const bool two_d = p.lat == LatticeKind::D2Q9;
-  auto c = test::periodic_box(p.lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
+  auto c = walled_with_band(p.lat, p.levels);
   c.collision = p.col;
-  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::Wall;
-  c.refinement.levels = p.levels;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "walls";
-  band.level = p.levels - 1;
-  band.width = 3;
-  c.refinement.regions = {band};
   auto s = make_solver(c);
   perturb(*s, 7);
   const double m0 = grid_of(*s).total_mass();
@@ -371,18 +379,10 @@ TEST_P(RefinedScenes, UnfusedLevelKernelsGiveTheFusedStateBitForBit) {
   const Scene p = GetParam();
   const bool two_d = p.lat == LatticeKind::D2Q9;
   auto periodic = nested(p.lat, two_d ? 32 : 16, p.levels);
-  auto channel = test::periodic_box(p.lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
-  for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) channel.faces[f].type = FaceType::Wall;
+  auto channel = walled_with_band(p.lat, p.levels);
   channel.faces[0].type = FaceType::VelocityInlet, channel.faces[0].velocity = {0.02, 0.0, 0.0};
   channel.faces[1].type = FaceType::PressureOutlet;
   channel.faces[3].type = FaceType::MovingWall, channel.faces[3].velocity = {0.03, 0.0, 0.0};
-  channel.refinement.levels = p.levels;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "walls";
-  band.level = p.levels - 1;
-  band.width = 3;
-  channel.refinement.regions = {band};
   for (SolverConfig c : {periodic, channel}) {
     c.collision = p.col;
     auto fused = make_solver(c);

@@ -116,37 +116,38 @@ struct LevelStep {
     return k;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index t) const {
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index t) const { fast<true>(t); }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelGeneralTag, const Index i) const { slow<true>(i); }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const { fast<false>(t); }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelTransferTag, const Index i) const { slow<false>(i); }
+  /// Fast cell t (the others return: not fluid, or the general launch's), gathered, then
+  /// collided and stored (fused) or stored as it arrived (the baseline's streaming).
+  template <bool Collide>
+  KOKKOS_INLINE_FUNCTION void fast(const Index t) const {
     if (flags[t] != kLevelFluid) return;
     const std::uint32_t mask = links[t];
-    if (mask & kLevelSlow) return;  // the general launch's
+    if (mask & kLevelSlow) return;
     const Index s = t >> VS, l = t & (TV - 1);
     R f[L::Q];
     gather(s, l, mask, f);
-    collide_and_store(s, l, f);
+    finish<Collide>(s, l, f);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(LevelGeneralTag, const Index i) const {
+  /// General cell i of the list, gathered (every direction read before any is stored), then as
+  /// `fast`.
+  template <bool Collide>
+  KOKKOS_INLINE_FUNCTION void slow(const Index i) const {
     const Index t = general_cell[i];
     const Index s = t >> VS, l = t & (TV - 1);
     R f[L::Q];
     general(s, l, links[t], general_dirs[i], f);
-    collide_and_store(s, l, f);
+    finish<Collide>(s, l, f);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const {
-    if (flags[t] != kLevelFluid) return;
-    const std::uint32_t mask = links[t];
-    if (mask & kLevelSlow) return;  // the transfer launch's
-    const Index s = t >> VS, l = t & (TV - 1);
-    R f[L::Q];
-    gather(s, l, mask, f);
-    store(s, l, f);
-  }
-  KOKKOS_INLINE_FUNCTION void operator()(LevelTransferTag, const Index i) const {
-    const Index t = general_cell[i];
-    const Index s = t >> VS, l = t & (TV - 1);
-    R f[L::Q];
-    general(s, l, links[t], general_dirs[i], f);  // all read before any is stored
-    store(s, l, f);
+  template <bool Collide>
+  KOKKOS_INLINE_FUNCTION void finish(const Index s, const Index l, R (&f)[L::Q]) const {
+    if constexpr (Collide)
+      collide_and_store(s, l, f);
+    else
+      store(s, l, f);
   }
   KOKKOS_INLINE_FUNCTION void operator()(LevelCollideTag, const Index t) const {
     if (flags[t] != kLevelFluid) return;
