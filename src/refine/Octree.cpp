@@ -504,6 +504,10 @@ class Builder {
         }
         if (mask & kLevelSlow) {
           ++v.slow_cells;
+          const auto entry = std::int32_t(v.general_cell.size()) << 5;
+          for (int q = 1; q < Q; ++q)
+            if ((general_dirs >> q) & 1u) v.general_rule.push_back(entry | q);
+          v.general_rule_start.push_back(std::int32_t(v.general_rule.size()));
           v.general_cell.push_back(std::int32_t(s * bc + i));
           v.general_dirs.push_back(general_dirs);
         }
@@ -582,10 +586,12 @@ Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3
 }
 
 namespace {
-/// Level l's device memory: its cells at `bytes_per_cell`, and its general list (cell and
-/// directions, 8 bytes an entry).
+/// Level l's device memory: its cells at `bytes_per_cell`, its general list (cell, directions
+/// and first rule, 12 bytes an entry) and its general rules (entry and arrived value, 12 bytes
+/// a rule: the value's 8 in FP64, 4 in FP32).
 double level_bytes(const RefinedLevel& l, double bytes_per_cell) {
-  return double(l.cells()) * bytes_per_cell + 8.0 * double(l.general_cell.size());
+  return double(l.cells()) * bytes_per_cell + 12.0 * double(l.general_cell.size()) +
+         12.0 * double(l.general_rule.size());
 }
 std::string mib(double bytes) {
   std::ostringstream os;

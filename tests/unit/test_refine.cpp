@@ -198,6 +198,22 @@ TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
         ++next;
       }
       EXPECT_EQ(next, l.general_cell.size());
+      // The rules: one per marked direction, cell by cell and by direction within a cell.
+      ASSERT_EQ(l.general_rule_start.size(), l.general_cell.size() + 1);
+      EXPECT_EQ(l.general_rule_start.front(), 0);
+      EXPECT_EQ(std::size_t(l.general_rule_start.back()), l.general_rule.size());
+      for (std::size_t i = 0; i < l.general_cell.size(); ++i) {
+        std::uint32_t dirs = 0;
+        int last = 0;
+        for (auto j = l.general_rule_start[i]; j < l.general_rule_start[i + 1]; ++j) {
+          const std::int32_t e = l.general_rule[std::size_t(j)];
+          EXPECT_EQ(std::size_t(e >> 5), i);
+          EXPECT_GT(e & 31, last);
+          last = e & 31;
+          dirs |= 1u << (e & 31);
+        }
+        EXPECT_EQ(dirs, l.general_dirs[i]) << i;
+      }
     }
   }
   // A level-1 cell on the west side of its region, away from corners and from level 2: only the

@@ -63,6 +63,15 @@ KOKKOS_INLINE_FUNCTION bool is_finite(T x) {
 }
 }  // namespace math
 
+/// The number of set bits of x (device and host).
+KOKKOS_INLINE_FUNCTION int bit_count(const std::uint32_t x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __popc(x);
+#else
+  return __builtin_popcount(x);
+#endif
+}
+
 /// Default execution and memory space of this build (CUDA, HIP, OpenMP or Serial).
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;

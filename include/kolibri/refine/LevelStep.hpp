@@ -3,8 +3,9 @@
 /// \brief The fused kernels of one level of a refined grid (mahmoud2024's Fig. 4f carried to every
 /// level): one thread per cell of the level's leaves gathers its arriving populations, from the
 /// same level, from the coarser level (explosion) or from the finer one (coalescence), resolves
-/// walls, collides and writes; two launches per level step, the fast cells and the general ones
-/// (their list from the octree). No ghost layer and no atomics: the
+/// walls, collides and writes; three launches per level step, the fast cells, the general rules
+/// (a thread per direction of a general cell that needs one) and the general cells (their lists
+/// from the octree). No ghost layer and no atomics: the
 /// fine level keeps its last two states (two arrays), and the coarse level steps between the
 /// fine level's two steps, so a coarse cell reads the fine populations that cross into it from
 /// both fine steps directly (docs/theory.md, "Grid refinement": the rules and why they conserve
@@ -34,7 +35,13 @@ namespace kolibri {
 struct LevelStepTag {
   static constexpr const char* label = "kolibri::refine_level_step";
 };
-/// The general cells of a level: thread i = entry i of RefinedLevel::general_cell.
+/// The general rules of a level: thread j = entry j of RefinedLevel::general_rule, one
+/// direction of one general cell, its arriving population into `arrived`.
+struct LevelRuleTag {
+  static constexpr const char* label = "kolibri::refine_level_rule";
+};
+/// The general cells of a level: thread i = entry i of RefinedLevel::general_cell, the rules'
+/// values (LevelRuleTag) and the other directions gathered, then collided.
 struct LevelGeneralTag {
   static constexpr const char* label = "kolibri::refine_level_general";
 };
@@ -51,15 +58,18 @@ struct LevelCollideTag {
   static constexpr const char* label = "kolibri::refine_level_collide";
 };
 
-/// \brief One step of one level (two arrays, pull), in two launches over disjoint cells.
+/// \brief One step of one level (two arrays, pull), in three launches.
 ///
 /// LevelStepTag: a cell whose links word is free of kLevelSlow reads every direction from a leaf
 /// of its own level, or bounces back from a resting wall or solid (its own opposite slot, chosen
-/// by the mask): the tiled grid's gather (gather_block). LevelGeneralTag: the other cells, from
-/// their list, take the general path (`general`): the directions the list marks by the rules of
-/// docs/theory.md, the others as the fast path. Apart, the fast kernel carries none of the
-/// general path's registers and stack, and its warps do not wait for a general cell's chains of
-/// loads.
+/// by the mask): the tiled grid's gather (gather_block). LevelRuleTag: each direction that the
+/// general list marks, by the rules of docs/theory.md (`arriving`), into `arrived`.
+/// LevelGeneralTag: the general cells, those values and the other directions as the fast path
+/// reads them, collided. Apart, the fast kernel carries none of the general path's registers and
+/// stack, and its warps do not wait for a general cell's chains of loads; a thread a rule runs a
+/// cell's chains side by side (one thread a cell ran them one after another: the general cells
+/// took 1.6 times as long, docs/performance.md). The unfused baseline (LevelKernels::Unfused)
+/// keeps one thread a general cell (`general`).
 template <class L, class S, class C>
 struct LevelStep {
   using R = typename S::real;
@@ -79,6 +89,9 @@ struct LevelStep {
   const std::int32_t* origin = nullptr;         ///< leaf slot -> its block position (3 ints)
   const std::int32_t* general_cell = nullptr;   ///< RefinedLevel::general_cell
   const std::uint32_t* general_dirs = nullptr;  ///< RefinedLevel::general_dirs
+  const std::int32_t* general_rule = nullptr;   ///< RefinedLevel::general_rule
+  const std::int32_t* general_rule_start = nullptr;  ///< RefinedLevel::general_rule_start
+  R* arrived = nullptr;  ///< a value a general rule (LevelRuleTag, then LevelGeneralTag)
   /// The coarser level's state at the start of its step and its flags (level > 0).
   const V* coarse_state = nullptr;
   const std::uint8_t* coarse_flags = nullptr;
@@ -117,6 +130,7 @@ struct LevelStep {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index t) const { fast<true>(t); }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelRuleTag, const Index j) const { rule(j); }
   KOKKOS_INLINE_FUNCTION void operator()(LevelGeneralTag, const Index i) const { slow<true>(i); }
   KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const { fast<false>(t); }
   KOKKOS_INLINE_FUNCTION void operator()(LevelTransferTag, const Index i) const { slow<false>(i); }
@@ -124,22 +138,43 @@ struct LevelStep {
   /// collided and stored (fused) or stored as it arrived (the baseline's streaming).
   template <bool Collide>
   KOKKOS_INLINE_FUNCTION void fast(const Index t) const {
-    if (flags[t] != kLevelFluid) return;
-    const std::uint32_t mask = links[t];
-    if (mask & kLevelSlow) return;
+    // Flags, links and the neighbour slots in one round trip to memory (BlockSlots), then the
+    // values.
     const Index s = t >> VS, l = t & (TV - 1);
+    const std::uint8_t flag = flags[t];
+    const std::uint32_t mask = links[t];
+    const BlockSlots<L::D, E> slots(neighbours + s * 27 + 13, std::uint32_t(s), l);
+    if (flag != kLevelFluid || (mask & kLevelSlow)) return;
     R f[L::Q];
-    gather(s, l, mask, f);
+    gather_block<L, S, E>(src, slots, l, mask, f);
     finish<Collide>(s, l, f);
   }
+  /// General rule j: one direction of one general cell by the rules of docs/theory.md, into
+  /// arrived[j]. A thread a direction: the rule's chain of loads (neighbour slot, coarse or fine
+  /// slot, value) is one chain, and the chains of a cell's directions run side by side, not one
+  /// after the other as in a thread that takes every direction of its cell.
+  KOKKOS_INLINE_FUNCTION void rule(const Index j) const {
+    const std::int32_t entry = general_rule[j];
+    const Index t = general_cell[entry >> 5];
+    const Index s = t >> VS, l = t & (TV - 1);
+    int p[3];
+    position(s, l, p);
+    R u[3] = {R(0), R(0), R(0)};
+    if (pressure) velocity(s, l, u);
+    arrived[j] = arriving(s, l, p, entry & 31, u, (links[t] & kLevelUnevenRead) != 0u);
+  }
   /// General cell i of the list, gathered (every direction read before any is stored), then as
-  /// `fast`.
+  /// `fast`: fused, the marked directions from the rules' values (LevelRuleTag); the baseline's
+  /// transfer (not Collide) takes them itself.
   template <bool Collide>
   KOKKOS_INLINE_FUNCTION void slow(const Index i) const {
     const Index t = general_cell[i];
     const Index s = t >> VS, l = t & (TV - 1);
     R f[L::Q];
-    general(s, l, links[t], general_dirs[i], f);
+    if constexpr (Collide)
+      from_rules(s, l, links[t], general_dirs[i], general_rule_start[i], f);
+    else
+      general(s, l, links[t], general_dirs[i], f);
     finish<Collide>(s, l, f);
   }
   template <bool Collide>
@@ -167,28 +202,40 @@ struct LevelStep {
     for (int q = 0; q < L::Q; ++q) dst[at(s, q, l)] = S::template store<L>(f[q], q);
   }
 
-  /// Every direction from a leaf of this level, or bounced back where bit opposite(q) of `mask`
-  /// says a resting wall or solid lies behind: the tiled grid's gather over the block's row of
-  /// neighbour slots.
-  KOKKOS_INLINE_FUNCTION void gather(const Index s, const Index l, const std::uint32_t mask,
-                                     R (&f)[L::Q]) const {
-    gather_block<L, S, E>(src, neighbours + s * 27 + 13, std::uint32_t(s), l, mask, f);
+  /// The position of place l of leaf slot s in this level's cells.
+  KOKKOS_INLINE_FUNCTION void position(const Index s, const Index l, int (&p)[3]) const {
+    p[0] = (origin[3 * s] << SX) + (int(l) & (E - 1));
+    p[1] = (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1));
+    p[2] = L::D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0;
   }
-
-  /// The general path: the directions set in `dirs` by the rules of docs/theory.md, the others
-  /// from a leaf of this level or bounced back (`mask`), as the fast path reads them.
+  /// The velocity of the cell's last state (a pressure face's rule needs it).
+  KOKKOS_INLINE_FUNCTION void velocity(const Index s, const Index l, R (&u)[3]) const {
+    R fs[L::Q];
+    for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
+    post_collision_velocity<L>(fs, force, u);
+  }
+  /// The fused general cell: the directions set in `dirs` from the rules' values (the cell's
+  /// from `start` on, by direction), the others as `from_leaf`. No load depends on another.
+  KOKKOS_INLINE_FUNCTION void from_rules(const Index s, const Index l, const std::uint32_t mask,
+                                         const std::uint32_t dirs, const std::int32_t start,
+                                         R (&f)[L::Q]) const {
+    int p[3];
+    position(s, l, p);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q)
+      f[q] = (dirs >> q) & 1u ? arrived[start + bit_count(dirs & ((1u << q) - 1u))]
+                              : from_leaf(s, l, p, q, mask);
+  }
+  /// The baseline's general path: the directions set in `dirs` by the rules of
+  /// docs/theory.md, the others from a leaf of this level or bounced back (`mask`), as the fast
+  /// path reads them.
   KOKKOS_INLINE_FUNCTION void general(const Index s, const Index l, const std::uint32_t mask,
                                       const std::uint32_t dirs, R (&f)[L::Q]) const {
-    const int p[3] = {(origin[3 * s] << SX) + (int(l) & (E - 1)),
-                      (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1)),
-                      L::D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0};
+    int p[3];
+    position(s, l, p);
     const bool uneven = (mask & kLevelUnevenRead) != 0u;
     R u[3] = {R(0), R(0), R(0)};
-    if (pressure) {
-      R fs[L::Q];
-      for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
-      post_collision_velocity<L>(fs, force, u);
-    }
+    if (pressure) velocity(s, l, u);
 #if defined(__HIPCC__)
     // HIP inlines `arriving` whatever it is marked (Kokkos' functions are always inlined there),
     // and 27 unrolled copies of it exceed the unroller's budget: the directions go through a

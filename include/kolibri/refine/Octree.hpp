@@ -86,6 +86,11 @@ struct RefinedLevel {
   /// bounce back, as in the fast path.
   std::vector<std::int32_t> general_cell;
   std::vector<std::uint32_t> general_dirs;
+  /// The general rules, one per general cell and direction its `general_dirs` marks, cell by
+  /// cell in list order and by direction within a cell: entry i * 32 + q (i the cell's place in
+  /// general_cell); cell i's at general_rule_start[i] .. general_rule_start[i + 1].
+  std::vector<std::int32_t> general_rule;
+  std::vector<std::int32_t> general_rule_start{0};
   std::int64_t fluid_cells = 0;
   std::int64_t slow_cells = 0;  ///< fluid cells that take the general path
 
@@ -115,7 +120,8 @@ struct Octree {
 Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities);
 
 /// \brief One line per level: its cells, fluid cells, blocks, general-path cells and memory
-/// (`bytes_per_cell` a cell of the level, Solver::bytes_per_cell, and 8 bytes a general cell).
+/// (`bytes_per_cell` a cell of the level, Solver::bytes_per_cell, and 12 bytes a general cell and
+/// a general rule).
 std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell);
 
 /// \brief The device memory the levels take (as octree_report counts it), in bytes.

@@ -80,6 +80,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           Kokkos::View<V*, MemSpace>("kolibri::refine_reentry_value", h.reentry_key.size());
       d.general_cell = to_device(h.general_cell, "kolibri::refine_general_cell");
       d.general_dirs = to_device(h.general_dirs, "kolibri::refine_general_dirs");
+      d.general_rule = to_device(h.general_rule, "kolibri::refine_general_rule");
+      d.general_rule_start = to_device(h.general_rule_start, "kolibri::refine_general_rule_start");
+      d.arrived = Kokkos::View<R*, MemSpace>(
+          Kokkos::view_alloc("kolibri::refine_arrived", Kokkos::WithoutInitializing),
+          h.general_rule.size());
       d.link_cell = to_device(h.link_cell, "kolibri::refine_link_cell");
       d.link_dir = to_device(h.link_dir, "kolibri::refine_link_dir");
       d.link_history =
@@ -434,6 +439,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<V*, MemSpace> reentry_value;
     Kokkos::View<std::int32_t*, MemSpace> general_cell;
     Kokkos::View<std::uint32_t*, MemSpace> general_dirs;
+    Kokkos::View<std::int32_t*, MemSpace> general_rule, general_rule_start;
+    Kokkos::View<R*, MemSpace> arrived;  ///< a value a general rule (LevelStep::arrived)
     Kokkos::View<std::int32_t*, MemSpace> link_cell;
     Kokkos::View<std::uint8_t*, MemSpace> link_dir;
     Kokkos::View<V*, MemSpace> link_history;  ///< 2^level rows of f*_k a link (LinkRecord)
@@ -554,6 +561,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.origin = d.origin.data();
     k.general_cell = d.general_cell.data();
     k.general_dirs = d.general_dirs.data();
+    k.general_rule = d.general_rule.data();
+    k.general_rule_start = d.general_rule_start.data();
+    k.arrived = d.arrived.data();
     k.reentry_start = d.reentry_start.data();
     k.reentry_key = d.reentry_key.data();
     k.reentry_value = d.reentry_value.data();
@@ -578,6 +588,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const Index general = Index(d.general_cell.extent(0));
     if (m_cfg.refinement.kernels == LevelKernels::Fused) {
       run<LevelStepTag>(k, d.cells);
+      run<LevelRuleTag>(k, Index(d.general_rule.extent(0)));
       run<LevelGeneralTag>(k, general);
     } else {  // the baseline: the arriving populations stored, then collided
       run<LevelStreamTag>(k, d.cells);

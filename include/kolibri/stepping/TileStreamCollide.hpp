@@ -45,20 +45,50 @@ struct TileRows {
   }
 };
 
-/// \brief The populations arriving at place l of the block in slot s of a blocked layout (the
-/// tiled grid; a level of a refined grid), blocks of E cells a side whose values lie at
-/// (slot Q + q) E^D + place; `nb` points at the middle of the block's row of 27 neighbour slots
-/// (offset (dx, dy, dz) at nb[dx + 3 dy + 9 dz]). Where the link behind c_q is a wall (bit
-/// opposite(q) of `mask`) the cell's own opposite population comes back (halfway bounce-back).
+/// The side of its block a cell at coordinate v (0 .. E - 1) along one axis touches: -1, 0
+/// (none) or +1.
+template <int E>
+KOKKOS_INLINE_FUNCTION int block_side(const int v) {
+  return v == 0 ? -1 : v == E - 1 ? 1 : 0;
+}
+
+/// \brief The slots of the blocks a cell's upwind neighbours lie in, for place l of the block in
+/// slot s of a blocked layout (the tiled grid; a level of a refined grid): blocks of E cells a
+/// side; `nb` points at the middle of the block's row of 27 neighbour slots (offset (dx, dy, dz)
+/// at nb[dx + 3 dy + 9 dz]).
 ///
 /// A cell touches at most one side of its block along each axis, so its upwind neighbours lie in
-/// at most 8 blocks, whose slots are loaded before the gather (the same few addresses for a whole
-/// warp). A direction then picks its block with compile-time selects and its place with
+/// at most 8 blocks: its own and `across[k - 1]`, k's bit 0 across x, bit 1 across y, bit 2
+/// across z. The slots depend on the cell's place only, not on its flags: a kernel loads them
+/// with the flags, in the same round trip to memory, before it knows whether the cell is its
+/// (ncu on the H200: the chain flags, links, slots, values took four round trips at 8 warps an
+/// SM, and the latency, not the bytes, set the time).
+template <int D, int E>
+struct BlockSlots {
+  std::uint32_t own;
+  std::uint32_t across[7];
+
+  KOKKOS_INLINE_FUNCTION BlockSlots(const std::int32_t* nb, const std::uint32_t s, const Index l) {
+    constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;
+    const int sx = block_side<E>(int(l) & (E - 1)), sy = block_side<E>(int(l >> SX) & (E - 1)),
+              sz = D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
+    own = s;
+    KOLIBRI_UNROLL
+    for (int k = 1; k < 8; ++k)
+      across[k - 1] =
+          std::uint32_t(nb[(k & 1 ? sx : 0) + (k & 2 ? 3 * sy : 0) + (k & 4 ? 9 * sz : 0)]);
+  }
+};
+
+/// \brief The populations arriving at place l of a block whose neighbour slots `slots` holds
+/// (BlockSlots), values q of place l of slot s at (s Q + q) E^D + l. Where the link behind c_q
+/// is a wall (bit opposite(q) of `mask`) the cell's own opposite population comes back (halfway
+/// bounce-back). A direction picks its block with compile-time selects and its place with
 /// compile-time offsets: no load depends on another, and each direction is one load whose
 /// address the mask chooses.
 template <class L, class S, int E>
-KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src, const std::int32_t* nb,
-                                         const std::uint32_t s, const Index l,
+KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src,
+                                         const BlockSlots<L::D, E>& slots, const Index l,
                                          const std::uint32_t mask, typename S::real (&f)[L::Q]) {
   constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;  // log2 E
   static_assert((1 << SX) == E, "gather_block: E is 4, 8, 16 or 32");
@@ -67,29 +97,16 @@ KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src, cons
   const auto at = [](std::uint32_t slot, int q, Index place) {
     return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
   };
-  const int lx = int(l) & (E - 1), ly = int(l >> SX) & (E - 1),
-            lz = L::D == 3 ? int(l >> (2 * SX)) : 0;
-  const int sx = lx == 0       ? -1
-                 : lx == E - 1 ? 1
-                               : 0,
-            sy = ly == 0       ? -1
-                 : ly == E - 1 ? 1
-                               : 0,
-            sz = L::D == 3 ? (lz == 0       ? -1
-                              : lz == E - 1 ? 1
-                                            : 0)
-                           : 0;
-  // the blocks across: bit 0 along x, bit 1 along y, bit 2 along z
-  const std::uint32_t n1 = std::uint32_t(nb[sx]), n2 = std::uint32_t(nb[3 * sy]),
-                      n3 = std::uint32_t(nb[sx + 3 * sy]), n4 = std::uint32_t(nb[9 * sz]),
-                      n5 = std::uint32_t(nb[sx + 9 * sz]), n6 = std::uint32_t(nb[3 * sy + 9 * sz]),
-                      n7 = std::uint32_t(nb[sx + 3 * sy + 9 * sz]);
+  const int sx = block_side<E>(int(l) & (E - 1)), sy = block_side<E>(int(l >> SX) & (E - 1)),
+            sz = L::D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
+  const std::uint32_t s = slots.own;
   KOLIBRI_UNROLL
   for (int q = 0; q < L::Q; ++q) {
     const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
     const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
-    const std::uint32_t lo = ay ? (ax ? n3 : n2) : (ax ? n1 : s);
-    const std::uint32_t hi = ay ? (ax ? n7 : n6) : (ax ? n5 : n4);
+    const std::uint32_t* n = slots.across;  // selects, not an index: n stays in registers
+    const std::uint32_t lo = ay ? (ax ? n[2] : n[1]) : (ax ? n[0] : s);
+    const std::uint32_t hi = ay ? (ax ? n[6] : n[5]) : (ax ? n[4] : n[3]);
     const std::uint32_t slot = az ? hi : lo;
     const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) + (ay ? cy * E * E : 0) +
                         (az ? cz * E * E * E : 0);
@@ -111,9 +128,9 @@ struct TileInteriorTag {
 /// \brief Two-array pull step over the kept tiles' cells, thread t = slot V + place, for tiles
 /// of E cells a side (E^D cells, known at compile time).
 ///
-/// The gather is gather_block over the tile's row of TileMap::neighbours. Tiles at the box's end
-/// along an axis that is no multiple of E (TileMap::edge) take the general arithmetic (TileRows)
-/// instead.
+/// The gather is gather_block over the tile's row of TileMap::neighbours (BlockSlots). Tiles at the
+/// box's end along an axis that is no multiple of E (TileMap::edge) take the general arithmetic
+/// (TileRows) instead.
 template <class L, class S, class C, int E>
 struct TileStreamCollide {
   using R = typename S::real;
@@ -139,28 +156,26 @@ struct TileStreamCollide {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index t) const {
+    // The flags, the tile's edge mark and its neighbour slots in one round trip (BlockSlots);
+    // the links of the few boundary cells after the flags.
+    const std::uint32_t s = std::uint32_t(t >> VS);
+    const Index l = t & (TV - 1);
     const Flag flag = flags(t);
+    const bool at_edge = edge(s) != 0;
+    const BlockSlots<L::D, E> slots(neighbours.data() + Index(s) * 27 + 13, s, l);
     if (!is_updated(flag)) return;  // kFluid, kBoundaryFluid, kFluidBorder go on
     const std::uint32_t mask = flag == kBoundaryFluid ? links(t) : 0u;
     if (mask & kListedCell) return;
-    const std::uint32_t s = std::uint32_t(t >> VS);
-    const Index l = t & (TV - 1);
     R f[L::Q];
-    if (edge(s))
+    if (at_edge)
       gather_general(s, l, mask, f);
     else
-      gather(s, l, mask, f);
+      gather_block<L, S, E>(src.data(), slots, l, mask, f);
     if (mask & kMovingLink) bc.move_links(mask, f);
     R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
     collide(f, F);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) dst(at(s, q, l)) = S::template store<L>(f[q], q);
-  }
-
-  /// The populations arriving at place l of tile slot s (gather_links on tiles).
-  KOKKOS_INLINE_FUNCTION void gather(const std::uint32_t s, const Index l, const std::uint32_t mask,
-                                     R (&f)[L::Q]) const {
-    gather_block<L, S, E>(src.data(), neighbours.data() + Index(s) * 27 + 13, s, l, mask, f);
   }
 
   /// The same for a tile at a box end that is no multiple of E: the wrapped coordinates of each
