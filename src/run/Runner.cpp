@@ -352,6 +352,17 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (sc.geometry.given()) log << "kolibri: " << slab_report(sc, dist.dc) << std::endl;
   }
 
+  std::unique_ptr<Solver> solver;
+  try {
+    solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
+  } catch (const std::invalid_argument& e) {
+    // A refined grid's levels are built here, not in the deck's checks: what they refuse (an
+    // obstacle cut by an interface, levels too large for the device) is the deck's error too,
+    // and like it leaves nothing behind: the solver is made before the output directory is.
+    if (!sc.refinement.active()) throw;
+    throw DeckError(c.source + ": " + e.what());
+  }
+
   // One run at a time in an output directory (summary.json and the field files are shared).
   OutputLock lock;
   on_root(comm, [&] { lock = OutputLock(dir); });
@@ -380,15 +391,6 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (!opts.restart_fallback) candidates.resize(1);
   }
 
-  std::unique_ptr<Solver> solver;
-  try {
-    solver = comm.size() > 1 ? make_solver(sc, dist) : make_solver(sc);  // allocates first
-  } catch (const std::invalid_argument& e) {
-    // A refined grid's levels are built here, not in the deck's checks: what they refuse (an
-    // obstacle cut by an interface, levels too large for the device) is the deck's error too.
-    if (!sc.refinement.active()) throw;
-    throw DeckError(c.source + ": " + e.what());
-  }
   // A refined grid (refine/): its levels in the log, its level fields beside the level-0 ones.
   const auto* refined = dynamic_cast<const RefinedGrid*>(solver.get());
   if (refined) {
