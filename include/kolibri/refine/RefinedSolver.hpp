@@ -587,7 +587,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.collide = d.op;
     const Index general = Index(d.general_cell.extent(0));
     if (m_cfg.refinement.kernels == LevelKernels::Fused) {
-      run<LevelStepTag>(k, d.cells);
+      k.stride = d.cells / Step::kCellsPerThread;
+      run<LevelStepTag>(k, k.stride);
       run<LevelRuleTag>(k, Index(d.general_rule.extent(0)));
       run<LevelGeneralTag>(k, general);
     } else {  // the baseline: the arriving populations stored, then collided
@@ -599,12 +600,18 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     record_links(l);
   }
 
-  /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0).
+  /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0). The functor is
+  /// over 512 bytes: Kokkos' default launch would put it in its constant-memory buffer, where
+  /// each launch waits for the one before, and the refined cavity, bound by its launches, took
+  /// 2.4 times as long; as a kernel argument (async_launch) it does not wait. Large launches ran
+  /// faster the other way (docs/performance.md: a launch chosen by size is the next thing to
+  /// measure).
   template <class T>
   static void run(const Step& k, const Index n) {
     if (n > 0)
-      Kokkos::parallel_for(T::label,
-                           Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(0, n), k);
+      Kokkos::parallel_for(
+          T::label, async_launch(Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(0, n)),
+          k);
   }
 
   Octree m_tree;
