@@ -21,14 +21,6 @@
 #include <kolibri/stepping/StreamCollide.hpp>
 #include <kolibri/stepping/TileStreamCollide.hpp>
 
-// The general path's per-direction rule is a call, not 27 inlined copies: it runs on few cells,
-// and inlined it would grow the kernel (and its registers) for the fast path's sake of none.
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define KOLIBRI_REFINE_OUT_OF_LINE __noinline__
-#else
-#define KOLIBRI_REFINE_OUT_OF_LINE __attribute__((noinline))
-#endif
-
 namespace kolibri {
 
 /// The fast cells of a level: thread t = leaf slot V + place.
@@ -263,20 +255,14 @@ struct LevelStep {
     const bool uneven = (mask & kLevelUnevenRead) != 0u;
     R u[3] = {R(0), R(0), R(0)};
     if (pressure) velocity(s, l, u);
-#if defined(__HIPCC__)
-    // HIP inlines `arriving` whatever it is marked (Kokkos' functions are always inlined there),
-    // and 27 unrolled copies of it exceed the unroller's budget: the directions go through a
-    // rolled loop into an array of their own, copied into f at fixed places.
+    // The directions through a rolled loop into an array of their own, copied into f at fixed
+    // places: `arriving` is inlined (below), and 27 unrolled copies of it would make a kernel
+    // of registers and code for the few general cells of this baseline.
     R g[L::Q];
     for (int q = 0; q < L::Q; ++q)
       g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, u, uneven) : from_leaf(s, l, p, q, mask);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = g[q];
-#else
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q)
-      f[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, u, uneven) : from_leaf(s, l, p, q, mask);
-#endif
   }
 
   /// Arriving population q of the cell at p (leaf slot s, place l) where no general rule is
@@ -328,10 +314,12 @@ struct LevelStep {
     return S::template load<L>(src[at(s, q, l)], q);
   }
   /// Arriving population q of the cell at p (leaf slot s, place l); `uneven`: the cell's
-  /// kLevelUnevenRead mark, from the links word the caller holds.
-  KOLIBRI_REFINE_OUT_OF_LINE KOKKOS_FUNCTION R arriving(const Index s, const Index l,
-                                                        const int (&p)[3], const int q,
-                                                        const R (&u)[3], const bool uneven) const {
+  /// kLevelUnevenRead mark, from the links word the caller holds. Inlined, never a call: a call
+  /// takes the functor's address, and where the functor is a kernel argument (async_launch)
+  /// every thread then first copies all of it (over 500 bytes) to its stack; so the rule kernel
+  /// did until this was inlined (docs/performance.md, "the rule kernel's stack").
+  KOKKOS_FORCEINLINE_FUNCTION R arriving(const Index s, const Index l, const int (&p)[3],
+                                         const int q, const R (&u)[3], const bool uneven) const {
     if (q == 0) return own(s, 0, l);
     const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     const int o = L::opposite(q);

@@ -603,9 +603,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0). The functor is
   /// over 512 bytes: Kokkos' default launch would put it in its constant-memory buffer, where
   /// each launch waits for the one before, and the refined cavity, bound by its launches, took
-  /// 2.4 times as long; as a kernel argument (async_launch) it does not wait. Large launches ran
-  /// faster the other way (docs/performance.md: a launch chosen by size is the next thing to
-  /// measure).
+  /// 2.4 times as long; as a kernel argument (async_launch) it does not wait. A kernel argument
+  /// is copied to every thread's stack where a device function takes its address, so none of
+  /// the level kernels' calls stays out of line (LevelStep::arriving).
   template <class T>
   static void run(const Step& k, const Index n) {
     if (n > 0)
