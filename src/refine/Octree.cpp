@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -436,6 +437,7 @@ class Builder {
   void build_links(int l) {
     RefinedLevel& v = lv(l);
     const std::size_t bc = std::size_t(1) << (m_sh[0] + m_sh[1] + m_sh[2]);
+    check_level_numbering(l, std::int64_t(v.leaf.size() * bc), 0);
     v.links.assign(v.flags.size(), 0u);
     v.reentry_start.assign(1, 0);
     const int Q = int(m_c.size());
@@ -513,6 +515,7 @@ class Builder {
         }
         v.links[s * bc + i] = mask;
       }
+    check_level_numbering(l, std::int64_t(v.leaf.size() * bc), std::int64_t(v.general_cell.size()));
     v.link_start.assign(1, 0);
     for (const auto& per : links) {
       for (const auto& [cell, dir] : per) v.link_cell.push_back(cell), v.link_dir.push_back(dir);
@@ -608,8 +611,8 @@ std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell
     os << "level " << l.level << ": " << l.n[0] << " x " << l.n[1];
     if (tree.dims == 3) os << " x " << l.n[2];
     os << " box, " << l.leaf.size() << " blocks of " << tree.block_cells() << " cells, "
-       << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path), "
-       << mib(level_bytes(l, bytes_per_cell));
+       << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path, "
+       << l.general_rule.size() << " general rules), " << mib(level_bytes(l, bytes_per_cell));
     out.push_back(os.str());
   }
   return out;
@@ -619,6 +622,20 @@ double octree_bytes(const Octree& tree, double bytes_per_cell) {
   double sum = 0.0;
   for (const RefinedLevel& l : tree.levels) sum += level_bytes(l, bytes_per_cell);
   return sum;
+}
+
+void check_level_numbering(int level, std::int64_t cells, std::int64_t general_cells) {
+  const auto refuse = [level](const char* what, std::int64_t n, std::int64_t most) {
+    std::ostringstream os;
+    os << "refinement: level " << level << " has " << n << " " << what << ", more than the " << most
+       << " a level can number: fewer or smaller [[refinement.region]] tables of level " << level
+       << " or above, or a smaller [domain]";
+    throw std::invalid_argument(os.str());
+  };
+  const std::int64_t most_cells = std::numeric_limits<std::int32_t>::max();
+  if (cells > most_cells) refuse("cells", cells, most_cells);
+  if (general_cells > kMaxGeneralCells)
+    refuse("cells on the general path", general_cells, kMaxGeneralCells);
 }
 
 void check_levels_fit(const Octree& tree, double bytes_per_cell, double available) {

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "Helpers.hpp"
@@ -257,6 +258,26 @@ TEST(Refinement, LevelsThatDoNotFitAreRefusedWithTheirMemory) {
     EXPECT_NE(what.find("[[refinement.region]]"), std::string::npos) << what;
     EXPECT_NE(what.find("level 2: "), std::string::npos) << what;
   }
+}
+
+TEST(Refinement, LevelsBeyondTheDeviceNumbersAreRefused) {
+  // Cell numbers are 32-bit on the device, and a general rule holds its cell's place in the
+  // general list above five bits of direction: past either, the level is refused by name.
+  const std::int64_t most = std::numeric_limits<std::int32_t>::max();
+  EXPECT_NO_THROW(check_level_numbering(2, most, kMaxGeneralCells));
+  const auto refused = [](std::int64_t cells, std::int64_t general, const char* what) {
+    try {
+      check_level_numbering(2, cells, general);
+      FAIL() << "no error for " << what;
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("level 2 has"), std::string::npos) << message;
+      EXPECT_NE(message.find(what), std::string::npos) << message;
+      EXPECT_NE(message.find("[[refinement.region]]"), std::string::npos) << message;
+    }
+  };
+  refused(most + 1, 0, "cells, more than the 2147483647");
+  refused(most, kMaxGeneralCells + 1, "cells on the general path, more than the 67108864");
 }
 
 TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {

@@ -119,6 +119,13 @@ struct Octree {
 /// refined as asked (an obstacle cut by a level interface: refine around it).
 Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities);
 
+/// \brief Throws std::invalid_argument, naming the level and [[refinement.region]], where a
+/// level has more cells than the device's 32-bit cell numbers (slot V + place) can name, or more
+/// general cells than a general rule's entry (the cell's place in the list, above five bits of
+/// direction: kMaxGeneralCells) can.
+inline constexpr std::int64_t kMaxGeneralCells = std::int64_t(1) << 26;
+void check_level_numbering(int level, std::int64_t cells, std::int64_t general_cells);
+
 /// \brief One line per level: its cells, fluid cells, blocks, general-path cells and memory
 /// (`bytes_per_cell` a cell of the level, Solver::bytes_per_cell, and 12 bytes a general cell and
 /// a general rule).
