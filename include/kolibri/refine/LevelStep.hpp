@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief The fused kernels of one level of a refined grid (mahmoud2024's Fig. 4f carried to every
-/// level): a thread per cell (two a thread on the fast path) gathers its arriving populations, from
-/// the same level, from the coarser level (explosion) or from the finer one (coalescence), resolves
-/// walls, collides and writes; three launches per level step, the fast cells, the general rules
-/// (a thread per direction of a general cell that needs one) and the general cells (their lists
-/// from the octree). No ghost layer and no atomics: the
+/// level): a thread per cell (two or four a thread on the fast path) gathers its arriving
+/// populations, from the same level, from the coarser level (explosion) or from the finer one
+/// (coalescence), resolves walls, collides and writes; two launches per level step, the general
+/// rules (a thread per direction of a general cell that needs one), then the general cells
+/// (their lists from the octree) and the fast cells. No ghost layer and no atomics: the
 /// fine level keeps its last two states (two arrays), and the coarse level steps between the
 /// fine level's two steps, so a coarse cell reads the fine populations that cross into it from
 /// both fine steps directly (docs/theory.md, "Grid refinement": the rules and why they conserve
@@ -23,19 +23,19 @@
 
 namespace kolibri {
 
-/// The fast cells of a level: thread t = leaf slot V + place.
-struct LevelStepTag {
-  static constexpr const char* label = "kolibri::refine_level_step";
-};
 /// The general rules of a level: thread j = entry j of RefinedLevel::general_rule, one
 /// direction of one general cell, its arriving population into `arrived`.
 struct LevelRuleTag {
   static constexpr const char* label = "kolibri::refine_level_rule";
 };
-/// The general cells of a level: thread i = entry i of RefinedLevel::general_cell, the rules'
-/// values (LevelRuleTag) and the other directions gathered, then collided.
-struct LevelGeneralTag {
-  static constexpr const char* label = "kolibri::refine_level_general";
+/// The general and the fast cells of a level, after LevelRuleTag: thread j < general_threads =
+/// entry j of RefinedLevel::general_cell (the rules' values and the other directions gathered,
+/// then collided), the threads after them Cells fast cells each, `stride` apart (cell = leaf
+/// slot V + place).
+template <int Cells>
+struct LevelStepTag {
+  static constexpr int cells = Cells;
+  static constexpr const char* label = "kolibri::refine_level_step";
 };
 /// The unfused baseline (LevelKernels::Unfused): the fast cells' streaming, the general cells'
 /// gather (the transfers between levels), each storing the arriving populations into the next
@@ -50,18 +50,19 @@ struct LevelCollideTag {
   static constexpr const char* label = "kolibri::refine_level_collide";
 };
 
-/// \brief One step of one level (two arrays, pull), in three launches.
+/// \brief One step of one level (two arrays, pull), in two launches.
 ///
-/// LevelStepTag: a cell whose links word is free of kLevelSlow reads every direction from a leaf
-/// of its own level, or bounces back from a resting wall or solid (its own opposite slot, chosen
-/// by the mask): the tiled grid's gather (gather_block). LevelRuleTag: each direction that the
-/// general list marks, by the rules of docs/theory.md (`arriving`), into `arrived`.
-/// LevelGeneralTag: the general cells, those values and the other directions as the fast path
-/// reads them, collided. Apart, the fast kernel carries none of the general path's registers and
-/// stack, and its warps do not wait for a general cell's chains of loads; a thread a rule runs a
-/// cell's chains side by side (one thread a cell ran them one after another: the general cells
-/// took 1.6 times as long, docs/performance.md). The unfused baseline (LevelKernels::Unfused)
-/// keeps one thread a general cell (`general`).
+/// LevelRuleTag: each direction that the general list marks, by the rules of docs/theory.md
+/// (`arriving`), into `arrived`; a thread a rule runs a cell's chains of loads side by side (one
+/// thread a cell ran them one after another: the general cells took 1.6 times as long,
+/// docs/performance.md), at the occupancy of a small kernel. LevelStepTag: the general cells,
+/// those values and the other directions as the fast path reads them, collided; then the cells
+/// whose links word is free of kLevelSlow, which read every direction from a leaf of their own
+/// level, or bounce back from a resting wall or solid (their own opposite slot, chosen by the
+/// mask): the tiled grid's gather (gather_block). The general and the fast cells share a launch
+/// and the occupancy of the collision's registers; the general cells' warps, first, wait for
+/// their loads while the fast cells' run. The unfused baseline (LevelKernels::Unfused) keeps one
+/// thread a general cell (`general`).
 template <class L, class S, class C>
 struct LevelStep {
   using R = typename S::real;
@@ -70,11 +71,6 @@ struct LevelStep {
   static constexpr int E = 1 << SX;
   static constexpr int VS = SX * L::D;  ///< log2 of the cells a block
   static constexpr Index TV = Index(1) << VS;
-  /// Fast cells a thread of the fused launch (LevelStepTag): 2 measured 4-14% faster than 1 on
-  /// the H200 (the refined sphere tunnel, KBC D3Q27 FP64, the functor in constant memory), 4
-  /// another -3% to +5%. It divides a block's cells.
-  static constexpr int kCellsPerThread = 2;
-  static_assert(TV % kCellsPerThread == 0, "LevelStep: kCellsPerThread divides a block's cells");
 
   const V* src = nullptr;  ///< this level's last state (post-collision)
   V* dst = nullptr;        ///< its next; at parity 1 it still holds the state before `src`
@@ -88,8 +84,12 @@ struct LevelStep {
   const std::uint32_t* general_dirs = nullptr;  ///< RefinedLevel::general_dirs
   const std::int32_t* general_rule = nullptr;   ///< RefinedLevel::general_rule
   const std::int32_t* general_rule_start = nullptr;  ///< RefinedLevel::general_rule_start
-  R* arrived = nullptr;  ///< a value a general rule (LevelRuleTag, then LevelGeneralTag)
-  Index stride = 0;      ///< the level's cells / kCellsPerThread (LevelStepTag)
+  R* arrived = nullptr;  ///< a value a general rule (LevelRuleTag, then LevelStepTag)
+  Index generals = 0;    ///< the level's general cells (LevelStepTag)
+  /// LevelStepTag's threads before its fast cells: `generals` rounded up to whole warps of 32,
+  /// so that a warp's fast cells start on a multiple of 32 cells.
+  Index general_threads = 0;
+  Index stride = 0;  ///< the level's cells / LevelStepTag's cells a thread
   /// The coarser level's state at the start of its step and its flags (level > 0).
   const V* coarse_state = nullptr;
   const std::uint8_t* coarse_flags = nullptr;
@@ -127,21 +127,29 @@ struct LevelStep {
     return k;
   }
 
-  /// Fused: kCellsPerThread cells a thread, `stride` apart (a warp's cells stay consecutive):
-  /// each cell's first round trip (`fast_cell`) is issued before the cell before it is gathered
-  /// and collided, so only the first cell of a thread waits for it (docs/performance.md, "the
-  /// level kernels' round trips").
-  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag, const Index i) const {
+  template <int Cells>
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag<Cells>, const Index j) const {
+    if (j >= general_threads)
+      fast_cells<Cells>(j - general_threads);
+    else if (j < generals)
+      slow<true>(j);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(LevelRuleTag, const Index j) const { rule(j); }
+  /// Fused: Cells cells a thread, `stride` apart (a warp's cells stay consecutive): each cell's
+  /// first round trip (`fast_cell`) is issued before the cell before it is gathered and
+  /// collided, so only the first cell of a thread waits for it (docs/performance.md, "the level
+  /// kernels' round trips").
+  template <int Cells>
+  KOKKOS_INLINE_FUNCTION void fast_cells(const Index i) const {
+    static_assert(TV % Cells == 0, "LevelStep: the cells a thread divide a block's cells");
     FastCell next = fast_cell(i);
     KOLIBRI_UNROLL
-    for (int k = 0; k < kCellsPerThread; ++k) {
+    for (int k = 0; k < Cells; ++k) {
       const FastCell cell = next;
-      if (k + 1 < kCellsPerThread) next = fast_cell(i + (k + 1) * stride);
+      if (k + 1 < Cells) next = fast_cell(i + (k + 1) * stride);
       fast<true>(cell);
     }
   }
-  KOKKOS_INLINE_FUNCTION void operator()(LevelRuleTag, const Index j) const { rule(j); }
-  KOKKOS_INLINE_FUNCTION void operator()(LevelGeneralTag, const Index i) const { slow<true>(i); }
   KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const {
     fast<false>(fast_cell(t));
   }

@@ -21,6 +21,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kolibri {
@@ -587,10 +588,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.collide = d.op;
     const Index general = Index(d.general_cell.extent(0));
     if (m_cfg.refinement.kernels == LevelKernels::Fused) {
-      k.stride = d.cells / Step::kCellsPerThread;
-      run<LevelStepTag>(k, k.stride);
       run<LevelRuleTag>(k, Index(d.general_rule.extent(0)));
-      run<LevelGeneralTag>(k, general);
+      k.generals = general;
+      k.general_threads = (general + 31) / 32 * 32;
+      if (d.cells >= kManyCells)
+        step_launch<kLargeLevelCellsPerThread>(k, d.cells);
+      else
+        step_launch<2>(k, d.cells);
     } else {  // the baseline: the arriving populations stored, then collided
       run<LevelStreamTag>(k, d.cells);
       run<LevelTransferTag>(k, general);
@@ -606,6 +610,22 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// 2.4 times as long; as a kernel argument (async_launch) it does not wait. A kernel argument
   /// is copied to every thread's stack where a device function takes its address, so none of
   /// the level kernels' calls stays out of line (LevelStep::arriving).
+  /// LevelStepTag<Cells> over a level of `cells` (k.general_threads threads of general cells
+  /// first, then Cells fast cells a thread).
+  template <int Cells>
+  static void step_launch(Step& k, const Index cells) {
+    k.stride = cells / Cells;
+    run<LevelStepTag<Cells>>(k, k.general_threads + k.stride);
+  }
+  /// Levels of kManyCells cells or more run kLargeLevelCellsPerThread fast cells a thread, the
+  /// others 2. On the H200, four cells against two gained 3-5% on the refined tunnel's levels of
+  /// 2.7 to 14 million cells and lost up to 7% on levels under 2 million (half the threads fill
+  /// the device fewer times over; docs/performance.md, "the general cells in the fast launch,
+  /// and four cells a thread on large levels"). Host backends take two (no latency to hide
+  /// there, one kernel less to compile).
+  static constexpr Index kManyCells = Index(1) << 21;
+  static constexpr int kLargeLevelCellsPerThread =
+      std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace> ? 2 : 4;
   template <class T>
   static void run(const Step& k, const Index n) {
     if (n > 0)
