@@ -45,6 +45,14 @@ struct TileRows {
   }
 };
 
+/// log2 of a block's edge E (4, 8, 16 or 32 cells).
+template <int E>
+constexpr int block_shift() {
+  constexpr int shift = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;
+  static_assert((1 << shift) == E, "a block's edge is 4, 8, 16 or 32 cells");
+  return shift;
+}
+
 /// The side of its block a cell at coordinate v (0 .. E - 1) along one axis touches: -1, 0
 /// (none) or +1.
 template <int E>
@@ -69,9 +77,9 @@ struct BlockSlots {
   std::uint32_t across[7];
 
   KOKKOS_INLINE_FUNCTION BlockSlots(const std::int32_t* nb, const std::uint32_t s, const Index l) {
-    constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;
-    const int sx = block_side<E>(int(l) & (E - 1)), sy = block_side<E>(int(l >> SX) & (E - 1)),
-              sz = D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
+    const int sx = block_side<E>(int(l) & (E - 1)),
+              sy = block_side<E>(int(l >> block_shift<E>()) & (E - 1)),
+              sz = D == 3 ? block_side<E>(int(l >> (2 * block_shift<E>()))) : 0;
     own = s;
     KOLIBRI_UNROLL
     for (int k = 1; k < 8; ++k)
@@ -90,13 +98,15 @@ template <class L, class S, int E>
 KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src,
                                          const BlockSlots<L::D, E>& slots, const Index l,
                                          const std::uint32_t mask, typename S::real (&f)[L::Q]) {
-  constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;  // log2 E
-  static_assert((1 << SX) == E, "gather_block: E is 4, 8, 16 or 32");
-  constexpr int VS = SX * L::D;
+  constexpr int VS = block_shift<E>() * L::D;
   constexpr Index TV = Index(1) << VS;
   const auto at = [](std::uint32_t slot, int q, Index place) {
     return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
   };
+  // The sides again, not kept in BlockSlots: a thread holds its next cell's slots across the
+  // collision of the one before (LevelStep), where three more live registers cost more than
+  // these few integer operations (KBC D3Q27 FP64: 240 registers against 236).
+  constexpr int SX = block_shift<E>();
   const int sx = block_side<E>(int(l) & (E - 1)), sy = block_side<E>(int(l >> SX) & (E - 1)),
             sz = L::D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
   const std::uint32_t s = slots.own;
@@ -125,19 +135,26 @@ struct TileInteriorTag {
   static constexpr const char* border_label = "kolibri::stream_collide_tile_border";
 };
 
-/// \brief Two-array pull step over the kept tiles' cells, thread t = slot V + place, for tiles
-/// of E cells a side (E^D cells, known at compile time).
+/// Cells of the tile kernel a thread (TileStreamCollide) for arithmetic in R: with two, each
+/// cell's first round trip is issued before the cell before it is gathered and collided. FP64
+/// kernels, at a low occupancy, wait on those round trips: two gained 10% (D3Q19 TRT) and 19%
+/// (D3Q27 KBC) on the H200; FP32 kernels have the warps to cover them and lost 8% to the extra
+/// registers (docs/performance.md, "two cells a thread in the tile kernel").
+template <class R>
+inline constexpr int kTileCellsPerThread = sizeof(R) == 8 ? 2 : 1;
+
+/// \brief Two-array pull step over the kept tiles' cells (cell t = slot V + place), for tiles
+/// of E cells a side (E^D cells, known at compile time): Cells cells a thread, `stride` apart
+/// from `first` (a warp's cells stay consecutive).
 ///
 /// The gather is gather_block over the tile's row of TileMap::neighbours (BlockSlots). Tiles at the
 /// box's end along an axis that is no multiple of E (TileMap::edge) take the general arithmetic
 /// (TileRows) instead.
-template <class L, class S, class C, int E>
+template <class L, class S, class C, int E, int Cells = kTileCellsPerThread<typename S::real>>
 struct TileStreamCollide {
   using R = typename S::real;
   using V = typename S::value_type;
-  static constexpr int SX = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;  ///< log2 E
-  static_assert((1 << SX) == E, "TileStreamCollide: E is 4, 8, 16 or 32");
-  static constexpr int VS = SX * L::D;  ///< log2 of the cells a tile
+  static constexpr int VS = block_shift<E>() * L::D;  ///< log2 of the cells a tile
   static constexpr Index TV = Index(1) << VS;
   Kokkos::View<const V*, MemSpace> src;
   Kokkos::View<V*, MemSpace> dst;
@@ -150,27 +167,50 @@ struct TileStreamCollide {
   TileShape shape;
   C collide;
   Boundary<L, R> bc;  ///< the faces (move_links) and the body force
+  Index first = 0;    ///< the launch's first cell
+  Index stride = 0;   ///< its cells / Cells
+  static constexpr int cells = Cells;
+  static_assert(TV % Cells == 0, "TileStreamCollide: the cells a thread divide a tile's cells");
 
   KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int q, Index place) {
     return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index t) const {
-    // The flags, the tile's edge mark and its neighbour slots in one round trip (BlockSlots);
-    // the links of the few boundary cells after the flags.
+  KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index i) const {
+    TileCell next = tile_cell(first + i);
+    KOLIBRI_UNROLL
+    for (int k = 0; k < Cells; ++k) {
+      const TileCell cell = next;
+      if (k + 1 < Cells) next = tile_cell(first + i + (k + 1) * stride);
+      step(cell);
+    }
+  }
+
+  /// What cell t's addresses need: its flag, its tile's edge mark and neighbour slots, loaded in
+  /// one round trip (BlockSlots); the links of the few boundary cells come after the flags.
+  struct TileCell {
+    Index t;
+    Flag flag;
+    bool at_edge;
+    BlockSlots<L::D, E> slots;
+  };
+  KOKKOS_INLINE_FUNCTION TileCell tile_cell(const Index t) const {
     const std::uint32_t s = std::uint32_t(t >> VS);
-    const Index l = t & (TV - 1);
-    const Flag flag = flags(t);
-    const bool at_edge = edge(s) != 0;
-    const BlockSlots<L::D, E> slots(neighbours.data() + Index(s) * 27 + 13, s, l);
-    if (!is_updated(flag)) return;  // kFluid, kBoundaryFluid, kFluidBorder go on
-    const std::uint32_t mask = flag == kBoundaryFluid ? links(t) : 0u;
+    return {t, flags(t), edge(s) != 0,
+            BlockSlots<L::D, E>(neighbours.data() + Index(s) * 27 + 13, s, t & (TV - 1))};
+  }
+
+  KOKKOS_INLINE_FUNCTION void step(const TileCell& c) const {
+    if (!is_updated(c.flag)) return;  // kFluid, kBoundaryFluid, kFluidBorder go on
+    const std::uint32_t mask = c.flag == kBoundaryFluid ? links(c.t) : 0u;
     if (mask & kListedCell) return;
+    const std::uint32_t s = c.slots.own;
+    const Index l = c.t & (TV - 1);
     R f[L::Q];
-    if (at_edge)
+    if (c.at_edge)
       gather_general(s, l, mask, f);
     else
-      gather_block<L, S, E>(src.data(), slots, l, mask, f);
+      gather_block<L, S, E>(src.data(), c.slots, l, mask, f);
     if (mask & kMovingLink) bc.move_links(mask, f);
     R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
     collide(f, F);

@@ -222,12 +222,13 @@ class TwoArrays final : public Scheme<L, S> {
   void tile_launch(const char* label, const ExecSpace& exec, const K& kk, Index begin,
                    Index end) const {
     if (begin == end) return;
+    using Kernel = TileStreamCollide<L, S, C, E>;
+    const Index threads = (end - begin) / Kernel::cells;  // [begin, end): whole tiles
     Kokkos::parallel_for(
         label,
-        Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(exec, begin, end),
-        TileStreamCollide<L, S, C, E>{kk.src, kk.dst, m_tiles.flags, m_tiles.links,
-                                      m_tiles.tile_box, m_tiles.slot_of, m_tiles.neighbours,
-                                      m_tiles.edge, m_tiles.shape, kk.collide, kk.bc});
+        Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(exec, 0, threads),
+        Kernel{kk.src, kk.dst, m_tiles.flags, m_tiles.links, m_tiles.tile_box, m_tiles.slot_of,
+               m_tiles.neighbours, m_tiles.edge, m_tiles.shape, kk.collide, kk.bc, begin, threads});
   }
 
   C m_op;
