@@ -47,7 +47,7 @@ struct TileRows {
 
 /// log2 of a block's edge E (4, 8, 16 or 32 cells).
 template <int E>
-constexpr int block_shift() {
+KOKKOS_INLINE_FUNCTION constexpr int block_shift() {
   constexpr int shift = E == 4 ? 2 : E == 8 ? 3 : E == 16 ? 4 : 5;
   static_assert((1 << shift) == E, "a block's edge is 4, 8, 16 or 32 cells");
   return shift;
