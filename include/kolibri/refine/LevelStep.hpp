@@ -167,8 +167,9 @@ struct LevelStep {
     return {s, l, flags[t], links[t],
             BlockSlots<L::D, E>(neighbours + s * 27 + 13, std::uint32_t(s), l)};
   }
-  /// A fast cell (the others return: not fluid, or the general launch's), gathered, then
-  /// collided and stored (fused) or stored as it arrived (the baseline's streaming).
+  /// A fast cell (the others return: not fluid, or general, which the same launch's first
+  /// threads take), gathered, then collided and stored (fused) or stored as it arrived (the
+  /// baseline's streaming).
   template <bool Collide>
   KOKKOS_INLINE_FUNCTION void fast(const FastCell& c) const {
     if (c.flag != kLevelFluid || (c.mask & kLevelSlow)) return;
