@@ -114,6 +114,17 @@ void Comm::bcast(std::string& s, int root) const {
 #endif
 }
 
+void Comm::bcast(void* data, std::int64_t bytes, int root) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  if (!m_mpi) return;
+  auto* p = static_cast<std::byte*>(data);
+  for (std::int64_t off = 0; off < bytes; off += kChunk)
+    MPI_Bcast(p + off, int(std::min(kChunk, bytes - off)), MPI_BYTE, root, g_world);
+#else
+  (void)data, (void)bytes, (void)root;
+#endif
+}
+
 std::vector<std::byte> Comm::gather(const std::vector<std::byte>& mine, std::vector<std::int64_t>& counts,
                                     int root) const {
   counts.assign(std::size_t(m_size), 0);

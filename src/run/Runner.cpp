@@ -320,10 +320,26 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   Distribution dist;
   std::unique_ptr<NcclComm> nccl;
   if (comm.size() > 1) {
-    try {
-      dist = distribute(sc, comm, rc.grid, balance_for(sc, rc.balance));
-    } catch (const std::invalid_argument& e) {
-      throw DeckError(c.source + ": " + e.what());
+    if (sc.refinement.active()) {
+      // A refined grid is cut among the ranks along its last axis between level-0 blocks, by
+      // the cell updates (refine/LevelRanks.hpp); the solver makes the cut.
+      std::array<int, 3> along{1, 1, 1};
+      along[std::size_t(dimensions(sc.lattice) - 1)] = comm.size();
+      if (rc.grid != std::array<int, 3>{0, 0, 0} && rc.grid != along)
+        throw DeckError(c.source + ": --grid " + std::to_string(rc.grid[0]) + "x" +
+                        std::to_string(rc.grid[1]) + "x" + std::to_string(rc.grid[2]) +
+                        ": a refined grid is cut along " +
+                        (dimensions(sc.lattice) == 3 ? "z" : "y") + " only (--grid " +
+                        std::to_string(along[0]) + "x" + std::to_string(along[1]) + "x" +
+                        std::to_string(along[2]) + ", or leave --grid out)");
+      dist.dc.dims = along;
+      dist.comm = &comm;
+    } else {
+      try {
+        dist = distribute(sc, comm, rc.grid, balance_for(sc, rc.balance));
+      } catch (const std::invalid_argument& e) {
+        throw DeckError(c.source + ": " + e.what());
+      }
     }
     const bool gpu = !kHostMemory;
     if (rc.halo_transport == "nccl" && !(gpu && NcclComm::built()))
@@ -399,6 +415,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << "kolibri: refinement: " << solver->fluid_cells()
         << " cell updates a step of level 0 (every level's fluid cells times its steps)"
         << std::endl;
+    if (const std::string cut = refined->ranks_report(); !cut.empty())
+      log << "kolibri: refinement: " << cut << std::endl;
   }
   CheckpointInfo restart_info;
   std::string restart_path;
@@ -695,20 +713,24 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
     if (!rc.write_fields && !gathered_lines) return;
     const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
-    if (refined && rc.write_fields) {             // one rank: every level's cells as they are
+    if (refined && rc.write_fields) {  // every level's cells as they are (collective), from rank 0
       std::vector<LevelFields> levels;
       for (std::size_t l = 0; l < refined->octree().levels.size(); ++l)
         levels.push_back(refined->level_fields(int(l)));
-      char num[32];
-      std::snprintf(num, sizeof num, "_levels_%08lld", static_cast<long long>(step));
-      const std::string file = rc.name + num + tag + ".h5";
-      const auto cells = write_levels_hdf5(dir + "/" + file, levels, step, dimensions(sc.lattice));
-      if (tag.empty()) {
-        if (!level_outputs.empty() && level_outputs.back().first == step) level_outputs.pop_back();
-        level_outputs.emplace_back(step, file);
-      }
-      write_file_atomic(dir + "/" + rc.name + "_levels.xdmf",
-                        xdmf_levels_series(level_outputs, cells, dimensions(sc.lattice)));
+      on_root(comm, [&] {
+        char num[32];
+        std::snprintf(num, sizeof num, "_levels_%08lld", static_cast<long long>(step));
+        const std::string file = rc.name + num + tag + ".h5";
+        const auto cells =
+            write_levels_hdf5(dir + "/" + file, levels, step, dimensions(sc.lattice));
+        if (tag.empty()) {
+          if (!level_outputs.empty() && level_outputs.back().first == step)
+            level_outputs.pop_back();
+          level_outputs.emplace_back(step, file);
+        }
+        write_file_atomic(dir + "/" + rc.name + "_levels.xdmf",
+                          xdmf_levels_series(level_outputs, cells, dimensions(sc.lattice)));
+      });
     }
     on_root(comm, [&] {
       if (rc.write_fields) {

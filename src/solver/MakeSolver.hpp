@@ -30,8 +30,10 @@ inline std::invalid_argument not_compiled(const std::string& what) {
 }
 template <class L, class S, class C>
 std::unique_ptr<Solver> make_solver_of(const SolverConfig& cfg, const Distribution* dist);
-/// The refined-grid solver of cfg (cfg.refinement.active(); one rank), src/refine/.
-std::unique_ptr<Solver> make_refined_solver(const SolverConfig& cfg);
+/// The refined-grid solver of cfg (cfg.refinement.active()), src/refine/: on the ranks of `dist`
+/// (the whole box, cut by refine/LevelRanks.hpp; its Decomposition unused), or one rank.
+std::unique_ptr<Solver> make_refined_solver(const SolverConfig& cfg,
+                                            const Distribution* dist = nullptr);
 template <class L, class S, class C>
-std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg);
+std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg, const Distribution* dist);
 }  // namespace kolibri::Impl

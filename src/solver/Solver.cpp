@@ -245,10 +245,7 @@ std::unique_ptr<Solver> make_solver(const SolverConfig& deck, const Distribution
   SolverConfig cfg = deck;
   resolve_pressure_rules(cfg);
   check(cfg);
-  if (cfg.refinement.active())
-    throw std::invalid_argument(
-        "make_solver: refined grids ([refinement]) run on one rank for now, got " +
-        std::to_string(dist.comm->size()) + " ranks");
+  if (cfg.refinement.active()) return Impl::make_refined_solver(cfg, &dist);  // the whole box
   return make_local(dist.dc.local_config(cfg), &dist);
 }
 

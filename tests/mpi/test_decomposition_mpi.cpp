@@ -10,6 +10,7 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Nccl.hpp>
+#include <kolibri/refine/RefinedGrid.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/solver/Solver.hpp>
 
@@ -542,6 +543,142 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
       expect_identical(cfg, {0, 0, 0}, 10,
                        std::string(to_string(v.collision)) + " " + to_string(v.storage) + " " + to_string(v.streaming));
     }
+}
+
+/// A refined grid on every rank against one rank: each rank steps its range of every level's
+/// leaves and exchanges blocks after each level step (refine/LevelRanks.hpp); every level's
+/// populations, the fields, the probes and the obstacles' loads are those of one rank, bit for
+/// bit, through MPI and through NCCL where built.
+void expect_refined_identical(const SolverConfig& cfg, int steps, const std::string& what) {
+  SCOPED_TRACE(what);
+  auto ref = make_solver(cfg);
+  ref->step(steps);
+  Distribution dist;
+  dist.comm = &comm();
+  std::vector<std::unique_ptr<Solver>> runs;
+  try {
+    runs.push_back(make_solver(cfg, dist));
+  } catch (const std::invalid_argument& e) {  // more ranks than layers of level-0 blocks
+    EXPECT_NE(std::string(e.what()).find("a layer of level-0 blocks"), std::string::npos)
+        << e.what();
+    return;
+  }
+  if (nccl()) {
+    dist.nccl = nccl();
+    runs.push_back(make_solver(cfg, dist));
+  }
+  const auto& grid = dynamic_cast<const RefinedGrid&>(*runs[0]);
+  EXPECT_EQ(grid.ranks_report().empty(), comm().size() == 1);
+  const std::vector<double> pa = ref->populations();
+  const MacroFields a = ref->macroscopic();
+  const Diagnostics da = ref->diagnostics();
+  const std::vector<BodyLoad> la = ref->obstacle_loads();
+  const std::vector<std::int64_t> cells = {0, cfg.cells() / 3, cfg.cells() - 1};
+  const MacroFields sa = ref->sample(cells);
+  for (auto& par : runs) {
+    EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
+    par->step(steps);
+    const std::vector<double> pb = par->populations();
+    ASSERT_EQ(pa.size(), pb.size());
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < pa.size(); ++i)
+      diff += pa[i] != pb[i] && !(pa[i] != pa[i] && pb[i] != pb[i]);
+    EXPECT_EQ(diff, 0u) << "populations of some level differ from one rank's";
+    const MacroFields b = par->macroscopic();
+    if (comm().root()) {
+      EXPECT_EQ(a.rho, b.rho);
+      EXPECT_EQ(a.u, b.u);
+    }
+    const Diagnostics db = par->diagnostics();
+    EXPECT_NEAR(db.mass, da.mass, 1e-12 * da.mass);  // summed rank by rank
+    EXPECT_EQ(db.max_speed, da.max_speed);
+    EXPECT_EQ(db.first_bad, -1);
+    const MacroFields sb = par->sample(cells);
+    EXPECT_EQ(sa.rho, sb.rho);
+    EXPECT_EQ(sa.u, sb.u);
+    const std::vector<BodyLoad> lb = par->obstacle_loads();
+    ASSERT_EQ(la.size(), lb.size());
+    for (std::size_t k = 0; k < la.size(); ++k) {
+      EXPECT_EQ(la[k].force, lb[k].force) << la[k].name;
+      EXPECT_EQ(la[k].torque, lb[k].torque) << la[k].name;
+      EXPECT_GT(std::fabs(la[k].force[0]) + std::fabs(la[k].force[1]) + std::fabs(la[k].force[2]),
+                1e-12)
+          << "obstacle " << la[k].name << " takes a force (the comparison is not trivial)";
+    }
+    // The checkpoint pieces: slabs that tile the deck's box.
+    int phase = -1;
+    const StatePiece piece = par->state(phase);
+    EXPECT_EQ(piece.box.cells(), par->state_box().cells());
+    EXPECT_EQ(comm().sum(std::int64_t(piece.box.cells())), cfg.cells());
+  }
+  double moved = 0.0;
+  for (const auto& u : a.u) moved = std::max(moved, u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  EXPECT_GT(moved, 0.0) << "the flow moved (the comparison is not trivial)";
+}
+
+RefinementRegion band_around(const char* what, int level, double width) {
+  RefinementRegion r;
+  r.kind = RefinementRegion::Kind::Band;
+  r.around = what;
+  r.level = level;
+  r.width = width;
+  return r;
+}
+
+TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
+  {  // 2D: a lid-driven box 64 high (8 layers of blocks along y), three levels along the walls
+     // and around a disc; the fused and the unfused level kernels
+    auto c = test::periodic_box(LatticeKind::D2Q9, 32, 64, 1, 0.7);
+    c.collision = CollisionKind::Trt;
+    for (std::size_t f = 0; f < 4; ++f) c.faces[f].type = FaceType::Wall;
+    c.faces[3].type = FaceType::MovingWall;
+    c.faces[3].velocity = {0.05, 0, 0};
+    Obstacle o;
+    o.shape = Obstacle::Shape::Cylinder;
+    o.center = {16, 29, 0.5};
+    o.radius = 3.6;
+    c.obstacles.push_back(o);
+    c.force = {1e-5, -2e-5, 0};
+    c.refinement.levels = 3;
+    c.refinement.regions = {band_around("walls", 2, 3), band_around("obstacles", 2, 2)};
+    expect_refined_identical(c, 12, "D2Q9 TRT lid-driven box, fused");
+    c.refinement.kernels = LevelKernels::Unfused;
+    expect_refined_identical(c, 6, "D2Q9 TRT lid-driven box, unfused");
+  }
+  {  // 3D, periodic (the cut wraps across z): nested levels, a sphere in the finest, the body
+     // force across the cuts; KBC
+    auto c = test::periodic_box(LatticeKind::D3Q27, 16, 12, 32, 0.6);
+    c.collision = CollisionKind::Kbc;
+    c.precision = Precision::FP64;
+    Obstacle o;
+    o.shape = Obstacle::Shape::Sphere;
+    o.center = {8, 6, 15};
+    o.radius = 2.5;
+    c.obstacles.push_back(o);
+    c.force = {1e-5, 0, 3e-5};
+    c.refinement.levels = 3;
+    RefinementRegion wide;
+    wide.level = 1, wide.min = {2, 2, 6}, wide.max = {14, 10, 26};
+    c.refinement.regions = {wide, band_around("obstacles", 2, 2)};
+    expect_refined_identical(c, 6, "D3Q27 KBC periodic, nested");
+  }
+  {  // 3D: an inlet and an outlet on the faces the cut separates, walls, a level along them
+    auto c = test::periodic_box(LatticeKind::D3Q19, 12, 12, 32, 0.8);
+    for (std::size_t f = 0; f < 4; ++f) c.faces[f].type = FaceType::Wall;
+    c.faces[4].type = FaceType::VelocityInlet;
+    c.faces[4].velocity = {0.0, 0.0, 0.04};
+    c.faces[5].type = FaceType::PressureOutlet;
+    c.faces[5].density = 1.0;
+    c.initial.velocity = {0.0, 0.0, 0.04};  // the sphere takes a load from the first step
+    Obstacle o;
+    o.shape = Obstacle::Shape::Sphere;
+    o.center = {6, 6, 16};
+    o.radius = 2.0;
+    c.obstacles.push_back(o);
+    c.refinement.levels = 2;
+    c.refinement.regions = {band_around("obstacles", 1, 3)};
+    expect_refined_identical(c, 8, "D3Q19 BGK channel along z");
+  }
 }
 
 TEST(Decomposition, IdenticalToOneRankWithTheKernelOptions) {

@@ -160,6 +160,20 @@ loads = [{r.split(",")[0]: r for r in open(os.path.join(d, "obstacles.csv")).rea
 common = [k for k in loads[1] if k in loads[0]]
 check(len(common) >= 100 and all(loads[0][k] == loads[1][k] for k in common),
       f"refined grid: the obstacle's loads equal the reference's at {len(common)} common steps")
+# On several ranks (each steps its range of every level's leaves): the same run, and a checkpoint
+# continued on another rank count, bit for bit, with the same loads.
+if MPIEXEC:
+    for write_ranks, read_ranks in [(2, 3), (3, 1)]:
+        a = W(f"mpi_refined_{write_ranks}_{read_ranks}")
+        p = run(a, *refine, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
+        check("blocks in depth-first order" in p.stdout, f"refined grid on {write_ranks} ranks: the log names the cut")
+        run(a, *refine, "--restart", "latest", ranks=read_ranks)
+        same_fields(final(ref, 400), final(a, 400),
+                    f"refined grid: checkpoint of {write_ranks} ranks continued on {read_ranks}")
+        got = {r.split(",")[0]: r for r in open(os.path.join(a, "obstacles.csv")).read().split("\n")[1:] if r}
+        common = [k for k in got if k in loads[0]]
+        check(len(common) >= 100 and all(loads[0][k] == got[k] for k in common),
+              f"refined grid on {write_ranks} then {read_ranks} ranks: the loads equal one rank's at {len(common)} steps")
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)

@@ -5,13 +5,16 @@
 // transfers between levels, and the deck's [refinement] keys with their errors.
 #include <kolibri/config/Rules.hpp>
 #include <kolibri/io/Deck.hpp>
+#include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/RefinedSolver.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "Helpers.hpp"
@@ -122,6 +125,69 @@ TEST(Refinement, NestedBoxesCoverTheBoxOnce) {
     EXPECT_EQ(volume, double(c.cells()));
     EXPECT_EQ(t.updates_per_step(),
               t.levels[0].fluid_cells + 2 * t.levels[1].fluid_cells + 4 * t.levels[2].fluid_cells);
+  }
+}
+
+TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
+  // The leaves cut among 1 to 8 ranks in the blocks' depth-first order: each rank's leaves of a
+  // level are one range of slots, the ranges tile every level in rank order, the shares of the
+  // updates are even to a leaf, and what a rank sends a peer after a level step is what the peer
+  // expects, of its own blocks. (That the blocks suffice: tests/mpi, bit-identical to one rank.)
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    const Octree t =
+        build_octree(nested(lat, lat == LatticeKind::D2Q9 ? 64 : 32, 3), velocities(lat));
+    const int layers = t.levels[0].blocks[std::size_t(t.dims - 1)];
+    ASSERT_EQ(layers, 8);
+    std::int64_t total = 0;
+    for (const RefinedLevel& h : t.levels)
+      total += std::int64_t(h.leaf.size() * std::size_t(t.block_cells())) << h.level;
+    const std::int64_t largest = std::int64_t(t.block_cells()) << (t.levels.size() - 1);
+    for (int ranks = 1; ranks <= layers; ++ranks) {
+      SCOPED_TRACE(std::string(to_string(lat)) + " on " + std::to_string(ranks) + " ranks");
+      const LevelRanks r = cut_levels(t, ranks);
+      ASSERT_EQ(r.updates.size(), std::size_t(ranks));
+      EXPECT_EQ(std::accumulate(r.updates.begin(), r.updates.end(), std::int64_t(0)), total);
+      for (int k = 0; k < ranks; ++k) {
+        EXPECT_GT(r.updates[std::size_t(k)], 0);
+        EXPECT_LE(std::abs(r.updates[std::size_t(k)] - total / ranks), largest) << "rank " << k;
+      }
+      for (const RefinedLevel& h : t.levels) {
+        const auto& starts = r.slot_start[std::size_t(h.level)];
+        ASSERT_EQ(starts.size(), std::size_t(ranks) + 1);
+        EXPECT_EQ(starts.front(), 0);
+        EXPECT_EQ(starts.back(), std::int64_t(h.leaf.size()));
+        for (int k = 0; k < ranks; ++k)
+          EXPECT_LE(starts[std::size_t(k)], starts[std::size_t(k) + 1]);
+        for (std::size_t s = 0; s < h.leaf.size(); ++s) {
+          const int o = r.owner(h.level, std::int64_t(s));
+          ASSERT_TRUE(std::int64_t(s) >= starts[std::size_t(o)] &&
+                      std::int64_t(s) < starts[std::size_t(o) + 1]);
+        }
+      }
+      std::vector<std::vector<std::vector<LevelPeerBlocks>>> x;
+      for (int k = 0; k < ranks; ++k) x.push_back(level_exchange(t, r, k));
+      std::size_t moved = 0;
+      for (int k = 0; k < ranks; ++k)
+        for (std::size_t m = 0; m < t.levels.size(); ++m)
+          for (const LevelPeerBlocks& b : x[std::size_t(k)][m]) {
+            EXPECT_NE(b.peer, k);
+            const auto& back = x[std::size_t(b.peer)][m];
+            const auto it = std::find_if(back.begin(), back.end(),
+                                         [&](const LevelPeerBlocks& e) { return e.peer == k; });
+            ASSERT_NE(it, back.end());
+            EXPECT_EQ(b.send, it->recv);
+            for (const std::int32_t slot : b.send) EXPECT_EQ(r.owner(int(m), slot), k);
+            for (const std::int32_t slot : b.recv) EXPECT_EQ(r.owner(int(m), slot), b.peer);
+            moved += b.send.size();
+          }
+      EXPECT_EQ(moved > 0, ranks > 1);
+    }
+    try {
+      (void)cut_levels(t, layers + 1);
+      ADD_FAILURE() << "more ranks than layers";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("at most 8 ranks"), std::string::npos) << e.what();
+    }
   }
 }
 

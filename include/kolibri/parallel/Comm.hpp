@@ -62,6 +62,8 @@ class Comm {
   void sum(std::vector<std::int64_t>& v) const;
   /// Root's string on every rank.
   void bcast(std::string& s, int root = 0) const;
+  /// Root's `bytes` bytes at `data` into `data` on every rank (any size: moved in 1 GiB pieces).
+  void bcast(void* data, std::int64_t bytes, int root) const;
   /// Every rank's bytes, concatenated in rank order, on `root` (empty elsewhere); `counts` gets
   /// each rank's byte count on `root`.
   std::vector<std::byte> gather(const std::vector<std::byte>& mine, std::vector<std::int64_t>& counts,

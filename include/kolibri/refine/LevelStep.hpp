@@ -85,11 +85,15 @@ struct LevelStep {
   const std::int32_t* general_rule = nullptr;   ///< RefinedLevel::general_rule
   const std::int32_t* general_rule_start = nullptr;  ///< RefinedLevel::general_rule_start
   R* arrived = nullptr;  ///< a value a general rule (LevelRuleTag, then LevelStepTag)
-  Index generals = 0;    ///< the level's general cells (LevelStepTag)
+  /// LevelStepTag's cells: general cells first_general .. first_general + generals of the list,
+  /// and cells first_cell .. first_cell + Cells stride of the level (all of them on one rank;
+  /// this rank's range on several, refine/LevelRanks.hpp).
+  Index first_general = 0, generals = 0;
+  Index first_cell = 0;
   /// LevelStepTag's threads before its fast cells: `generals` rounded up to whole warps of 32,
   /// so that a warp's fast cells start on a multiple of 32 cells.
   Index general_threads = 0;
-  Index stride = 0;  ///< the level's cells / LevelStepTag's cells a thread
+  Index stride = 0;  ///< the cells stepped / LevelStepTag's cells a thread
   /// The coarser level's state at the start of its step and its flags (level > 0).
   const V* coarse_state = nullptr;
   const std::uint8_t* coarse_flags = nullptr;
@@ -130,9 +134,9 @@ struct LevelStep {
   template <int Cells>
   KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag<Cells>, const Index j) const {
     if (j >= general_threads)
-      fast_cells<Cells>(j - general_threads);
+      fast_cells<Cells>(first_cell + j - general_threads);
     else if (j < generals)
-      slow<true>(j);
+      slow<true>(first_general + j);
   }
   KOKKOS_INLINE_FUNCTION void operator()(LevelRuleTag, const Index j) const { rule(j); }
   /// Fused: Cells cells a thread, `stride` apart (a warp's cells stay consecutive): each cell's

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kolibri {
@@ -28,11 +29,13 @@ class RefinedGrid {
  public:
   virtual ~RefinedGrid() = default;
   virtual const Octree& octree() const = 0;
-  /// Level l's leaf cells (collective on one rank only: refined runs are single-rank).
+  /// Level l's leaf cells, on every rank (collective).
   virtual LevelFields level_fields(int l) const = 0;
   /// Sum over every level of the fluid cells' mass, rho times the cell's volume in level-0
-  /// cells, in double: the quantity the transfers between levels conserve.
+  /// cells, in double: the quantity the transfers between levels conserve (collective).
   virtual double total_mass() const = 0;
+  /// Where the levels are cut among the ranks, one line (empty on one rank).
+  virtual std::string ranks_report() const = 0;
 };
 
 }  // namespace kolibri

@@ -5,11 +5,15 @@
 /// viscosity is the same everywhere), stepped by the recursive cycle of docs/theory.md, "Grid
 /// refinement": a level steps between the two steps of the level below it, one fused launch
 /// (refine/LevelStep.hpp) a level step. Fields, probes and reductions see the deck's box (level
-/// 0): a level-0 cell holds the volume average of the leaves inside it.
+/// 0): a level-0 cell holds the volume average of the leaves inside it. On several ranks each
+/// rank steps its range of every level's leaves and exchanges blocks after each level step
+/// (refine/LevelRanks.hpp); fields, checkpoints and loads are those of one rank, bit for bit.
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/core/Backend.hpp>
+#include <kolibri/parallel/Halo.hpp>
+#include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/LevelStep.hpp>
 #include <kolibri/refine/Octree.hpp>
 #include <kolibri/refine/RefinedGrid.hpp>
@@ -17,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -28,7 +33,7 @@ namespace kolibri {
 
 namespace Impl {
 template <class L, class S, class C>
-std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg);
+std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg, const Distribution* dist);
 }  // namespace Impl
 
 /// \brief A level's cells as the reductions read them (copied into their kernels): density and
@@ -56,10 +61,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   static constexpr int VS = Step::VS;
   static constexpr Index TV = Step::TV;
 
-  explicit RefinedSolver(const SolverConfig& cfg) : Solver(cfg) {
+  /// On the ranks of `dist` (its comm; the transport it names), or on one rank.
+  explicit RefinedSolver(const SolverConfig& cfg, const Distribution* dist = nullptr)
+      : Solver(cfg) {
     std::vector<std::array<int, 3>> c(L::Q);
     for (int q = 0; q < L::Q; ++q) c[std::size_t(q)] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     m_tree = build_octree(cfg, c);
+    if (dist && dist->comm && dist->comm->size() > 1) m_comm = dist->comm;
+    m_ranks = cut_levels(m_tree, m_comm ? m_comm->size() : 1);
     check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     for (std::size_t f = 0; f < 6; ++f) m_pressure = m_pressure || is_pressure(cfg.faces[f].type);
@@ -101,7 +110,17 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const double scale = 1.0 / double(1 << h.level);  // a force per mass: dt^2 / dx
       for (int k = 0; k < 3; ++k) d.force[k] = R(cfg.force[std::size_t(k)] * scale);
       d.volume = std::ldexp(1.0, -L::D * h.level);
+      own_range(h, d);
       m_levels.push_back(d);
+    }
+    if (m_comm) {
+      const auto blocks = level_exchange(m_tree, m_ranks, m_comm->rank());
+      for (std::size_t l = 0; l < blocks.size(); ++l) {
+        m_exchange.emplace_back(*m_comm, block_lists(blocks[l]), dist->device_buffers, dist->nccl);
+        if (m_exchange.back().active()) split_range(m_tree.levels[l], blocks[l], m_levels[l]);
+        for (const LevelPeerBlocks& p : blocks[l])
+          m_sent_per_step += double(p.send.size() << l) * double(L::Q * TV * Index(sizeof(V)));
+      }
     }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       const auto n = std::size_t(cfg.cells());
@@ -121,6 +140,24 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::int64_t i = 0; i < n; ++i) advance(0, 0);
     Kokkos::fence();
     m_steps += n;
+    if (n > 0) ++m_version;
+  }
+
+  /// Where the levels are cut among the ranks (empty on one rank).
+  std::string ranks_report() const override {
+    if (!m_comm) return {};
+    char sent[96];
+    std::snprintf(sent, sizeof sent, "; rank %d sends %.1f MiB a step of level 0 (whole blocks)",
+                  m_comm->rank(), m_sent_per_step / double(1 << 20));
+    return level_ranks_report(m_tree, m_ranks) + sent;
+  }
+
+  /// Each level's exchange measured alone, times its steps in a step of level 0.
+  double exchange_time_per_step(int repeats) override {
+    double t = 0.0;
+    for (std::size_t l = 0; l < m_exchange.size(); ++l)
+      t += double(1 << l) * m_exchange[l].time_alone(m_levels[l].f[m_levels[l].cur], repeats);
+    return m_comm ? m_comm->max(t) : t;
   }
 
   /// Fields on the deck's box, interpolated (trilinear between level-0 cell centres) to every
@@ -156,9 +193,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       for (std::size_t r = 0; r < (std::size_t(1) << l); ++r) record_links(int(l));
     }
     Kokkos::fence();
+    m_shared = ++m_version;  // every rank set every cell
   }
 
   LevelFields level_fields(int l) const override {
+    share_levels();
     const DeviceLevel& d = m_levels[std::size_t(l)];
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
     Kokkos::View<double*, MemSpace> rho("kolibri::refine_rho", std::size_t(d.cells));
@@ -193,6 +232,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   MacroFields macroscopic() const override {
     MacroFields m;
     m.nx = m_cfg.nx, m.ny = m_cfg.ny, m.nz = m_cfg.nz;
+    share_levels();
     const auto n = std::size_t(m_cfg.cells());
     std::vector<double> mass(n, 0.0), vol(n, 0.0);
     std::vector<std::array<double, 3>> mom(n, {0.0, 0.0, 0.0});
@@ -239,7 +279,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       double top = 0.0;
       Index bad = lv.cells;
       Kokkos::parallel_reduce(
-          "kolibri::refine_max_speed", range(lv),
+          "kolibri::refine_max_speed", owned(lv),
           KOKKOS_LAMBDA(const Index t, double& m) {
             double r, u[3];
             if (!read(t, r, u)) return;
@@ -248,7 +288,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           },
           Kokkos::Max<double>(top));
       Kokkos::parallel_reduce(
-          "kolibri::refine_first_bad", range(lv),
+          "kolibri::refine_first_bad", owned(lv),
           KOKKOS_LAMBDA(const Index t, Index& b) {
             double r, u[3];
             if (!read(t, r, u)) return;
@@ -257,6 +297,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
             if (!ok && t < b) b = t;
           },
           Kokkos::Min<Index>(bad));
+      if (m_comm) top = m_comm->max(top), bad = m_comm->min(std::int64_t(bad));
       if (m_tree.levels[l].fluid_cells > 0) d.max_speed = std::max(d.max_speed, top);
       if (bad < lv.cells && d.first_bad < 0) {
         const auto x = centre(m_tree.levels[l], bad);
@@ -274,7 +315,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const LevelCells<L, S> read = cells_of(lv);
       double m = 0.0;
       Kokkos::parallel_reduce(
-          "kolibri::refine_mass", range(lv),
+          "kolibri::refine_mass", owned(lv),
           KOKKOS_LAMBDA(const Index t, double& sum) {
             double r, u[3];
             if (read(t, r, u)) sum += r;
@@ -282,7 +323,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           m);
       mass += m * lv.volume;
     }
-    return mass;
+    return m_comm ? m_comm->sum(mass) : mass;
   }
 
   std::array<double, 3> momentum() const override {
@@ -292,7 +333,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       for (int k = 0; k < L::D; ++k) {
         double sum = 0.0;
         Kokkos::parallel_reduce(
-            "kolibri::refine_momentum", range(lv),
+            "kolibri::refine_momentum", owned(lv),
             KOKKOS_LAMBDA(const Index t, double& s) {
               double r, u[3];
               if (read(t, r, u)) s += r * u[k];
@@ -301,11 +342,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         j[std::size_t(k)] += sum * lv.volume;
       }
     }
+    if (m_comm)
+      for (double& v : j) v = m_comm->sum(v);
     return j;
   }
 
   /// Every level's populations (leaf cells, slot-major), coarsest first: for tests.
   std::vector<double> populations() const override {
+    share_levels();
     std::vector<double> out;
     for (const DeviceLevel& d : m_levels) {
       const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
@@ -328,13 +372,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         const RefinedLevel& h = m_tree.levels[l];
         const Index a = h.link_start[k], b = h.link_start[k + 1];
         if (b == a) continue;
+        const Kokkos::View<V*, MemSpace> history = link_history(l);
         // Each recorded step of the cycle; their sum times the mass of a cell (2^(-D l) of a
         // level-0 cell) is the momentum of one level-0 step.
         const double scale = std::ldexp(1.0, -L::D * h.level);
         const Index links = Index(d.link_cell.extent(0));
         for (Index row = 0; row < (Index(1) << h.level); ++row) {
           LevelLinkMomentum<L, S> sum;
-          sum.f = d.link_history.data() + row * links;
+          sum.f = history.data() + row * links;
           sum.cell = d.link_cell.data();
           sum.dir = d.link_dir.data();
           sum.origin = d.origin.data();
@@ -357,6 +402,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// A checkpoint's piece: each deck cell's populations as the volume average of the leaves
   /// inside it (as stored), for the record; the levels themselves go to level_state().
   StatePiece state(int& phase) const override {
+    share_levels();
     phase = 0;  // two arrays, slot q
     StatePiece piece;
     piece.box = state_box();
@@ -375,15 +421,30 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           sum[std::size_t(q) * n + cell] += volume * double(f(Step::at(s, q, place)));
       }
     }
-    std::vector<V> values(sum.size());
-    for (std::size_t i = 0; i < sum.size(); ++i) values[i] = V(sum[i]);
+    // This rank's slab of the deck's cells (state_box), q-major.
+    const std::size_t first =
+        std::size_t(piece.box.lo[0]) +
+        std::size_t(m_cfg.nx) *
+            (std::size_t(piece.box.lo[1]) + std::size_t(m_cfg.ny) * std::size_t(piece.box.lo[2]));
+    const std::size_t mine = std::size_t(piece.box.cells());
+    std::vector<V> values(mine * std::size_t(L::Q));
+    for (std::size_t q = 0; q < std::size_t(L::Q); ++q)
+      for (std::size_t i = 0; i < mine; ++i) values[q * mine + i] = V(sum[q * n + first + i]);
     piece.data.resize(values.size() * sizeof(V));
     std::memcpy(piece.data.data(), values.data(), piece.data.size());
     return piece;
   }
+  /// The deck's box, or on several ranks this rank's slab of it along z (y in 2D), near-equal
+  /// slabs in rank order: a checkpoint's pieces (every rank holds every level when it writes).
   Box state_box() const override {
     Box b;
     b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
+    if (m_comm) {
+      const std::size_t a = std::size_t(m_ranks.axis);
+      const std::int64_t n = b.n[a], r = m_comm->rank(), size = m_comm->size();
+      b.lo[a] = int(r * n / size);
+      b.n[a] = int((r + 1) * n / size) - b.lo[a];
+    }
     return b;
   }
   /// The pieces of a checkpoint hold the level-0 average only: the state comes back through
@@ -391,6 +452,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   void load_state(const StatePiece&, int) override {}
   /// Every level's current populations as stored, coarsest first.
   std::vector<std::byte> level_state() const override {
+    share_levels();
     std::vector<std::byte> out;
     for (const DeviceLevel& d : m_levels) {
       const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.f[d.cur]);
@@ -415,6 +477,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       Kokkos::deep_copy(d.f[d.cur], f);
       at += n;
     }
+    m_shared = ++m_version;  // every rank set every cell
   }
   std::string value_type() const override { return sizeof(V) == 8 ? "float64" : "float32"; }
   int populations_per_cell() const override { return L::Q; }
@@ -431,6 +494,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
  private:
+  /// A range of a level's cells [first, end) and the general cells and general rules in it (each
+  /// list is in slot order).
+  struct CellRange {
+    Index first = 0, end = 0;
+    Index general_first = 0, general_end = 0;
+    Index rule_first = 0, rule_end = 0;
+  };
   struct DeviceLevel {
     Index cells = 0;
     Kokkos::View<std::uint8_t*, MemSpace> flags;
@@ -451,6 +521,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     C op{};
     R force[3] = {R(0), R(0), R(0)};
     double volume = 1.0;  ///< a cell's volume in level-0 cells
+    /// This rank's cells (all of them on one rank; LevelRanks) and its re-entry links.
+    CellRange owned;
+    Index reentry_first = 0, reentry_end = 0;
+    /// Several ranks, `overlap`: the owned cells in three parts, the first and last holding the
+    /// blocks the level sends (stepped first, on the exchange's instance), the middle stepped
+    /// beside the exchange.
+    bool overlap = false;
+    CellRange lower, middle, upper;
   };
 
   static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
@@ -459,6 +537,120 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
   static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> range(const DeviceLevel& d) {
     return {0, d.cells};
+  }
+  /// This rank's cells of the level (the reductions').
+  static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> owned(const DeviceLevel& d) {
+    return {d.owned.first, d.owned.end};
+  }
+
+  /// Cells [first, end) of level h with its general cells and rules.
+  static CellRange cell_range(const RefinedLevel& h, const Index first, const Index end) {
+    CellRange c;
+    c.first = first, c.end = end;
+    const auto& g = h.general_cell;
+    c.general_first = std::lower_bound(g.begin(), g.end(), first) - g.begin();
+    c.general_end = std::lower_bound(g.begin(), g.end(), end) - g.begin();
+    c.rule_first = h.general_rule_start[std::size_t(c.general_first)];
+    c.rule_end = h.general_rule_start[std::size_t(c.general_end)];
+    return c;
+  }
+  /// This rank's ranges of level h (m_ranks): its leaf slots' cells, general cells, rules and
+  /// re-entry links.
+  void own_range(const RefinedLevel& h, DeviceLevel& d) const {
+    const int rank = m_comm ? m_comm->rank() : 0;
+    const auto& starts = m_ranks.slot_start[std::size_t(h.level)];
+    const std::int64_t s0 = starts[std::size_t(rank)], s1 = starts[std::size_t(rank) + 1];
+    d.owned = cell_range(h, Index(s0) << VS, Index(s1) << VS);
+    if (!h.reentry_start.empty())
+      d.reentry_first = h.reentry_start[std::size_t(s0)],
+      d.reentry_end = h.reentry_start[std::size_t(s1)];
+  }
+  /// Splits this rank's cells of level h around the blocks it sends (`peers`): the sent blocks
+  /// in the first half of its range end the lower part, those in the second begin the upper.
+  void split_range(const RefinedLevel& h, const std::vector<LevelPeerBlocks>& peers,
+                   DeviceLevel& d) const {
+    const Index s0 = d.owned.first >> VS, s1 = d.owned.end >> VS, mid = (s0 + s1) / 2;
+    Index lower_end = s0, upper_first = s1;
+    for (const LevelPeerBlocks& p : peers)
+      for (const std::int32_t s : p.send) {
+        if (s < mid)
+          lower_end = std::max(lower_end, Index(s) + 1);
+        else
+          upper_first = std::min(upper_first, Index(s));
+      }
+    d.overlap = upper_first > lower_end;  // something to step beside the exchange
+    if (!d.overlap) return;
+    d.lower = cell_range(h, s0 << VS, lower_end << VS);
+    d.middle = cell_range(h, lower_end << VS, upper_first << VS);
+    d.upper = cell_range(h, upper_first << VS, s1 << VS);
+  }
+
+  /// A level's exchange lists: each block of Q V values (at(slot, 0, 0) on), by peer.
+  static HaloLists block_lists(const std::vector<LevelPeerBlocks>& peers) {
+    HaloLists out;
+    constexpr std::int64_t block_bytes = std::int64_t(L::Q) * TV * std::int64_t(sizeof(V));
+    for (const LevelPeerBlocks& p : peers) {
+      HaloMessage m;
+      m.peer = p.peer;
+      m.send_tag = m.recv_tag = 0;  // one message each way between two ranks an exchange
+      m.send = reinterpret_cast<const void*>(std::uintptr_t(out.send.size() * block_bytes));
+      m.recv = reinterpret_cast<void*>(std::uintptr_t(out.recv.size() * block_bytes));
+      m.send_bytes = std::int64_t(p.send.size()) * block_bytes;
+      m.recv_bytes = std::int64_t(p.recv.size()) * block_bytes;
+      if (m.send_bytes >= (std::int64_t(1) << 31) || m.recv_bytes >= (std::int64_t(1) << 31))
+        throw std::invalid_argument(
+            "a refined level's exchange between two ranks is over 2 GiB: run on more ranks");
+      for (const std::int32_t s : p.send) out.send.push_back(Step::at(s, 0, 0));
+      for (const std::int32_t s : p.recv) out.recv.push_back(Step::at(s, 0, 0));
+      out.messages.push_back(m);
+    }
+    return out;
+  }
+
+  /// On several ranks: every rank's cells of each level's current state to every rank, before
+  /// anything reads the whole grid (each rank steps only its own cells; of the others' it holds
+  /// the blocks it received). Collective; once per state.
+  void share_levels() const {
+    if (!m_comm || m_shared == m_version) return;
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& d = m_levels[l];
+      const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
+      constexpr std::int64_t block = std::int64_t(L::Q) * TV;
+      for (int r = 0; r < m_comm->size(); ++r) {
+        const std::int64_t a = m_ranks.slot_start[l][std::size_t(r)];
+        const std::int64_t b = m_ranks.slot_start[l][std::size_t(r) + 1];
+        m_comm->bcast(h.data() + a * block, (b - a) * block * std::int64_t(sizeof(V)), r);
+      }
+      Kokkos::deep_copy(d.f[d.cur], h);
+    }
+    m_shared = m_version;
+  }
+
+  /// Level l's link history, on several ranks each link's values from the rank that steps its
+  /// cell (the others' copies of it are stale). Collective.
+  Kokkos::View<V*, MemSpace> link_history(std::size_t l) const {
+    const DeviceLevel& d = m_levels[l];
+    const RefinedLevel& h = m_tree.levels[l];
+    const std::size_t links = h.link_cell.size();
+    if (!m_comm || links == 0) return d.link_history;
+    const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.link_history);
+    const std::size_t values = mine.extent(0), rows = values / links;
+    std::vector<V> merged(values), from(values);
+    for (int r = 0; r < m_comm->size(); ++r) {
+      if (r == m_comm->rank()) std::copy(mine.data(), mine.data() + values, from.begin());
+      m_comm->bcast(from.data(), std::int64_t(values * sizeof(V)), r);
+      for (std::size_t i = 0; i < links; ++i)
+        if (m_ranks.owner(int(l), h.link_cell[i] >> VS) == r)
+          for (std::size_t row = 0; row < rows; ++row)
+            merged[row * links + i] = from[row * links + i];
+    }
+    Kokkos::View<V*, MemSpace> out(
+        Kokkos::view_alloc("kolibri::refine_link_history_merged", Kokkos::WithoutInitializing),
+        values);
+    const Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+        merged.data(), values);
+    Kokkos::deep_copy(out, host);
+    return out;
   }
 
   /// The centre of cell t of level h, in level-0 cells.
@@ -545,10 +737,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   void launch(int l, int parity) {
     DeviceLevel& d = m_levels[std::size_t(l)];
-    if (parity == 0 && d.reentry_value.extent(0) > 0)
+    if (parity == 0 && d.reentry_end > d.reentry_first)
       Kokkos::parallel_for(ReentrySaveTag::label,
                            Kokkos::RangePolicy<ExecSpace, ReentrySaveTag, Kokkos::IndexType<Index>>(
-                               0, Index(d.reentry_value.extent(0))),
+                               d.reentry_first, d.reentry_end),
                            ReentrySave<V, VS, L::Q>{d.f[d.cur].data(), d.reentry_source.data(),
                                                     d.reentry_key.data(), d.reentry_value.data()});
     Step k;
@@ -586,22 +778,45 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.faces = DeviceFaces<R>::from(m_cfg.faces);
     for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
     k.collide = d.op;
-    const Index general = Index(d.general_cell.extent(0));
-    if (m_cfg.refinement.kernels == LevelKernels::Fused) {
-      run<LevelRuleTag>(k, Index(d.general_rule.extent(0)));
-      k.generals = general;
-      k.general_threads = (general + 31) / 32 * 32;
-      if (d.cells >= kManyCells)
-        step_launch<kLargeLevelCellsPerThread>(k, d.cells);
-      else
-        step_launch<2>(k, d.cells);
-    } else {  // the baseline: the arriving populations stored, then collided
-      run<LevelStreamTag>(k, d.cells);
-      run<LevelTransferTag>(k, general);
-      run<LevelCollideTag>(k, d.cells);
+    // This rank's cells of the level (all of them on one rank); on several, the blocks others
+    // read go to them after the step.
+    const auto& next = d.f[1 - d.cur];
+    const ExecSpace level{};
+    if (m_cfg.refinement.kernels == LevelKernels::Unfused) {  // the baseline: stored, then collided
+      run<LevelStreamTag>(level, k, d.owned.first, d.owned.end);
+      run<LevelTransferTag>(level, k, d.owned.general_first, d.owned.general_end);
+      run<LevelCollideTag>(level, k, d.owned.first, d.owned.end);
+      if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);
+    } else if (d.overlap) {  // the sent blocks first, their exchange beside the others
+      auto& x = m_exchange[std::size_t(l)];
+      m_join.join(level, x.exec());  // what the step reads is done
+      step_cells(x.exec(), k, d, d.lower);
+      step_cells(x.exec(), k, d, d.upper);
+      x.pack(next);
+      step_cells(level, k, d, d.middle);
+      x.post();
+      x.finish(next);
+      m_join.join(x.exec(), level);  // the next launches read what came
+    } else {
+      step_cells(level, k, d, d.owned);
+      if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);
     }
     d.cur = 1 - d.cur;
     record_links(l);
+  }
+
+  /// The fused level step k over cells c of level d on `exec`: the general rules, then the
+  /// general and the fast cells.
+  static void step_cells(const ExecSpace& exec, Step k, const DeviceLevel& d, const CellRange& c) {
+    run<LevelRuleTag>(exec, k, c.rule_first, c.rule_end);
+    k.first_general = c.general_first;
+    k.generals = c.general_end - c.general_first;
+    k.general_threads = (k.generals + 31) / 32 * 32;
+    k.first_cell = c.first;
+    if (d.cells >= kManyCells)
+      step_launch<kLargeLevelCellsPerThread>(exec, k, c.end - c.first);
+    else
+      step_launch<2>(exec, k, c.end - c.first);
   }
 
   /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0). The functor is
@@ -613,9 +828,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// LevelStepTag<Cells> over a level of `cells` (k.general_threads threads of general cells
   /// first, then Cells fast cells a thread).
   template <int Cells>
-  static void step_launch(Step& k, const Index cells) {
+  static void step_launch(const ExecSpace& exec, Step& k, const Index cells) {
     k.stride = cells / Cells;
-    run<LevelStepTag<Cells>>(k, k.general_threads + k.stride);
+    run<LevelStepTag<Cells>>(exec, k, 0, k.general_threads + k.stride);
   }
   /// Levels of kManyCells cells or more run kLargeLevelCellsPerThread fast cells a thread, the
   /// others 2. On the H200, four cells against two gained 3-5% on the refined tunnel's levels of
@@ -627,16 +842,25 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   static constexpr int kLargeLevelCellsPerThread =
       std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace> ? 2 : 4;
   template <class T>
-  static void run(const Step& k, const Index n) {
-    if (n > 0)
-      Kokkos::parallel_for(
-          T::label, async_launch(Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(0, n)),
-          k);
+  static void run(const ExecSpace& exec, const Step& k, const Index begin, const Index end) {
+    if (end > begin)
+      Kokkos::parallel_for(T::label,
+                           async_launch(Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(
+                               exec, begin, end)),
+                           k);
   }
 
   Octree m_tree;
   std::vector<DeviceLevel> m_levels;
   bool m_pressure = false;
+  const Comm* m_comm = nullptr;  ///< several ranks (null: one)
+  LevelRanks m_ranks;
+  std::vector<HaloExchange<V, Index(L::Q) * TV>>
+      m_exchange;                      ///< a level's, after each of its steps
+  double m_sent_per_step = 0.0;        ///< bytes this rank sends in a step of level 0
+  StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
+  std::int64_t m_version = 0;          ///< counts the states the levels went through
+  mutable std::int64_t m_shared = -1;  ///< the state every rank holds whole (share_levels)
 };
 
 }  // namespace kolibri

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief A refined grid over ranks: which leaves each rank steps, and which blocks it sends and
+/// receives after a level's step (docs/design.md, "Refinement over ranks").
+///
+/// The octree numbers a level's leaves in the depth-first order of the blocks (level 0 along z
+/// last, then each refined block's children by octant, recursively): a level's leaves are that
+/// order restricted to the level. Cut the whole order, every level's leaves together, into one run
+/// a rank, and each rank's leaves of each level are one range of slots, its cells one range of cell
+/// numbers: the level kernels run over that range. The cuts fall between any two leaves, so the
+/// shares of the cell updates come out even to a block (whole layers of level-0 blocks were 3%
+/// apart on the refined tunnel); a rank's region is a slab whose faces follow the blocks near the
+/// cut. Every rank holds every level's tables and both of its arrays (the work is divided among
+/// the ranks, the memory is not); after a step of level l a rank sends to each other rank the
+/// blocks of level l that the other's cells read (the same level's neighbours, the explosion's
+/// coarse blocks, the coalescence's children) and receives the blocks its own cells read. No
+/// Kokkos here: unit tests include it.
+#pragma once
+
+#include <kolibri/refine/Octree.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kolibri {
+
+/// \brief The leaves of every level that each rank steps.
+struct LevelRanks {
+  int ranks = 1;
+  int axis = 2;    ///< the axis along which the level-0 blocks are ordered last (z, y in 2D)
+  int layers = 1;  ///< layers of level-0 blocks along `axis`
+  /// The layer of level-0 blocks where rank r's first leaf lies: its cut from rank r - 1 runs
+  /// through that layer.
+  std::vector<int> first_layer{0};
+  /// Rank r's leaf slots of level l: [slot_start[l][r], slot_start[l][r + 1]).
+  std::vector<std::vector<std::int64_t>> slot_start;
+  /// Each rank's cell updates in a step of level 0 (every cell of its leaves times 2^level).
+  std::vector<std::int64_t> updates;
+
+  /// The rank that steps leaf slot `slot` of level `level`.
+  int owner(int level, std::int64_t slot) const;
+};
+
+/// \brief The leaves of `tree` cut among `ranks` ranks in their depth-first order, each rank's
+/// share of the cell updates as near the mean as whole leaves allow. Throws std::invalid_argument
+/// where there are fewer layers of level-0 blocks than ranks (a checkpoint's pieces are slabs of
+/// level-0 cells, one a rank).
+LevelRanks cut_levels(const Octree& tree, int ranks);
+
+/// \brief The blocks of one level that this rank sends to `peer` after each step of the level
+/// (its own, read by the peer's cells) and receives from it (the peer's, read by its cells),
+/// leaf slots in increasing order.
+struct LevelPeerBlocks {
+  int peer = -1;
+  std::vector<std::int32_t> send, recv;
+};
+
+/// \brief For each level of `tree`, the blocks `rank` exchanges with each other rank (peers in
+/// increasing order, none without a block either way). What a cell of level l reads besides its
+/// own block: the leaves among its block's 27 neighbours, the children of its refined neighbours
+/// (level l + 1), the coarse blocks of level l - 1 its neighbours lie in and their 27 neighbours,
+/// and its re-entry links' sources.
+std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
+                                                         const LevelRanks& ranks, int rank);
+
+/// \brief One line: the layer where each rank's run of blocks starts (in level-0 cells along the
+/// axis) and each rank's share of the updates.
+std::string level_ranks_report(const Octree& tree, const LevelRanks& ranks);
+
+}  // namespace kolibri

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <kolibri/refine/LevelRanks.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace kolibri {
+
+namespace {
+/// The level-0 block layer (along `axis`) that leaf slot s of level l descends from.
+int layer_of(const RefinedLevel& h, std::int64_t s, int axis) {
+  return h.leaf[std::size_t(s)][std::size_t(axis)] >> h.level;
+}
+
+/// Leaf slot s of level h's place in the depth-first order of the blocks: its level-0 ancestor's
+/// number (z-major), then the octant of its ancestor at each finer level, zeros past its own level
+/// (a leaf of level l spans the keys of every block that would lie under it).
+std::int64_t depth_first_key(const Octree& tree, const RefinedLevel& h, std::size_t s) {
+  const auto& b = h.leaf[s];
+  const auto& n = tree.levels.front().blocks;
+  const int l = h.level, finest = int(tree.levels.size()) - 1;
+  std::int64_t key =
+      (b[0] >> l) + std::int64_t(n[0]) * ((b[1] >> l) + std::int64_t(n[1]) * (b[2] >> l));
+  for (int k = 1; k <= finest; ++k) {
+    int octant = 0;
+    if (k <= l)
+      for (int d = 0; d < tree.dims; ++d) octant |= ((b[std::size_t(d)] >> (l - k)) & 1) << d;
+    key = (key << tree.dims) + octant;
+  }
+  return key;
+}
+
+/// Every block that a cell of leaf slot s of level l reads, as (level, slot), repeats allowed:
+/// see level_exchange.
+template <class Fn>
+void for_each_read(const Octree& tree, int l, std::int64_t s, const Fn& fn) {
+  const RefinedLevel& h = tree.levels[std::size_t(l)];
+  const bool finer = std::size_t(l + 1) < tree.levels.size();
+  std::vector<std::int32_t> coarse;  // the coarse blocks, once each
+  for (std::size_t k = 0; k < 27; ++k) {
+    const std::int32_t code = h.neighbours[std::size_t(s) * 27 + k];
+    if (code >= 0) {
+      fn(l, code);
+    } else if (code <= -kRefinedBase && finer) {
+      const std::size_t r = std::size_t(-(code + kRefinedBase));
+      for (std::size_t o = 0; o < (std::size_t(1) << tree.dims); ++o)
+        if (const std::int32_t child = h.children[(r << tree.dims) + o]; child >= 0)
+          fn(l + 1, child);
+    }
+    if (l > 0) {
+      const std::int32_t c = h.coarse[std::size_t(s) * 27 + k];
+      if (c >= 0 && std::find(coarse.begin(), coarse.end(), c) == coarse.end()) coarse.push_back(c);
+    }
+  }
+  for (const std::int32_t c : coarse) {  // the explosion's blocks and their neighbours (slopes)
+    fn(l - 1, c);
+    const RefinedLevel& up = tree.levels[std::size_t(l - 1)];
+    for (std::size_t k = 0; k < 27; ++k)
+      if (const std::int32_t n = up.neighbours[std::size_t(c) * 27 + k]; n >= 0) fn(l - 1, n);
+  }
+  if (!h.reentry_start.empty()) {
+    const int vs = tree.shift * tree.dims;
+    for (std::int32_t e = h.reentry_start[std::size_t(s)]; e < h.reentry_start[std::size_t(s) + 1];
+         ++e)
+      fn(l, h.reentry_source[std::size_t(e)] >> vs);
+  }
+}
+}  // namespace
+
+int LevelRanks::owner(int level, std::int64_t slot) const {
+  const auto& starts = slot_start[std::size_t(level)];
+  return int(std::upper_bound(starts.begin(), starts.end(), slot) - starts.begin()) - 1;
+}
+
+LevelRanks cut_levels(const Octree& tree, int ranks) {
+  LevelRanks out;
+  out.ranks = ranks;
+  out.axis = tree.dims - 1;
+  const auto& blocks0 = tree.levels.front().blocks;
+  out.layers = blocks0[std::size_t(out.axis)];
+  const char* axis_name = out.axis == 2 ? "z" : "y";
+  if (out.layers < ranks)
+    throw std::invalid_argument("a refined grid over " + std::to_string(ranks) +
+                                " ranks needs a layer of level-0 blocks (" +
+                                std::to_string(tree.edge()) + " cells along " + axis_name +
+                                ") a rank, and the box has " + std::to_string(out.layers) +
+                                ": run on at most " + std::to_string(out.layers) + " ranks");
+  // The leaves of every level in depth-first order, with their cell updates (every cell of the
+  // block times the level's steps).
+  struct Leaf {
+    std::int64_t key, cost;
+  };
+  std::vector<Leaf> order;
+  for (const RefinedLevel& h : tree.levels)
+    for (std::size_t s = 0; s < h.leaf.size(); ++s)
+      order.push_back({depth_first_key(tree, h, s), std::int64_t(tree.block_cells()) << h.level});
+  std::sort(order.begin(), order.end(), [](const Leaf& x, const Leaf& y) { return x.key < y.key; });
+  std::int64_t total = 0;
+  for (const Leaf& f : order) total += f.cost;
+  // Rank r's run starts at the first leaf whose middle lies past r / ranks of the updates, one
+  // leaf at least a rank (there are more leaves than layers of level-0 blocks).
+  std::vector<std::int64_t> first_key(std::size_t(ranks), std::numeric_limits<std::int64_t>::min());
+  std::vector<std::size_t> first(std::size_t(ranks), 0);
+  std::int64_t before = 0;
+  std::size_t at = 0;
+  for (int r = 1; r < ranks; ++r) {
+    const long double target = (long double)total * r / ranks;
+    const std::size_t last = order.size() - std::size_t(ranks - r);
+    while (at < last && ((long double)before + 0.5L * (long double)order[at].cost < target ||
+                         at == first[std::size_t(r) - 1]))
+      before += order[at++].cost;
+    first[std::size_t(r)] = at;
+    first_key[std::size_t(r)] = order[at].key;
+  }
+  auto rank_of = [&](std::int64_t key) {
+    return int(std::upper_bound(first_key.begin(), first_key.end(), key) - first_key.begin()) - 1;
+  };
+  out.updates.assign(std::size_t(ranks), 0);
+  for (const Leaf& f : order) out.updates[std::size_t(rank_of(f.key))] += f.cost;
+  for (const RefinedLevel& h : tree.levels) {
+    std::vector<int> owner(h.leaf.size());
+    for (std::size_t s = 0; s < h.leaf.size(); ++s) {
+      owner[s] = rank_of(depth_first_key(tree, h, s));
+      if (s > 0 && owner[s] < owner[s - 1])
+        throw std::logic_error("cut_levels: level " + std::to_string(h.level) +
+                               "'s leaves are not in the blocks' depth-first order");
+    }
+    std::vector<std::int64_t> starts(std::size_t(ranks) + 1);
+    for (int r = 0; r <= ranks; ++r)
+      starts[std::size_t(r)] = std::lower_bound(owner.begin(), owner.end(), r) - owner.begin();
+    out.slot_start.push_back(std::move(starts));
+  }
+  out.first_layer.assign(std::size_t(ranks), 0);
+  const std::int64_t under = std::int64_t(1) << (tree.dims * (int(tree.levels.size()) - 1));
+  for (int r = 1; r < ranks; ++r) {  // the layer of the first leaf's level-0 ancestor
+    const std::int64_t block0 = first_key[std::size_t(r)] / under;
+    out.first_layer[std::size_t(r)] = int(block0 / blocks0[0] / (out.axis == 2 ? blocks0[1] : 1));
+  }
+  return out;
+}
+
+std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
+                                                         const LevelRanks& ranks, int rank) {
+  const std::size_t levels = tree.levels.size(), nr = std::size_t(ranks.ranks);
+  std::vector<std::vector<std::vector<std::int32_t>>> send(
+      levels, std::vector<std::vector<std::int32_t>>(nr)),
+      recv = send;
+  if (ranks.ranks > 1) {
+    // A cell reads blocks whose level-0 ancestors lie at most two layers away (a coarse block's
+    // neighbour at level 1), so only leaves within two layers of a cut read another rank's.
+    // The cut before rank r runs through layer first_layer[r] (rank 0's: across a periodic face,
+    // between the last layer and the first).
+    const int layers = ranks.layers;
+    std::vector<char> near(std::size_t(layers), 0);
+    for (std::size_t r = 0; r < nr; ++r) {
+      const int cut = ranks.first_layer[r];
+      for (int z = cut - 2; z <= cut + 2; ++z)
+        near[std::size_t(((z % layers) + layers) % layers)] = 1;
+    }
+    for (std::size_t l = 0; l < levels; ++l) {
+      const RefinedLevel& h = tree.levels[l];
+      for (std::size_t s = 0; s < h.leaf.size(); ++s) {
+        if (!near[std::size_t(layer_of(h, std::int64_t(s), ranks.axis))]) continue;
+        const int p = ranks.owner(int(l), std::int64_t(s));
+        for_each_read(tree, int(l), std::int64_t(s), [&](int m, std::int32_t t) {
+          const int o = ranks.owner(m, t);
+          if (o == p) return;
+          if (o == rank) send[std::size_t(m)][std::size_t(p)].push_back(t);
+          if (p == rank) recv[std::size_t(m)][std::size_t(o)].push_back(t);
+        });
+      }
+    }
+  }
+  std::vector<std::vector<LevelPeerBlocks>> out(levels);
+  for (std::size_t m = 0; m < levels; ++m)
+    for (std::size_t p = 0; p < nr; ++p) {
+      LevelPeerBlocks b;
+      b.peer = int(p);
+      for (auto* list : {&send[m][p], &recv[m][p]}) {
+        std::sort(list->begin(), list->end());
+        list->erase(std::unique(list->begin(), list->end()), list->end());
+      }
+      b.send = std::move(send[m][p]);
+      b.recv = std::move(recv[m][p]);
+      if (!b.send.empty() || !b.recv.empty()) out[m].push_back(std::move(b));
+    }
+  return out;
+}
+
+std::string level_ranks_report(const Octree& tree, const LevelRanks& ranks) {
+  std::int64_t total = 0;
+  for (const std::int64_t u : ranks.updates) total += u;
+  std::string out = std::to_string(ranks.ranks) +
+                    " ranks, each a run of the blocks in depth-first order (from level-0 " +
+                    (ranks.axis == 2 ? "z" : "y") + " =";
+  for (std::size_t r = 0; r < std::size_t(ranks.ranks); ++r)
+    out += (r ? ", " : " ") + std::to_string(ranks.first_layer[r] * tree.edge());
+  out += "); each rank's share of the cell updates";
+  for (std::size_t r = 0; r < ranks.updates.size(); ++r) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%s%.1f%%", r ? ", " : " ",
+                  total > 0 ? 100.0 * double(ranks.updates[r]) / double(total) : 0.0);
+    out += share;
+  }
+  return out;
+}
+
+}  // namespace kolibri
