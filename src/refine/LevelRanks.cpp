@@ -141,6 +141,57 @@ LevelRanks cut_levels(const Octree& tree, int ranks) {
   return out;
 }
 
+std::uint64_t read_cells(const Octree& tree, const LevelRanks& ranks, int level, std::int32_t slot,
+                         int reader) {
+  if (tree.block_cells() > 64)
+    throw std::logic_error("read_cells: a block's cells do not fit a 64-bit word");
+  const RefinedLevel& h = tree.levels[std::size_t(level)];
+  const int e = tree.edge(), half = e / 2, dims = tree.dims, w = 3 * e;
+  const bool finer = std::size_t(level + 1) < tree.levels.size();
+  // The reader's cells, at this level's resolution, over the block's 27 neighbours: a grid of
+  // (3 E)^D cells with the block in its middle.
+  std::vector<char> theirs(std::size_t(w) * std::size_t(w) * std::size_t(dims == 3 ? w : 1), 0);
+  auto fill = [&](const int(&lo)[3], int n, bool yes) {
+    if (!yes) return;
+    for (int z = lo[2]; z < (dims == 3 ? lo[2] + n : 1); ++z)
+      for (int y = lo[1]; y < lo[1] + n; ++y)
+        for (int x = lo[0]; x < lo[0] + n; ++x) theirs[std::size_t(x + w * (y + w * z))] = 1;
+  };
+  for (int k = 0; k < 27; ++k) {
+    const int d[3] = {k % 3 - 1, k / 3 % 3 - 1, k / 9 - 1};
+    if (dims == 2 && d[2] != 0) continue;
+    const int lo[3] = {(d[0] + 1) * e, (d[1] + 1) * e, dims == 3 ? (d[2] + 1) * e : 0};
+    const std::int32_t code = h.neighbours[std::size_t(slot) * 27 + std::size_t(k)];
+    if (code >= 0) {
+      fill(lo, e, ranks.owner(level, code) == reader);
+    } else if (code == kCoarserBlock) {
+      const std::int32_t c = h.coarse[std::size_t(slot) * 27 + std::size_t(k)];
+      fill(lo, e, c >= 0 && ranks.owner(level - 1, c) == reader);
+    } else if (code <= -kRefinedBase && finer) {  // the finer blocks' parent cells, by octant
+      const std::size_t r = std::size_t(-(code + kRefinedBase));
+      for (int o = 0; o < (1 << dims); ++o) {
+        const std::int32_t child = h.children[(r << dims) + std::size_t(o)];
+        const int at[3] = {lo[0] + (o & 1) * half, lo[1] + ((o >> 1) & 1) * half,
+                           dims == 3 ? lo[2] + ((o >> 2) & 1) * half : 0};
+        fill(at, half, child >= 0 && ranks.owner(level + 1, child) == reader);
+      }
+    }
+  }
+  std::uint64_t cells = 0;
+  const int reach = 2, zr = dims == 3 ? reach : 0;
+  for (int place = 0; place < tree.block_cells(); ++place) {
+    const int p[3] = {e + (place & (e - 1)), e + ((place >> tree.shift) & (e - 1)),
+                      dims == 3 ? e + (place >> (2 * tree.shift)) : 0};
+    bool read = false;
+    for (int z = p[2] - zr; z <= p[2] + zr && !read; ++z)
+      for (int y = p[1] - reach; y <= p[1] + reach && !read; ++y)
+        for (int x = p[0] - reach; x <= p[0] + reach && !read; ++x)
+          read = theirs[std::size_t(x + w * (y + w * z))] != 0;
+    if (read) cells |= std::uint64_t(1) << place;
+  }
+  return cells;
+}
+
 std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
                                                          const LevelRanks& ranks, int rank) {
   const std::size_t levels = tree.levels.size(), nr = std::size_t(ranks.ranks);
@@ -182,8 +233,14 @@ std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
         std::sort(list->begin(), list->end());
         list->erase(std::unique(list->begin(), list->end()), list->end());
       }
-      b.send = std::move(send[m][p]);
-      b.recv = std::move(recv[m][p]);
+      // Each block with the cells of it that are read; a block none of whose cells are (the
+      // blocks are a coarser bound) goes neither way.
+      for (const std::int32_t t : send[m][p])
+        if (const std::uint64_t c = read_cells(tree, ranks, int(m), t, int(p)); c != 0)
+          b.send.push_back(t), b.send_cells.push_back(c);
+      for (const std::int32_t t : recv[m][p])
+        if (const std::uint64_t c = read_cells(tree, ranks, int(m), t, rank); c != 0)
+          b.recv.push_back(t), b.recv_cells.push_back(c);
       if (!b.send.empty() || !b.recv.empty()) out[m].push_back(std::move(b));
     }
   return out;

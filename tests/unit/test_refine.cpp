@@ -132,7 +132,8 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
   // The leaves cut among 1 to 8 ranks in the blocks' depth-first order: each rank's leaves of a
   // level are one range of slots, the ranges tile every level in rank order, the shares of the
   // updates are even to a leaf, and what a rank sends a peer after a level step is what the peer
-  // expects, of its own blocks. (That the blocks suffice: tests/mpi, bit-identical to one rank.)
+  // expects, of its own blocks and cells. (That they suffice: tests/mpi, bit-identical to one
+  // rank.)
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
     const Octree t =
         build_octree(nested(lat, lat == LatticeKind::D2Q9 ? 64 : 32, 3), velocities(lat));
@@ -176,6 +177,8 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
                                          [&](const LevelPeerBlocks& e) { return e.peer == k; });
             ASSERT_NE(it, back.end());
             EXPECT_EQ(b.send, it->recv);
+            EXPECT_EQ(b.send_cells, it->recv_cells);  // the same cells of each block
+            for (const std::uint64_t c : b.send_cells) EXPECT_NE(c, 0u);
             for (const std::int32_t slot : b.send) EXPECT_EQ(r.owner(int(m), slot), k);
             for (const std::int32_t slot : b.recv) EXPECT_EQ(r.owner(int(m), slot), b.peer);
             moved += b.send.size();

@@ -160,9 +160,7 @@ using HaloHostSpace = Kokkos::HostSpace;
 /// unpack run on an execution-space instance of their own (a second stream on GPUs), so that
 /// they overlap the interior update the caller launches on the default instance:
 /// pack(f) -> [caller launches other work] -> post() -> finish(f).
-/// `Run`: each entry of the lists is the first of Run consecutive values (a refined grid's
-/// blocks, refine/LevelRanks.hpp); 1 for the dense grids' lists of single values.
-template <class V, Index Run = 1>
+template <class V>
 class HaloExchange {
  public:
   HaloExchange() = default;
@@ -173,14 +171,12 @@ class HaloExchange {
     m_exec = priority_instance();
     m_send_idx = to_device(lists.send, "kolibri::halo_send_idx");
     m_recv_idx = to_device(lists.recv, "kolibri::halo_recv_idx");
-    const std::size_t sends = lists.send.size() * std::size_t(Run);
-    const std::size_t recvs = lists.recv.size() * std::size_t(Run);
-    m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", sends);
-    m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", recvs);
+    m_send = Kokkos::View<V*, MemSpace>("kolibri::halo_send", lists.send.size());
+    m_recv = Kokkos::View<V*, MemSpace>("kolibri::halo_recv", lists.recv.size());
     m_staged = !device_buffers && !kHostMemory && nccl == nullptr;
     if (m_staged) {
-      m_h_send = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_send_host", sends);
-      m_h_recv = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_recv_host", recvs);
+      m_h_send = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_send_host", lists.send.size());
+      m_h_recv = Kokkos::View<V*, HaloHostSpace>("kolibri::halo_recv_host", lists.recv.size());
     }
     auto* sbase = reinterpret_cast<std::byte*>(m_staged ? m_h_send.data() : m_send.data());
     auto* rbase = reinterpret_cast<std::byte*>(m_staged ? m_h_recv.data() : m_recv.data());
@@ -203,8 +199,8 @@ class HaloExchange {
     const auto buf = m_send;
     Kokkos::parallel_for(
         "kolibri::halo_pack",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(buf.extent(0))),
-        KOKKOS_LAMBDA(const Index e) { buf(e) = f(idx(e / Run) + e % Run); });
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
+        KOKKOS_LAMBDA(const Index e) { buf(e) = f(idx(e)); });
     if (m_staged) Kokkos::deep_copy(m_exec, m_h_send, m_send);
   }
   /// Wait for the pack, then post the messages (NCCL: enqueue them behind the pack).
@@ -227,8 +223,8 @@ class HaloExchange {
     const auto buf = m_recv;
     Kokkos::parallel_for(
         "kolibri::halo_unpack",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(buf.extent(0))),
-        KOKKOS_LAMBDA(const Index e) { f(idx(e / Run) + e % Run) = buf(e); });
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, Index(idx.extent(0))),
+        KOKKOS_LAMBDA(const Index e) { f(idx(e)) = buf(e); });
   }
   /// The whole exchange, after the work on the default instance that produced `f`.
   void run(const Kokkos::View<V*, MemSpace>& f) {

@@ -50,10 +50,11 @@ LevelRanks cut_levels(const Octree& tree, int ranks);
 
 /// \brief The blocks of one level that this rank sends to `peer` after each step of the level
 /// (its own, read by the peer's cells) and receives from it (the peer's, read by its cells),
-/// leaf slots in increasing order.
+/// leaf slots in increasing order, each with the cells of it that are read (read_cells).
 struct LevelPeerBlocks {
   int peer = -1;
   std::vector<std::int32_t> send, recv;
+  std::vector<std::uint64_t> send_cells, recv_cells;
 };
 
 /// \brief For each level of `tree`, the blocks `rank` exchanges with each other rank (peers in
@@ -63,6 +64,15 @@ struct LevelPeerBlocks {
 /// and its re-entry links' sources.
 std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
                                                          const LevelRanks& ranks, int rank);
+
+/// \brief The cells of leaf slot `slot` of level `level` (bit `place`) that rank `reader`'s cells
+/// read: those within two cells of this level of a cell of the reader's leaves of this level, of
+/// the level above (a coarse cell's children) or of the level below (a fine cell's parent). No
+/// rule reads farther: a re-entry source lies two cells upwind; the explosion reads the coarse
+/// cell one coarse cell upwind of a fine cell's parent and that cell's neighbours (the slopes);
+/// the coalescence reads the fine cells one and two fine cells upwind of a coarse cell's children.
+std::uint64_t read_cells(const Octree& tree, const LevelRanks& ranks, int level, std::int32_t slot,
+                         int reader);
 
 /// \brief One line: the layer where each rank's run of blocks starts (in level-0 cells along the
 /// axis) and each rank's share of the updates.

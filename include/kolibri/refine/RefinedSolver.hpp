@@ -20,6 +20,7 @@
 #include <kolibri/solver/Solver.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -119,7 +120,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         m_exchange.emplace_back(*m_comm, block_lists(blocks[l]), dist->device_buffers, dist->nccl);
         if (m_exchange.back().active()) split_range(m_tree.levels[l], blocks[l], m_levels[l]);
         for (const LevelPeerBlocks& p : blocks[l])
-          m_sent_per_step += double(p.send.size() << l) * double(L::Q * TV * Index(sizeof(V)));
+          for (const std::uint64_t read : p.send_cells)
+            m_sent_per_step +=
+                double(std::int64_t(std::popcount(read)) << l) * double(L::Q * Index(sizeof(V)));
       }
     }
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
@@ -147,8 +150,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::string ranks_report() const override {
     if (!m_comm) return {};
     char sent[96];
-    std::snprintf(sent, sizeof sent, "; rank %d sends %.1f MiB a step of level 0 (whole blocks)",
-                  m_comm->rank(), m_sent_per_step / double(1 << 20));
+    std::snprintf(sent, sizeof sent, "; rank %d sends %.1f MiB a step of level 0", m_comm->rank(),
+                  m_sent_per_step / double(1 << 20));
     return level_ranks_report(m_tree, m_ranks) + sent;
   }
 
@@ -585,23 +588,31 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     d.upper = cell_range(h, upper_first << VS, s1 << VS);
   }
 
-  /// A level's exchange lists: each block of Q V values (at(slot, 0, 0) on), by peer.
+  /// A level's exchange lists: the Q values of each read cell of each block (its bit in the
+  /// block's cells word), block by block, by peer.
   static HaloLists block_lists(const std::vector<LevelPeerBlocks>& peers) {
     HaloLists out;
-    constexpr std::int64_t block_bytes = std::int64_t(L::Q) * TV * std::int64_t(sizeof(V));
+    auto add = [](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
+                  const std::vector<std::uint64_t>& cells) {
+      for (std::size_t i = 0; i < slots.size(); ++i)
+        for (int q = 0; q < L::Q; ++q)
+          for (Index l = 0; l < TV; ++l)
+            if ((cells[i] >> l) & 1u) list.push_back(Step::at(slots[i], q, l));
+    };
     for (const LevelPeerBlocks& p : peers) {
       HaloMessage m;
       m.peer = p.peer;
       m.send_tag = m.recv_tag = 0;  // one message each way between two ranks an exchange
-      m.send = reinterpret_cast<const void*>(std::uintptr_t(out.send.size() * block_bytes));
-      m.recv = reinterpret_cast<void*>(std::uintptr_t(out.recv.size() * block_bytes));
-      m.send_bytes = std::int64_t(p.send.size()) * block_bytes;
-      m.recv_bytes = std::int64_t(p.recv.size()) * block_bytes;
+      const std::size_t s0 = out.send.size(), r0 = out.recv.size();
+      add(out.send, p.send, p.send_cells);
+      add(out.recv, p.recv, p.recv_cells);
+      m.send = reinterpret_cast<const void*>(std::uintptr_t(s0 * sizeof(V)));
+      m.recv = reinterpret_cast<void*>(std::uintptr_t(r0 * sizeof(V)));
+      m.send_bytes = std::int64_t((out.send.size() - s0) * sizeof(V));
+      m.recv_bytes = std::int64_t((out.recv.size() - r0) * sizeof(V));
       if (m.send_bytes >= (std::int64_t(1) << 31) || m.recv_bytes >= (std::int64_t(1) << 31))
         throw std::invalid_argument(
             "a refined level's exchange between two ranks is over 2 GiB: run on more ranks");
-      for (const std::int32_t s : p.send) out.send.push_back(Step::at(s, 0, 0));
-      for (const std::int32_t s : p.recv) out.recv.push_back(Step::at(s, 0, 0));
       out.messages.push_back(m);
     }
     return out;
@@ -855,8 +866,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   bool m_pressure = false;
   const Comm* m_comm = nullptr;  ///< several ranks (null: one)
   LevelRanks m_ranks;
-  std::vector<HaloExchange<V, Index(L::Q) * TV>>
-      m_exchange;                      ///< a level's, after each of its steps
+  std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
   double m_sent_per_step = 0.0;        ///< bytes this rank sends in a step of level 0
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
   std::int64_t m_version = 0;          ///< counts the states the levels went through
