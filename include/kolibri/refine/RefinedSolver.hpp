@@ -867,7 +867,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   const Comm* m_comm = nullptr;  ///< several ranks (null: one)
   LevelRanks m_ranks;
   std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
-  double m_sent_per_step = 0.0;        ///< bytes this rank sends in a step of level 0
+  double m_sent_per_step = 0.0;             ///< bytes this rank sends in a step of level 0
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
   std::int64_t m_version = 0;          ///< counts the states the levels went through
   mutable std::int64_t m_shared = -1;  ///< the state every rank holds whole (share_levels)
