@@ -243,11 +243,14 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
   if (c.moment_arrays != 1 && c.moment_arrays != 2)
     return RuleBreach{"model", "moment_arrays",
                       "expected 1 or 2, got " + std::to_string(c.moment_arrays)};
-  if (!c.bodies.empty() && c.streaming == Streaming::Moments)
-    return RuleBreach{"model", "streaming",
-                      "immersed bodies need populations: streaming = \"two_array\" or "
-                      "\"in_place\" (the moment representation takes no bodies yet), got " +
-                          streaming};
+  if (!c.bodies.empty() && c.streaming == Streaming::Moments &&
+      c.collision != CollisionKind::Regularized)
+    return RuleBreach{"model", "collision",
+                      "immersed bodies in the moment representation (streaming = \"moments\") "
+                      "need collision = \"regularized\" (the recursive operator rebuilds a "
+                      "cell's populations with the force of its last collision, which the "
+                      "bodies' next force replaces), got " +
+                          quoted(to_string(c.collision))};
   for (std::size_t i = 0; i < c.bodies.size(); ++i) {
     const Body& b = c.bodies[i];
     const std::string section = "body[" + std::to_string(i) + "]";

@@ -89,10 +89,10 @@ TEST(Rules, EachBreachNamesItsKeyAndMakeSolverReportsTheSame) {
       {"model.boundary_kernels",
        [](SolverConfig& c) { c.streaming = Streaming::InPlace, c.face_kernels = true; }},
       {"model.moment_arrays", [](SolverConfig& c) { c.moment_arrays = 0; }},
-      {"model.streaming",
+      {"model.collision",
        [](SolverConfig& c) {
-         c.streaming = Streaming::Moments, c.collision = CollisionKind::Regularized;
-         c.bodies.resize(1);  // bodies need populations
+         c.streaming = Streaming::Moments, c.collision = CollisionKind::RecursiveRegularized;
+         c.bodies.resize(1);  // bodies in the moment representation need the projective operator
        }},
       {"model.acm_velocity",
        [](SolverConfig& c) {

@@ -4,8 +4,9 @@
 /// samples that impose their velocity on the fluid through a penalty (direct-forcing) force.
 ///
 /// Before each stream-collide step, for the populations that step will collide:
-///  1. `IbNodes`: density and velocity u* = (sum c f + F/2)/rho of the cells around the bodies
-///     (the streamed populations, with walls; F the uniform body force), into a node box;
+///  1. `Nodes`: density and velocity u* = (sum c f + F/2)/rho of the cells around the bodies
+///     (the streamed populations, with walls; F the uniform body force), into a node box; the
+///     moment representation's populations rebuilt from the neighbours' moments (apply_with);
 ///  2. per sample: trilinear (2 x 2 x 2; 2 x 2 in 2D) interpolation of rho and u*, the penalty
 ///     force density g = 2 rho (u_b - u) times the surface area the sample stands for, spread to
 ///     the same nodes with the same weights. "Scatter": one thread per sample, atomic additions
@@ -201,7 +202,8 @@ class ImmersedBoundary {
     m_pose_host = Kokkos::create_mirror_view(m_pose);
     m_setting = MotionSetting::of(cfg, L::D);
     m_velocity_change.assign(std::size_t(nb), std::array<double, 3>{0, 0, 0});
-    m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * cfg.cells()));
+    m_cells = Index(cfg.cells());
+    m_force = Kokkos::View<R*, MemSpace>("kolibri::ib_force", std::size_t(3 * m_cells));
     m_passes = std::max(1, cfg.ib.iterations);
     m_total = Kokkos::View<double* [3], MemSpace>("kolibri::ib_sample_total", total);
     m_total_host = Kokkos::create_mirror(m_total);
@@ -227,10 +229,24 @@ class ImmersedBoundary {
 
   /// Forces for the step that starts at time t from the state `src`, laid out as the scheme's
   /// `layout()` says: post-collision (the coming step pulls from the upwind slots q, or in place
-  /// opposite(q)) or arriving (in place before a local step: the cell's own slots). Timed only on
-  /// request (ib.timing): the timing fences the device twice a step.
+  /// opposite(q)) or arriving (in place before a local step: the cell's own slots).
   void apply(const Kokkos::View<const V*, MemSpace>& src, const Boundary<L, R>& bc,
              const Slots& idx, std::int64_t t, const StateLayout& layout = {}) {
+    if (layout.opposite_slots && !layout.arriving())
+      apply_with(PostCollisionInPlace<L, S, Slots>{src, idx}, false, bc, t);
+    else
+      apply_with(PostCollision<L, S, Slots>{src, idx}, layout.arriving(), bc, t);
+  }
+
+  /// Forces for the step that starts at time t, the nodes' density and velocity from the
+  /// populations arriving at them: pulled through `bc` from `departing` (dep(m, j): the
+  /// post-collision population j of cell m, the state's own form: stored populations, or those
+  /// the moment representation rebuilds from its moments), or with `own` the cell's own
+  /// dep(n, q) (in place before a local step). Timed only on request (ib.timing): the timing
+  /// fences the device twice a step.
+  template <class Departing>
+  void apply_with(const Departing& departing, const bool own, const Boundary<L, R>& bc,
+                  std::int64_t t) {
     const bool timed = m_cfg.ib.timing;
     if (timed) Kokkos::fence();
     Kokkos::Timer timer;
@@ -242,50 +258,15 @@ class ImmersedBoundary {
       m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
     if (m_free.empty()) {  // the stencils' nodes first: the node table needs no others
       upload_poses();
-      mark_reached(box, bc, idx);
+      mark_reached(box, bc);
     }
     if (m_layer_faces)  // the boundary cells' gather with the layer rule only where it applies
-      for_nodes("kolibri::ib_nodes", box, true, Nodes<true>{src, bc, idx, m_node, box, layout});
+      for_nodes("kolibri::ib_nodes", box, true,
+                Nodes<true, Departing>{departing, own, bc, m_node, box});
     else
-      for_nodes("kolibri::ib_nodes", box, true, Nodes<false>{src, bc, idx, m_node, box, layout});
-    if (!m_free.empty()) {
-      move_free_bodies(box);
-      upload_poses();
-    }
-    const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
-    if (m_comm) find_shared_samples();
-    if (implicit()) solve_coupling(box, bc, idx);
-    for (int pass = 0; pass < m_passes && !implicit(); ++pass) {
-      // Later passes read the force so far at the nodes: spreading in the same kernel would let
-      // them see part of this pass's, so they store first and spread after (`Spread`).
-      const bool fused = !gather && pass == 0;
-      const Samples k{{grid(box, bc, idx)},
-                      m_node,
-                      m_sample_force,
-                      m_key,
-                      m_total,
-                      m_row,
-                      m_table,
-                      pass,
-                      fused,
-                      !m_comm || m_comm->rank() == 0};
-      if (m_shared > 0) share_node_table(k);
-      Kokkos::parallel_for(
-          "kolibri::ib_samples",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples), k);
-      if (gather) {
-        gather_forces(box, bc, idx);
-      } else if (!fused) {
-        Kokkos::parallel_for(
-            "kolibri::ib_spread",
-            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples),
-            Spread{{grid(box, bc, idx)}, m_sample_force});
-      }
-    }
-    if (!m_free.empty()) {  // the forcing's load on each free body, for its next step
-      const auto& totals = sample_totals();
-      for (FreeBody& f : m_free) f.motion.forcing = forcing_load(std::size_t(f.body), totals);
-    }
+      for_nodes("kolibri::ib_nodes", box, true,
+                Nodes<false, Departing>{departing, own, bc, m_node, box});
+    forces(box, bc);
     if (timed) {
       Kokkos::fence();
       m_stats.seconds += timer.seconds();
@@ -294,6 +275,44 @@ class ImmersedBoundary {
     ++m_stats.steps;
   }
 
+ private:
+  /// The samples' forces from the node table of `box` (apply_with's nodes): the free bodies'
+  /// motion, the passes (or the implicit solve), the spreading.
+  void forces(const NodeBox& box, const Boundary<L, R>& bc) {
+    if (!m_free.empty()) {
+      move_free_bodies(box);
+      upload_poses();
+    }
+    const bool gather = m_cfg.ib.spreading == ImmersedSettings::Spreading::Gather;
+    if (m_comm) find_shared_samples();
+    if (implicit()) solve_coupling(box, bc);
+    for (int pass = 0; pass < m_passes && !implicit(); ++pass) {
+      // Later passes read the force so far at the nodes: spreading in the same kernel would let
+      // them see part of this pass's, so they store first and spread after (`Spread`).
+      const bool fused = !gather && pass == 0;
+      const Samples k{
+          {grid(box, bc)}, m_node,  m_sample_force, m_key, m_total,
+          m_row,           m_table, pass,           fused, !m_comm || m_comm->rank() == 0};
+      if (m_shared > 0) share_node_table(k);
+      Kokkos::parallel_for(
+          "kolibri::ib_samples",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples), k);
+      if (gather) {
+        gather_forces(box, bc);
+      } else if (!fused) {
+        Kokkos::parallel_for(
+            "kolibri::ib_spread",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(m_exec, 0, m_stats.samples),
+            Spread{{grid(box, bc)}, m_sample_force});
+      }
+    }
+    if (!m_free.empty()) {  // the forcing's load on each free body, for its next step
+      const auto& totals = sample_totals();
+      for (FreeBody& f : m_free) f.motion.forcing = forcing_load(std::size_t(f.body), totals);
+    }
+  }
+
+ public:
   /// Force and torque on each body during the last step (copies from the device), and its
   /// centre and velocities. On several ranks a collective call: every rank must make it.
   std::vector<BodyLoad> loads() const {
@@ -531,7 +550,7 @@ class ImmersedBoundary {
   /// factors are read, and the only ones whose force can be non-zero (gathering adds 0
   /// elsewhere). Listed again only when the box changed or a body moves.
   /// Not kept with free bodies, whose motion sums the fluid at every node inside them.
-  void mark_reached(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
+  void mark_reached(const NodeBox& box, const Boundary<L, R>& bc) {
     if (m_reached_box == box && !m_moving && m_reached_list.data() != nullptr) return;
     const Index nb = box.cells();
     if (Index(m_reached.extent(0)) < nb) {
@@ -545,7 +564,7 @@ class ImmersedBoundary {
         "kolibri::ib_reached_clear", Range(m_exec, 0, nb),
         KOKKOS_LAMBDA(const Index i) { reached(i) = 0; });
     Kokkos::parallel_for("kolibri::ib_reached", Range(m_exec, 0, m_stats.samples),
-                         MarkReached{grid(box, bc, idx), m_reached});
+                         MarkReached{grid(box, bc), m_reached});
     Kokkos::parallel_scan("kolibri::ib_reached_list", Range(m_exec, 0, nb),
                           ListReached{m_reached, m_reached_list}, m_reached_count);
     m_reached_box = box;
@@ -564,12 +583,12 @@ class ImmersedBoundary {
 
   /// Gathering: bin the samples by the base node of their stencil (counting sort on the device),
   /// then one thread per node sums the forces of the samples whose stencil covers it.
-  void gather_forces(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
+  void gather_forces(const NodeBox& box, const Boundary<L, R>& bc) {
     const Index nbc = box.cells(), ns = m_stats.samples;
     if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
     counting_sort(m_exec, ns, nbc, m_key, m_count, m_slot, m_list);
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
-    const GatherNodes g{{grid(box, bc, idx)}, m_sample_force, m_count, m_list};
+    const GatherNodes g{{grid(box, bc)}, m_sample_force, m_count, m_list};
     Kokkos::parallel_for("kolibri::ib_gather", Range(m_exec, 0, nbc), g);
     if (m_stats.steps == 0) {  // loop counts of the first step (chen2022 Table 1)
       Kokkos::MinMaxScalar<int> m;
@@ -582,14 +601,13 @@ class ImmersedBoundary {
   /// Density and velocity (without the immersed force) of the populations the coming step
   /// collides, for every cell of the node box: 4 values a node, value-major. `Outflow`: the run
   /// has outflow faces, and the boundary cells' gather takes their rule (Boundary::pull).
-  template <bool Outflow>
+  template <bool Outflow, class Departing>
   struct Nodes {
-    Kokkos::View<const V*, MemSpace> src;
+    Departing dep;  ///< dep(m, j): the post-collision population j of cell m
+    bool own;       ///< the cell's own dep(n, q) (in place before a local step)
     Boundary<L, R> bc;
-    Slots idx;
     Kokkos::View<R*, MemSpace> node;
     NodeBox box;
-    StateLayout layout;
     KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
       const Index nb = box.cells();
       const Index n = box.global(i, bc.grid);
@@ -600,19 +618,13 @@ class ImmersedBoundary {
       R f[L::Q];
       const bool fast =
           bc.flags(n) == kFluid || bc.flags(n) == kFluidBorder;  // the fluid kernels' fast path
-      const bool opposite = layout.opposite_slots;  // post-collision f*_q in slot opposite(q)
-      if (layout.arriving()) {
-        for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(src(idx(n, q)), q);
+      if (own) {
+        for (int q = 0; q < L::Q; ++q) f[q] = dep(n, q);
       } else if (fast) {
         const Rows rows = bc.grid.rows(n);
-        for (int q = 0; q < L::Q; ++q)
-          f[q] = S::template load<L>(src(idx(rows.upwind<L>(q), opposite ? L::opposite(q) : q)), q);
-      } else if (opposite) {
-        bc.template pull<Outflow>(n, bc.links ? bc.links[n] : 0u, f,
-                                  PostCollisionInPlace<L, S, Slots>{src, idx});
+        for (int q = 0; q < L::Q; ++q) f[q] = dep(rows.upwind<L>(q), q);
       } else {
-        bc.template pull<Outflow>(n, bc.links ? bc.links[n] : 0u, f,
-                                  PostCollision<L, S, Slots>{src, idx});
+        bc.template pull<Outflow>(n, bc.links ? bc.links[n] : 0u, f, dep);
       }
       R rho, u[3];
       macroscopic<L>(f, bc.force, rho, u);
@@ -838,14 +850,14 @@ class ImmersedBoundary {
 
   /// The implicit forcing of a step: the system's parts on the device, the solve
   /// (CouplingSystem), then each sample's force stored, counted and spread.
-  void solve_coupling(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) {
+  void solve_coupling(const NodeBox& box, const Boundary<L, R>& bc) {
     const Index ns = m_stats.samples;
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
     reserve_coupling(ns);
     if (Index(m_node_factor.extent(0)) < box.cells())
       m_node_factor = Kokkos::View<double*, MemSpace>("kolibri::ib_node_factor",
                                                       std::size_t(box.cells() * 5 / 4 + 64));
-    const SampleGrid g = grid(box, bc, idx);
+    const SampleGrid g = grid(box, bc);
     for_nodes("kolibri::ib_coupling_nodes", box, true,
               CouplingNodes{m_node, bc.flags, bc.grid, box, m_node_factor});
     Kokkos::parallel_for(
@@ -1037,8 +1049,8 @@ class ImmersedBoundary {
   };
 
   /// The shared part of the sample kernels for this step's node box.
-  SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc, const Slots& idx) const {
-    return {m_ref, m_body, m_pose, box, m_force, idx.cells, bc.flags, bc.grid};
+  SampleGrid grid(const NodeBox& box, const Boundary<L, R>& bc) const {
+    return {m_ref, m_body, m_pose, box, m_force, m_cells, bc.flags, bc.grid};
   }
   /// The poses onto the device, when they may have changed.
   void upload_poses() {
@@ -1079,6 +1091,7 @@ class ImmersedBoundary {
   Kokkos::View<BodyPose<R>*, MemSpace> m_pose;
   typename Kokkos::View<BodyPose<R>*, MemSpace>::HostMirror m_pose_host;
   Kokkos::View<R*, MemSpace> m_force, m_node;
+  Index m_cells = 0;  ///< the grid's cells (m_force: 3 values each, component-major)
   Kokkos::View<Index*, MemSpace> m_key, m_list, m_count;
   NodeBox m_box;
   /// The nodes of m_reached_box some stencil reaches: counts, and their list (mark_reached).

@@ -466,7 +466,7 @@ struct MomentKernel {
   C op;
   Boundary<L, R> bc;
   int planes;
-  bool forced;  ///< a body force: the collision without force terms otherwise
+  bool forced;  ///< a body force (uniform or per cell): the collision without force terms otherwise
   /// The boundary cells' reflected moments (MomentWallSums, kMomentWallValues a cell in the order
   /// of MomentWallCells) and each column segment's first of them; null without boundary cells.
   const R* wall_sums = nullptr;
@@ -475,6 +475,11 @@ struct MomentKernel {
   /// The teams to run, by number (league rank r runs team teams[r]); every team when null.
   const std::int32_t* teams = nullptr;
   int team_count = 0;
+  /// The immersed bodies' force per cell (`forced`): component d of cell n at d place.cells + n;
+  /// null without bodies. (A pointer, not CellForce's view: the functor stays small.) Read at
+  /// every cell: a check of the bodies' node box first cost the kernel 4-5% on a closed box
+  /// without bodies (docs/performance.md).
+  const R* cell_force = nullptr;
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_values(int planes) { return std::size_t(planes) * CROSS * NP; }
   static std::size_t scratch_bytes(int planes) {
@@ -691,9 +696,18 @@ struct MomentKernel {
       if (k - 1 >= m0 && st.own[c] && is_updated(st.last[c])) {  // layer k - 1 is complete
         const MomentSum<R>& s = st.acc[c][I0];
         RegularizedMoments<L, R> post;
-        const R none[3] = {R(0), R(0), R(0)};
-        if (forced) post.collide(s.rho, s.j, s.pi, bc.force, op.omega);
-        else post.collide(s.rho, s.j, s.pi, none, op.omega);
+        if (forced) {
+          R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
+          if (cell_force) {
+            const Index n = st.col[c] + MomentPlace::wide(k - 1, place.columns);
+            KOLIBRI_UNROLL
+            for (int d = 0; d < L::D; ++d) F[d] += cell_force[d * place.cells + n];
+          }
+          post.collide(s.rho, s.j, s.pi, F, op.omega);
+        } else {
+          const R none[3] = {R(0), R(0), R(0)};
+          post.collide(s.rho, s.j, s.pi, none, op.omega);
+        }
         MomentSlots<L>::store(moments + csoa(address(st.col[c], st.edge[c], k - 1, edge_written, 1 - parity)), slot_stride(),
                               post.rho, post.js, post.A);
       }
@@ -783,6 +797,10 @@ struct MomentStep {
   R* wall_sums = nullptr;
   const std::int32_t* teams = nullptr;  ///< MomentKernel::teams: a subset of the teams
   int team_count = 0;
+  /// The immersed bodies' force per cell, added to the uniform one in the collision (empty
+  /// without bodies). Only with the projective operator: the recursive one rebuilds a cell's
+  /// populations with the force of its last collision, which the bodies' next force replaces.
+  Kokkos::View<const R*, MemSpace> cell_force{};
 
   template <int I, bool Two = false, bool Walls = false>
   using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two, Walls>;
@@ -845,11 +863,28 @@ struct MomentStep {
       throw std::invalid_argument("moment tile " + std::to_string(tx) + "x" + std::to_string(ty) + " needs " +
                                   std::to_string(scratch_bytes(tx, ty, planes)) +
                                   " bytes of team scratch, over the limit of " + std::to_string(scratch_limit()));
-    const bool forced = bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0);
+    const bool per_cell = cell_force.extent(0) > 0;
+    if (per_cell && Index(cell_force.extent(0)) != 3 * place.cells)
+      throw std::logic_error("moment kernel: a force field of " +
+                             std::to_string(cell_force.extent(0)) + " values on a box of " +
+                             std::to_string(place.cells) + " cells");
+    const bool forced =
+        bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0) || per_cell;
     const std::int32_t* start = walls ? walls->start() : nullptr;
     auto launch = [&]<int I, bool Two, bool Walls>() {
-      Kernel<I, Two, Walls>{m.data(), place,     parity, op,    bc,    planes,
-                            forced,   wall_sums, start,  links, teams, team_count}
+      Kernel<I, Two, Walls>{m.data(),
+                            place,
+                            parity,
+                            op,
+                            bc,
+                            planes,
+                            forced,
+                            wall_sums,
+                            start,
+                            links,
+                            teams,
+                            team_count,
+                            per_cell ? cell_force.data() : nullptr}
           .run(ex);
     };
     // every cell placed twice (two arrays); boundary cells (the kernel without them where the box
@@ -867,6 +902,26 @@ struct MomentStep {
             launch.template operator()<I, false, false>();
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
+  }
+};
+
+/// \brief Post-collision population j of cell m rebuilt from its stored moments at the read
+/// parity: the moment representation's departing populations, for code that reads populations
+/// by cell (the immersed bodies' node kernel, through Boundary::pull). All Q are rebuilt for one.
+template <class L, class R, class C>
+struct MomentDeparting {
+  static constexpr int M = MomentSlots<L>::M;
+  const R* moments;
+  MomentPlace place;
+  int parity;
+  C op;
+  R force[3];
+  KOKKOS_INLINE_FUNCTION R operator()(const Index m, const int j) const {
+    R mi[M], f[L::Q];
+    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(m, parity)),
+                         moment_slot_stride<L::D>(place.stride), mi);
+    MomentSlots<L>::departing(mi, op, force, f);
+    return f[j];
   }
 };
 

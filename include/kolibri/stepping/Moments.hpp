@@ -84,11 +84,20 @@ class Moments final : public Scheme<L, S> {
     k.links = level.links.data();
     k.walls = &m_walls;
     k.wall_sums = m_wall_sums.data();
+    k.cell_force = level.ib.force();  // empty without bodies
     const int teams = int(m_teams.extent(0));
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
       k.parity = m_parity;
+      if (level.ib.active())  // the bodies' force from the populations this step streams
+        level.ib.apply_with(
+            MomentDeparting<L, R, C>{m_f.data(),
+                                     m_place.device(),
+                                     m_parity,
+                                     m_op,
+                                     {level.force[0], level.force[1], level.force[2]}},
+            false, k.bc, first + s);
       k.sum_walls(level.exec);  // (before the border teams: the join below orders them)
       HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity
       if (halo.active()) {

@@ -929,8 +929,8 @@ struct Macroscopic {
       u(i, 0) = u(i, 1) = u(i, 2) = 0.0;
       return;
     }
-    R F[3];
-    cell_force.template at<L::D>(n, idx.cells, force, F);
+    R F[3];  // (the field's cells: the flags', which the moment representation's slots are not)
+    cell_force.template at<L::D>(n, Index(flags.extent(0)), force, F);
     double r, v[3];
     cell_moments<L, S>(f, idx, n, F, r, v, layout);
     rho(i) = r;
