@@ -12,6 +12,8 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Timeline.hpp>
+#include <kolibri/refine/LevelRanks.hpp>
+#include <kolibri/refine/Octree.hpp>
 #include <kolibri/run/Bench.hpp>
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Signals.hpp>
@@ -171,6 +173,53 @@ int do_info(void*) {
   return 0;
 }
 
+/// What `kolibri check` says of a refined grid after the physics: each level's box, blocks,
+/// cells and memory (every rank holds every level: the ranks divide the work, not the memory),
+/// how the ranks cut the levels, and the run time from the uniform grid's rate on this device.
+int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree& tree,
+                 const kolibri::LevelRanks& cuts, int ranks) {
+  const auto& sc = c.solver;
+  const double gib = 1.0 / double(1 << 30), per_cell = kolibri::level_bytes_per_cell(sc);
+  for (const std::string& l : kolibri::octree_report(tree, per_cell))
+    std::cout << "  refinement: " << l << "\n";
+  const double bytes = kolibri::octree_bytes(tree, per_cell);
+  char line[400];
+  std::snprintf(
+      line, sizeof line,
+      "  device memory about %.3g GiB (the levels: %.0f bytes a cell, 12 a general rule)"
+      "%s\n",
+      bytes * gib, per_cell,
+      ranks > 1 ? " on every rank: the ranks divide the levels' work, not their memory" : "");
+  std::cout << line;
+  const std::int64_t updates = tree.updates_per_step();
+  const std::int64_t most = *std::max_element(cuts.updates.begin(), cuts.updates.end());
+  std::cout << "  refinement: " << updates
+            << " cell updates a step of level 0 (every level's fluid cells times its steps)\n";
+  if (ranks > 1) std::cout << "  refinement: " << kolibri::level_ranks_report(tree, cuts) << "\n";
+  if (a.no_estimate) return 0;
+  // The levels' kernels are not timed here: the uniform grid's rate on the level-0 box, with
+  // the levels' measured share of it (docs/performance.md) as the caveat.
+  try {
+    kolibri::SolverConfig uniform = sc;
+    uniform.refinement = {};
+    const bool gpu = kolibri::backend_info().vendor != "host";
+    const kolibri::RateEstimate r = kolibri::estimate_rate(
+        uniform, gpu ? (std::int64_t(1) << 22) : (std::int64_t(1) << 16), 0.3);
+    const double seconds = double(most) * double(c.run.steps) / (r.mlups * 1e6);
+    std::snprintf(line, sizeof line,
+                  "  run time about %.3g s on %d rank%s, each with a device like this one (%s), at "
+                  "the uniform grid's %.4g MLUPS a rank (timed over %lld steps of %dx%dx%d); the "
+                  "level kernels ran at 0.48-0.75 of the uniform rate on an H200: expect up to "
+                  "twice as long\n",
+                  seconds, ranks, ranks > 1 ? "s" : "", kolibri::backend_info().device.c_str(),
+                  r.mlups, static_cast<long long>(r.steps), r.box[0], r.box[1], r.box[2]);
+    std::cout << line;
+  } catch (const std::exception& e) {
+    std::cout << "  run time not estimated (" << e.what() << ")\n";
+  }
+  return 0;
+}
+
 /// `kolibri check`: everything that needs no run (the bodies sampled, meshes read and checked),
 /// then what a user checks a deck for: the derived physics in lattice and SI units, cells and
 /// device memory per rank, and the run time estimated from a short timing on this device.
@@ -189,14 +238,22 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   const int ranks = a.check_ranks > 0 ? a.check_ranks : comm.size();
   std::int64_t largest = 0;  // the most cells a rank holds, ghost layers included
   std::string slabs;         // how the ranks cut a [geometry]'s box
+  const bool refined = c.solver.refinement.active();
+  kolibri::Octree tree;      // a refined grid's levels, and
+  kolibri::LevelRanks cuts;  // the leaves each rank steps (LevelRanks.hpp)
   try {
-    const auto all = kolibri::Decomposition::every_rank(
-        c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));
-    for (const auto& dc : all) {
-      const auto ext = dc.local_extent();
-      largest = std::max<std::int64_t>(largest, std::int64_t(ext[0]) * ext[1] * ext[2]);
+    if (refined) {
+      tree = kolibri::build_octree(c.solver);
+      cuts = kolibri::cut_levels(tree, ranks);
+    } else {
+      const auto all = kolibri::Decomposition::every_rank(
+          c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));
+      for (const auto& dc : all) {
+        const auto ext = dc.local_extent();
+        largest = std::max<std::int64_t>(largest, std::int64_t(ext[0]) * ext[1] * ext[2]);
+      }
+      if (ranks > 1 && c.solver.geometry.given()) slabs = kolibri::slab_report(c.solver, all[0]);
     }
-    if (ranks > 1 && c.solver.geometry.given()) slabs = kolibri::slab_report(c.solver, all[0]);
   } catch (const std::invalid_argument& e) {
     err << "kolibri: error: " << a.deck << ": " << ranks << " ranks: " << e.what() << "\n";
     return kolibri::kExitDeck;
@@ -234,9 +291,10 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
     for (std::string l; std::getline(lines, l);) std::cout << "  " << l << "\n";
     if (!slabs.empty()) std::cout << "  " << ranks << " ranks, " << slabs << "\n";
   }
+  const double gib = 1.0 / double(1 << 30);
+  if (refined) return check_levels(c, a, tree, cuts, ranks);
   // Device memory, before anything is allocated.
   const double per_cell = kolibri::device_bytes_per_cell(sc);
-  const double gib = 1.0 / double(1 << 30);
   std::snprintf(
       line, sizeof line,
       "  device memory about %.3g GiB (%.0f bytes a cell), %.3g GiB more while fields are "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/lattice/Lattice.hpp>
 #include <kolibri/refine/Octree.hpp>
 
 #include <algorithm>
@@ -616,6 +617,18 @@ std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell
     out.push_back(os.str());
   }
   return out;
+}
+
+Octree build_octree(const SolverConfig& cfg) {
+  std::vector<std::array<int, 3>> c;
+  const auto add = [&](auto lattice) {
+    using L = decltype(lattice);
+    for (int q = 0; q < L::Q; ++q) c.push_back({L::c(q, 0), L::c(q, 1), L::c(q, 2)});
+  };
+  if (cfg.lattice == LatticeKind::D2Q9) add(D2Q9{});
+  if (cfg.lattice == LatticeKind::D3Q19) add(D3Q19{});
+  if (cfg.lattice == LatticeKind::D3Q27) add(D3Q27{});
+  return build_octree(cfg, c);
 }
 
 double octree_bytes(const Octree& tree, double bytes_per_cell) {

@@ -62,6 +62,16 @@ inline double device_bytes_per_cell(const SolverConfig& c) {
          (walls ? 4.0 : 0.0) + (c.bodies.empty() ? 0.0 : 3.0 * real);
 }
 
+/// \brief Device bytes a cell of a refined grid's level (RefinedSolver::bytes_per_cell): both
+/// arrays of Q stored values, the flag and the links word, and each block's tables (27 neighbours
+/// and coarse slots, 3 coordinates) spread over its cells.
+inline double level_bytes_per_cell(const SolverConfig& c) {
+  const int q = c.lattice == LatticeKind::D2Q9 ? 9 : c.lattice == LatticeKind::D3Q19 ? 19 : 27;
+  const int dims = dimensions(c.lattice);
+  const double block_cells = double(1 << (refine_block_shift(dims) * dims));
+  return 2.0 * q * stored_value_bytes(c) + 5.0 + (27.0 * 2 + 3) * 4.0 / block_cells;
+}
+
 /// \brief Device bytes a cell more while fields are written (density and velocity in FP64).
 inline constexpr double kFieldOutputBytesPerCell = 32.0;
 

@@ -118,6 +118,8 @@ struct Octree {
 /// q = 0 .. Q-1). Throws std::invalid_argument, naming the deck key, where the case cannot be
 /// refined as asked (an obstacle cut by a level interface: refine around it).
 Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3>>& velocities);
+/// \brief The same for cfg.lattice's velocities.
+Octree build_octree(const SolverConfig& cfg);
 
 /// \brief Throws std::invalid_argument, naming the level and [[refinement.region]], where a
 /// level has more cells than the device's 32-bit cell numbers (slot V + place) can name, or more

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
+#include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
@@ -65,9 +66,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// On the ranks of `dist` (its comm; the transport it names), or on one rank.
   explicit RefinedSolver(const SolverConfig& cfg, const Distribution* dist = nullptr)
       : Solver(cfg) {
-    std::vector<std::array<int, 3>> c(L::Q);
-    for (int q = 0; q < L::Q; ++q) c[std::size_t(q)] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
-    m_tree = build_octree(cfg, c);
+    m_tree = build_octree(cfg);
     if (dist && dist->comm && dist->comm->size() > 1) m_comm = dist->comm;
     m_ranks = cut_levels(m_tree, m_comm ? m_comm->size() : 1);
     check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
@@ -490,10 +489,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const double fused = 2.0 * L::Q * sizeof(V) + 5.0;
     return m_cfg.refinement.kernels == LevelKernels::Fused ? fused : 2.0 * fused - 4.0;
   }
-  /// Both arrays, flag and links a cell, and each block's tables (27 neighbours and coarse
-  /// slots, 3 coordinates) spread over its cells.
+  /// Both arrays, flag and links a cell, and each block's tables spread over its cells
+  /// (level_bytes_per_cell, which `kolibri check` reports before anything is built).
   double bytes_per_cell() const override {
-    return 2.0 * L::Q * sizeof(V) + 5.0 + (27.0 * 2 + 3) * 4.0 / double(TV);
+    static_assert(TV == 64, "level_bytes_per_cell counts blocks of 64 cells");
+    return level_bytes_per_cell(m_cfg);
   }
 
  private:
