@@ -320,7 +320,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     r.domain = domain;
     r.tile_edge = tile;
     r.level_kernels = level_kernels;
-    if (tile > 0) r.alpha = 0;
+    if (tile > 0 || refined) r.alpha = 0;  // the tiles and the levels have layouts of their own
     r.mlups = double(c.cells()) * double(steps) / secs * 1e-6;
     if (const auto* grid = dynamic_cast<const RefinedGrid*>(s.get())) {
       // mahmoud2024's count: every level's fluid cells times its steps.
@@ -351,6 +351,7 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
     const std::string kernels =
         (arrays    ? std::to_string(arrays) + (arrays == 1 ? " array" : " arrays")
          : tile    ? "tiles" + std::to_string(tile)
+         : refined ? "levels" + std::to_string(1 << refine_block_shift(dimensions(lat)))
          : r.alpha ? "csoa" + std::to_string(r.alpha)
                    : std::string("soa")) +
         (split == 2 ? "/split" : "") + (per_face ? "/faces" : "") +
@@ -406,9 +407,10 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
         .add("precision", to_string(r.precision.arithmetic))
         .add("storage", name_of(r.precision))
         .add("n", r.n)
-        .add("layout", r.tile_edge ? "tiles"
-                       : r.alpha   ? "csoa"
-                                   : "soa")
+        .add("layout", r.tile_edge                            ? "tiles"
+                       : r.domain == BenchCase::RefinedSphere ? "levels"
+                       : r.alpha                              ? "csoa"
+                                                              : "soa")
         .add("tile_edge", r.tile_edge)
         .add("csoa_alpha", r.alpha)
         .add("collision_kernels", r.collision_kernels)
