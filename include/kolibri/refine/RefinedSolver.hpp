@@ -116,7 +116,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (m_comm) {
       const auto blocks = level_exchange(m_tree, m_ranks, m_comm->rank());
       for (std::size_t l = 0; l < blocks.size(); ++l) {
-        m_exchange.emplace_back(*m_comm, block_lists(blocks[l]), dist->device_buffers, dist->nccl);
+        m_exchange.emplace_back(*m_comm, exchange_lists(blocks[l]), dist->device_buffers,
+                                dist->nccl);
         if (m_exchange.back().active()) split_range(m_tree.levels[l], blocks[l], m_levels[l]);
         for (const LevelPeerBlocks& p : blocks[l])
           for (const std::uint64_t read : p.send_cells)
@@ -590,7 +591,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   /// A level's exchange lists: the Q values of each read cell of each block (its bit in the
   /// block's cells word), block by block, by peer.
-  static HaloLists block_lists(const std::vector<LevelPeerBlocks>& peers) {
+  static HaloLists exchange_lists(const std::vector<LevelPeerBlocks>& peers) {
     HaloLists out;
     auto add = [](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
                   const std::vector<std::uint64_t>& cells) {
@@ -793,12 +794,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     // read go to them after the step.
     const auto& next = d.f[1 - d.cur];
     const ExecSpace level{};
-    if (m_cfg.refinement.kernels == LevelKernels::Unfused) {  // the baseline: stored, then collided
-      run<LevelStreamTag>(level, k, d.owned.first, d.owned.end);
-      run<LevelTransferTag>(level, k, d.owned.general_first, d.owned.general_end);
-      run<LevelCollideTag>(level, k, d.owned.first, d.owned.end);
-      if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);
-    } else if (d.overlap) {  // the sent blocks first, their exchange beside the others
+    const bool fused = m_cfg.refinement.kernels == LevelKernels::Fused;
+    if (fused && d.overlap) {  // the sent blocks first, their exchange beside the others
       auto& x = m_exchange[std::size_t(l)];
       m_join.join(level, x.exec());  // what the step reads is done
       step_cells(x.exec(), k, d, d.lower);
@@ -809,8 +806,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       x.finish(next);
       m_join.join(x.exec(), level);  // the next launches read what came
     } else {
-      step_cells(level, k, d, d.owned);
-      if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);
+      if (fused) {
+        step_cells(level, k, d, d.owned);
+      } else {  // the baseline: stored, then collided
+        run<LevelStreamTag>(level, k, d.owned.first, d.owned.end);
+        run<LevelTransferTag>(level, k, d.owned.general_first, d.owned.general_end);
+        run<LevelCollideTag>(level, k, d.owned.first, d.owned.end);
+      }
+      if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);  // after the whole step
     }
     d.cur = 1 - d.cur;
     record_links(l);
