@@ -268,6 +268,25 @@ TEST_P(ImmersedLattice, BodyMovingWithTheStreamFeelsNoForce) {
   EXPECT_NEAR(loads[0].centre[0], 12.3 + 0.03 * 49, 1e-5);  // the pose of the last step (t = 49)
 }
 
+/// Steps `a` and `b` together `steps` times; after each step every body's force and torque agree
+/// within the tolerances, and `each(step)` may check more.
+template <class Each>
+void step_with_equal_loads(Solver& a, Solver& b, int steps, double force_tol, double torque_tol,
+                           const Each& each) {
+  for (int step = 1; step <= steps; ++step) {
+    a.step(1);
+    b.step(1);
+    const auto la = a.body_loads(), lb = b.body_loads();
+    ASSERT_EQ(lb.size(), la.size());
+    for (std::size_t k = 0; k < la.size(); ++k)
+      for (std::size_t d = 0; d < 3; ++d) {
+        EXPECT_NEAR(lb[k].force[d], la[k].force[d], force_tol) << la[k].name << " step " << step;
+        EXPECT_NEAR(lb[k].torque[d], la[k].torque[d], torque_tol) << la[k].name << " step " << step;
+      }
+    each(step);
+  }
+}
+
 TEST_P(ImmersedLattice, InPlaceMatchesTwoArrays) {
   // In-place streaming (the AA pattern) with a body at rest and one that translates and turns:
   // the nodes read the populations the coming collision reads (the cell's own slots before a
@@ -284,22 +303,14 @@ TEST_P(ImmersedLattice, InPlaceMatchesTwoArrays) {
   auto two = make_solver(c);
   c.streaming = Streaming::InPlace;
   auto one = make_solver(c);
-  for (int step = 1; step <= 12; ++step) {
-    two->step(1);
-    one->step(1);
-    const auto la = two->body_loads(), lb = one->body_loads();
-    ASSERT_EQ(lb.size(), 2u);
-    for (std::size_t k = 0; k < 2; ++k)
-      for (std::size_t d = 0; d < 3; ++d) {
-        EXPECT_NEAR(lb[k].force[d], la[k].force[d], 1e-13) << la[k].name << " step " << step;
-        EXPECT_NEAR(lb[k].torque[d], la[k].torque[d], 1e-12) << la[k].name << " step " << step;
-      }
-    if (step % 2 == 1) continue;
+  ASSERT_EQ(one->body_loads().size(), 2u);
+  step_with_equal_loads(*two, *one, 12, 1e-13, 1e-12, [&](int step) {
+    if (step % 2 == 1) return;
     const auto pa = two->populations(), pb = one->populations();
     ASSERT_EQ(pa.size(), pb.size());
     for (std::size_t i = 0; i < pa.size(); ++i)
       ASSERT_NEAR(pb[i], pa[i], 1e-15) << "population " << i << " step " << step;
-  }
+  });
   EXPECT_GT(two->body_loads()[0].force[0], 1e-4) << "the stream drags the body at rest";
 }
 
@@ -324,17 +335,8 @@ TEST_P(ImmersedLattice, MomentRepresentationMatchesTheRegularizedPopulations) {
   auto two = make_solver(c);
   c.streaming = Streaming::Moments;
   auto mr = make_solver(c);
-  for (int step = 1; step <= 12; ++step) {
-    two->step(1);
-    mr->step(1);
-    const auto la = two->body_loads(), lb = mr->body_loads();
-    ASSERT_EQ(lb.size(), 2u);
-    for (std::size_t k = 0; k < 2; ++k)
-      for (std::size_t d = 0; d < 3; ++d) {
-        EXPECT_NEAR(lb[k].force[d], la[k].force[d], 1e-12) << la[k].name << " step " << step;
-        EXPECT_NEAR(lb[k].torque[d], la[k].torque[d], 1e-11) << la[k].name << " step " << step;
-      }
-  }
+  ASSERT_EQ(mr->body_loads().size(), 2u);
+  step_with_equal_loads(*two, *mr, 12, 1e-12, 1e-11, [](int) {});
   const auto pa = two->populations(), pb = mr->populations();
   ASSERT_EQ(pa.size(), pb.size());
   for (std::size_t i = 0; i < pa.size(); ++i)

@@ -61,18 +61,6 @@ SolverConfig walled_with_band(LatticeKind lat, int levels) {
   return c;
 }
 
-std::vector<std::array<int, 3>> velocities(LatticeKind lat) {
-  std::vector<std::array<int, 3>> c;
-  const auto add = [&](auto lattice) {
-    using L = decltype(lattice);
-    for (int q = 0; q < L::Q; ++q) c.push_back({L::c(q, 0), L::c(q, 1), L::c(q, 2)});
-  };
-  if (lat == LatticeKind::D2Q9) add(D2Q9{});
-  if (lat == LatticeKind::D3Q19) add(D3Q19{});
-  if (lat == LatticeKind::D3Q27) add(D3Q27{});
-  return c;
-}
-
 const RefinedGrid& grid_of(const Solver& s) { return dynamic_cast<const RefinedGrid&>(s); }
 
 void perturb(Solver& s, unsigned seed) {
@@ -115,7 +103,7 @@ TEST(Refinement, NestedBoxesCoverTheBoxOnce) {
   // Every point of the box lies in exactly one leaf: the leaves' volumes add up to the box.
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
     const auto c = nested(lat, 32, 3);
-    const Octree t = build_octree(c, velocities(lat));
+    const Octree t = build_octree(c);
     ASSERT_EQ(t.levels.size(), 3u);
     double volume = 0.0;
     for (const RefinedLevel& l : t.levels) {
@@ -135,8 +123,7 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
   // expects, of its own blocks and cells. (That they suffice: tests/mpi, bit-identical to one
   // rank.)
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
-    const Octree t =
-        build_octree(nested(lat, lat == LatticeKind::D2Q9 ? 64 : 32, 3), velocities(lat));
+    const Octree t = build_octree(nested(lat, lat == LatticeKind::D2Q9 ? 64 : 32, 3));
     const int layers = t.levels[0].blocks[std::size_t(t.dims - 1)];
     ASSERT_EQ(layers, 8);
     std::int64_t total = 0;
@@ -203,7 +190,7 @@ TEST(Refinement, ConcaveRegionsKeepTheirShapeAndReenter) {
   c.refinement.levels = 2;
   c.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, 1}),
                           box_region(1, {8, 8, 0}, {16, 16, 1})};
-  const Octree t = build_octree(c, velocities(LatticeKind::D2Q9));
+  const Octree t = build_octree(c);
   EXPECT_EQ(t.levels[0].refined.size(), 2u);
   EXPECT_EQ(t.levels[1].leaf.size(), 8u);
   EXPECT_GT(t.levels[1].reentry_key.size(), 0u);
@@ -235,7 +222,7 @@ TEST(Refinement, LevelsMeetAtMostOneApart) {
   auto c = test::periodic_box(LatticeKind::D2Q9, 64, 64, 1);
   c.refinement.levels = 3;
   c.refinement.regions = {box_region(2, {30, 30, 0}, {31, 31, 1})};
-  const Octree t = build_octree(c, velocities(LatticeKind::D2Q9));
+  const Octree t = build_octree(c);
   ASSERT_EQ(t.levels[1].refined.size(), 1u);  // the one level-1 block with the region
   // Its 8 neighbours exist at level 1: their 4 parents (and its own) are refined at level 0.
   EXPECT_EQ(t.levels[0].refined.size(), 4u);
@@ -253,7 +240,7 @@ TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
   // cells with kLevelSlow, once each in slot order, each with the directions that need a general
   // rule (never the rest population); the others take the fast launch.
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q27}) {
-    const Octree t = build_octree(nested(lat, 32, 3), velocities(lat));
+    const Octree t = build_octree(nested(lat, 32, 3));
     for (const RefinedLevel& l : t.levels) {
       ASSERT_EQ(l.general_cell.size(), l.general_dirs.size());
       EXPECT_EQ(std::int64_t(l.general_cell.size()), l.slow_cells) << l.level;
@@ -288,7 +275,7 @@ TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
   }
   // A level-1 cell on the west side of its region, away from corners and from level 2: only the
   // directions arriving from the west (c_x = +1) read the coarser level.
-  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3), velocities(LatticeKind::D2Q9));
+  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3));
   const RefinedLevel& l1 = t.levels[1];
   const int e = t.edge(), x = 16, y = 18;  // level-1 cells; the region starts at x = 16
   std::int64_t cell = -1;
@@ -311,7 +298,7 @@ TEST(Refinement, GeneralCellsAreListedWithTheDirectionsThatNeedARule) {
 TEST(Refinement, LevelsThatDoNotFitAreRefusedWithTheirMemory) {
   // Each level's memory in the log line; levels beyond the device's free memory are refused
   // before anything is allocated, naming the regions and each level's share.
-  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3), velocities(LatticeKind::D2Q9));
+  const Octree t = build_octree(nested(LatticeKind::D2Q9, 32, 3));
   const double per_cell = 2.0 * 9 * 8 + 5.0;
   const auto lines = octree_report(t, per_cell);
   ASSERT_EQ(lines.size(), 3u);
