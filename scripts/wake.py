@@ -5,7 +5,8 @@ kolibri, for the box and resolution studies of docs/validation.md (immersed boun
   python3 scripts/wake.py run sphere 24 OUT [--re 100] [--box 20x10x10] [--kolibri K] [--set k=v ...]
   python3 scripts/wake.py analyse OUT            (prints one JSON object)
   python3 scripts/wake.py run sphere 24 OUT --no-body ...   (the same box and stream, no body)
-  python3 scripts/wake.py run sphere 32 OUT --levels 3 ...  (a refined grid, a bounce-back sphere)
+  python3 scripts/wake.py run sphere 32 OUT --levels 3 ...  (a refined grid, the body in its finest level)
+  python3 scripts/wake.py run sphere 32 OUT --levels 3 --obstacle ...  (a bounce-back sphere instead)
 
 The stream U = 0.05 enters at x_min; the side faces move with it (the far field), the outlet is a
 pressure outlet. The body (diameter D cells) sits on the box's axis, `--upstream` diameters from
@@ -16,12 +17,13 @@ F_y, and the spread of C_D over that tenth; for a shedding cylinder the mean C_D
 St = f D / U from the lift's upward zero crossings; the recirculation length L/D from the rear of
 the body to where u_x on the axis turns positive (steady wakes).
 
-With `--levels L` (L > 1) the grid is refined ([refinement]) and the body is a halfway bounce-back
-`[[obstacle]]` (a refined grid takes no immersed bodies): D is its diameter in cells of the finest
-level, level 0 has D / 2^(L-1) across it and the box in level-0 cells; the finest level is a band
-of 8 of its cells around the body, level 1 (L >= 3) a box from one diameter upstream of the body
-to three downstream, one diameter to each side of the axis; D3Q27 `kbc` FP64 (D2Q9 for the
-cylinder). Loads come from obstacles.csv (level-0 units), so C_D uses level 0's diameter.
+With `--levels L` (L > 1) the grid is refined ([refinement]): D is the body's diameter in cells of
+the finest level, level 0 has D / 2^(L-1) across it and the box in level-0 cells; the finest level
+is a band of 8 of its cells around the body, level 1 (L >= 3) a box from one diameter upstream of
+the body to three downstream, one diameter to each side of the axis. The body is immersed in the
+finest level (the uniform runs' operators and storage, its samples 0.3 cells of that level apart),
+or with `--obstacle` a halfway bounce-back `[[obstacle]]` (D3Q27 `kbc` FP64, D2Q9 for the
+cylinder; loads from obstacles.csv). Loads are in level-0 units, so C_D uses level 0's diameter.
 """
 import argparse
 import json
@@ -35,8 +37,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U = 0.05
 
 
-def deck(body, d, re, box, upstream, time, with_body=True, levels=1):
+def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=False):
     three = body == "sphere"
+    bounce = obstacle and levels > 1  # a bounce-back obstacle on a refined grid
     d = d // 2 ** (levels - 1)  # level 0's diameter
     n = [round(b * d) for b in box]
     c = [upstream * d, n[1] / 2, n[2] / 2 if three else 0.5]
@@ -47,10 +50,10 @@ def deck(body, d, re, box, upstream, time, with_body=True, levels=1):
     lines = [
         "[model]",
         f'lattice = "{"D3Q27" if three else "D2Q9"}"',
-        f'collision = "{("acm" if three else "cm") if levels == 1 else "kbc"}"',
-        f'precision = "{"fp32" if levels == 1 else "fp64"}"',
+        f'collision = "{"kbc" if bounce else ("acm" if three else "cm")}"',
+        f'precision = "{"fp64" if bounce else "fp32"}"',
     ]
-    if three and levels == 1:
+    if three and not bounce:
         lines.append("acm_viscosity = 0.005")
     lines += ["", "[domain]", f"nx = {n[0]}", f"ny = {n[1]}"] + ([f"nz = {n[2]}"] if three else [])
     lines += ["", "[initial]", f"velocity = {vel}", "", "[physics]", f"reynolds = {re}", f"velocity = {U}",
@@ -58,20 +61,21 @@ def deck(body, d, re, box, upstream, time, with_body=True, levels=1):
               'x_max = { type = "pressure_outlet" }']
     lines += [f'{f} = {{ type = "moving_wall", velocity = {vel} }}' for f in faces]
     pos = f"[{c[0]}, {c[1]}, {c[2]}]" if three else f"[{c[0]}, {c[1]}]"
-    if with_body and levels > 1:
+    if with_body and bounce:
         lines += ["", "[[obstacle]]", 'name = "body"', 'type = "sphere"' if three else 'type = "cylinder"',
                   f"center = {pos}", f"radius = {d / 2}"]
+    elif with_body:
+        lines += ["", "[[body]]", 'name = "body"', f'type = "{"sphere" if three else "cylinder"}"',
+                  f"radius = {d / 2}", f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}"]
+    if with_body and levels > 1:
         lines += ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]", f"level = {levels - 1}",
                   'type = "band"', 'around = "body"', "width = 8"]
         if levels >= 3:
             lo = [c[0] - d, c[1] - d] + ([c[2] - d] if three else [])
             hi = [c[0] + 3 * d, c[1] + d] + ([c[2] + d] if three else [])
             lines += ["", "[[refinement.region]]", "level = 1", f"min = {lo}", f"max = {hi}"]
-    elif with_body:
-        lines += ["", "[[body]]", 'name = "body"', f'type = "{"sphere" if three else "cylinder"}"',
-                  f"radius = {d / 2}", f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}"]
     lines += ["", "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\""]
-    lines += [f"obstacle_loads_every = {every}", ""] if levels > 1 else [""]
+    lines += [f"obstacle_loads_every = {every}", ""] if bounce else [""]
     # u_x on the rows of cells beside the axis (the centre lies on cell faces).
     rows = [(y, z) for y in (n[1] // 2 - 1, n[1] // 2) for z in ((n[2] // 2 - 1, n[2] // 2) if three else (None,))]
     for i, (y, z) in enumerate(rows):
@@ -86,7 +90,7 @@ def analyse(out):
     d = meta["D"] // 2 ** (levels - 1)  # in the cells of level 0, whose units the loads are in
     area = math.pi * d * d / 4 if three else d
     scale = 2.0 / (U * U * area)
-    loads = os.path.join(out, "bodies.csv" if levels == 1 else "obstacles.csv")
+    loads = os.path.join(out, "obstacles.csv" if meta.get("obstacle") and levels > 1 else "bodies.csv")
     hist = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale) for r in rows(loads)]
     res = dict(meta)
     res["steps"] = hist[-1][0]
@@ -145,7 +149,9 @@ def main():
     ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
     ap.add_argument("--levels", type=int, default=1,
-                    help="refinement levels (> 1: a bounce-back obstacle on a refined grid, D at the finest level)")
+                    help="refinement levels (> 1: a refined grid, the body in its finest level, D in its cells)")
+    ap.add_argument("--obstacle", action="store_true",
+                    help="with --levels: a halfway bounce-back obstacle instead of the immersed body")
     ap.add_argument("--no-body", action="store_true",
                     help="the same box, stream and steps without the body: the fluid's step time, against which "
                          "a run with the body measures the immersed boundary's cost without ib.timing's fences")
@@ -162,10 +168,11 @@ def main():
         sys.exit("wake.py: --box takes three lengths for a sphere, two for a cylinder (diameters)")
     box += [0.0] * (3 - len(box))
     upstream = a.upstream if a.upstream is not None else 0.3 * box[0]
-    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body, levels=a.levels)
+    text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body, levels=a.levels,
+                   obstacle=a.obstacle)
     d0 = a.D // 2 ** (a.levels - 1)
     meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * d0,
-            "no_body": a.no_body, "levels": a.levels}
+            "no_body": a.no_body, "levels": a.levels, "obstacle": a.obstacle}
     sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 

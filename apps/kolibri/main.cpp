@@ -12,6 +12,7 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
 #include <kolibri/parallel/Timeline.hpp>
+#include <kolibri/refine/LevelBodies.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/Octree.hpp>
 #include <kolibri/run/Bench.hpp>
@@ -227,9 +228,13 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
                std::ostream& err) {
   std::int64_t samples = 0;
   const int dims = kolibri::dimensions(c.solver.lattice);
+  const bool refined = c.solver.refinement.active();
   for (const auto& b : c.solver.bodies) {
     try {
-      samples += std::int64_t(kolibri::sample_body(b, dims, c.solver.ib).offsets.size());
+      // On a refined grid a body is sampled in cells of the finest level (LevelBodies.hpp).
+      const kolibri::Body at =
+          refined ? kolibri::body_at_level(b, c.solver.refinement.levels - 1, {0, 0, 0}) : b;
+      samples += std::int64_t(kolibri::sample_body(at, dims, c.solver.ib).offsets.size());
     } catch (const std::exception& e) {
       err << "kolibri: error: " << a.deck << ": body '" << b.name << "': " << e.what() << "\n";
       return kolibri::kExitDeck;
@@ -238,13 +243,18 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   const int ranks = a.check_ranks > 0 ? a.check_ranks : comm.size();
   std::int64_t largest = 0;  // the most cells a rank holds, ghost layers included
   std::string slabs;         // how the ranks cut a [geometry]'s box
-  const bool refined = c.solver.refinement.active();
   kolibri::Octree tree;      // a refined grid's levels, and
   kolibri::LevelRanks cuts;  // the leaves each rank steps (LevelRanks.hpp)
   try {
     if (refined) {
       tree = kolibri::build_octree(c.solver);
       cuts = kolibri::cut_levels(tree, ranks);
+      if (!c.solver.bodies.empty()) {  // as RefinedSolver refuses them
+        if (ranks > 1)
+          throw std::invalid_argument(
+              "immersed bodies ([[body]]) on a refined grid run on one rank for now");
+        (void)kolibri::level_body_box(tree, c.solver);
+      }
     } else {
       const auto all = kolibri::Decomposition::every_rank(
           c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));

@@ -55,9 +55,20 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
                       need + "one kernel a level: boundary_kernels = \"list\""};
   if (c.collision_kernels != 1)
     return RuleBreach{"model", "collision_kernels", need + "one collision launch a level"};
-  if (!c.bodies.empty())
-    return RuleBreach{"refinement", "levels",
-                      "immersed bodies ([[body]]) on a refined grid are not built yet"};
+  for (std::size_t i = 0; i < c.bodies.size(); ++i) {
+    const Body& b = c.bodies[i];
+    const char* key = b.free                                                  ? "free"
+                      : b.velocity != std::array<double, 3>{0, 0, 0}          ? "velocity"
+                      : b.amplitude != std::array<double, 3>{0, 0, 0}         ? "amplitude"
+                      : b.angular_amplitude != std::array<double, 3>{0, 0, 0} ? "angular_amplitude"
+                                                                              : nullptr;
+    if (key)
+      return RuleBreach{"body[" + std::to_string(i) + "]", key,
+                        need +
+                            "immersed bodies that stand still or turn steadily in place for now "
+                            "(the finest level must hold them): no translation, oscillation or "
+                            "free motion"};
+  }
   if (c.geometry.given())
     return RuleBreach{"refinement", "levels",
                       "[geometry] solids on a refined grid are not built yet (obstacles are)"};
@@ -107,15 +118,20 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
     }
     if (!(g.width > 0))
       return RuleBreach{section, "width", "expected a band width > 0 (cells of its level)"};
-    bool known = g.around == "obstacles" || g.around == "walls";
+    bool known = g.around == "obstacles" || g.around == "walls" || g.around == "bodies";
     for (std::size_t k = 0; k < c.obstacles.size() && !known; ++k)
       known = obstacle_name(c.obstacles, k) == g.around;
+    for (std::size_t k = 0; k < c.bodies.size() && !known; ++k)
+      known = c.bodies[k].name == g.around;
     if (!known)
       return RuleBreach{section, "around",
-                        "expected \"obstacles\", \"walls\" or an obstacle's name, got " +
+                        "expected \"obstacles\", \"walls\", \"bodies\", an obstacle's or a "
+                        "body's name, got " +
                             quoted(g.around.c_str())};
     if (g.around == "obstacles" && c.obstacles.empty())
       return RuleBreach{section, "around", "around = \"obstacles\", but the deck has none"};
+    if (g.around == "bodies" && c.bodies.empty())
+      return RuleBreach{section, "around", "around = \"bodies\", but the deck has no [[body]]"};
   }
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/ib/Sampling.hpp>
 #include <kolibri/lattice/Lattice.hpp>
 #include <kolibri/refine/Octree.hpp>
 
@@ -46,6 +47,13 @@ class Builder {
     for (int f = 0; f < 6; ++f) m_type[f] = static_cast<int>(cfg.faces[std::size_t(f)].type);
     m_n0 = {cfg.nx, cfg.ny, cfg.nz};
     for (int d = 0; d < 3; ++d) m_sh[d] = d < m_dims ? m_shift : 0;
+    bool bands_around_bodies = false;
+    for (const RefinementRegion& r : cfg.refinement.regions)
+      bands_around_bodies = bands_around_bodies ||
+                            (r.kind == RefinementRegion::Kind::Band && around_bodies(r.around));
+    if (bands_around_bodies)  // a body's reach: its farthest sample and the retraction
+      for (const Body& b : cfg.bodies)
+        m_body_reach.push_back(sample_body(b, m_dims, cfg.ib).extent + cfg.ib.retraction);
   }
 
   Octree build() {
@@ -176,15 +184,8 @@ class Builder {
       }
       return inside ? std::max(0.0, in) : std::sqrt(out);
     }
-    double near = 0.0, far = 0.0;  // squared distances from the axis or centre
-    for (int d = 0; d < m_dims; ++d) {
-      if (o.shape == Obstacle::Shape::Cylinder && d == o.axis) continue;
-      const double c = o.center[std::size_t(d)];
-      const double g = std::max({lo[d] - c, c - hi[d], 0.0});
-      const double f = std::max(std::fabs(lo[d] - c), std::fabs(hi[d] - c));
-      near += g * g, far += f * f;
-    }
-    return std::max({0.0, std::sqrt(near) - o.radius, o.radius - std::sqrt(far)});
+    return round_distance(o.center, o.radius, o.shape == Obstacle::Shape::Cylinder ? o.axis : -1,
+                          lo, hi);
   }
 
   /// True where block p of level l must be refined for region r (r.level > l).
@@ -210,7 +211,35 @@ class Builder {
       if (r.around != "obstacles" && obstacle_name(m_cfg.obstacles, k) != r.around) continue;
       if (surface_distance(m_cfg.obstacles[k], lo, hi) <= width) return true;
     }
+    for (std::size_t k = 0; k < m_body_reach.size(); ++k) {
+      if (r.around != "bodies" && m_cfg.bodies[k].name != r.around) continue;
+      if (round_distance(m_cfg.bodies[k].position, m_body_reach[k], -1, lo, hi) <= width)
+        return true;
+    }
     return false;
+  }
+
+  /// A band around "bodies" or a [[body]] by name?
+  bool around_bodies(const std::string& around) const {
+    if (around == "bodies") return true;
+    return std::any_of(m_cfg.bodies.begin(), m_cfg.bodies.end(),
+                       [&](const Body& b) { return b.name == around; });
+  }
+  /// Distance from the box [lo, hi] to the surface of the sphere (centre c, radius r; in 2D the
+  /// circle) or, along axis `axis` (-1: none), the infinite cylinder: 0 where the box holds part of
+  /// it. From the box's nearest and farthest points. An immersed body's band takes its bounding
+  /// sphere.
+  double round_distance(const std::array<double, 3>& c, const double r, const int axis,
+                        const double (&lo)[3], const double (&hi)[3]) const {
+    double near = 0.0, far = 0.0;  // squared distances from the axis or centre
+    for (int d = 0; d < m_dims; ++d) {
+      if (d == axis) continue;
+      const double x = c[std::size_t(d)];
+      const double g = std::max({lo[d] - x, x - hi[d], 0.0});
+      const double f = std::max(std::fabs(lo[d] - x), std::fabs(hi[d] - x));
+      near += g * g, far += f * f;
+    }
+    return std::max({0.0, std::sqrt(near) - r, r - std::sqrt(far)});
   }
 
   void mark_regions() {
@@ -577,6 +606,7 @@ class Builder {
   int m_type[6] = {};
   std::array<bool, 3> m_periodic{};
   Pos m_n0{1, 1, 1};
+  std::vector<double> m_body_reach;  ///< each body's bounding radius (bands around bodies)
   Octree* m_tree = nullptr;
   std::vector<std::unordered_set<std::int64_t>> m_refined;
   std::vector<std::vector<std::int64_t>> m_refined_order;

@@ -561,6 +561,153 @@ TEST(Refinement, ObstacleCutByAnInterfaceIsRefused) {
   }
 }
 
+/// A body at rest in a periodic box of lattice `lat` with a uniform force: a disc in 2D (n x n),
+/// a sphere in 3D (n^3), radius r at the box's centre, its samples `spacing` cells apart.
+Body round_body(LatticeKind lat, double n, double r, double spacing) {
+  Body b;
+  b.name = "ball";
+  b.shape = lat == LatticeKind::D2Q9 ? Body::Shape::Cylinder : Body::Shape::Sphere;
+  b.radius = r, b.spacing = spacing;
+  b.position = {n / 2, n / 2, lat == LatticeKind::D2Q9 ? 0.5 : n / 2};
+  return b;
+}
+
+TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) {
+  // Level 1 over the whole box with an immersed body: the body measured in level-1 cells on the
+  // level's cells is the dense solver's body at twice the resolution, the same bits; its loads
+  // over a step of level 0 are the fine steps' two, at a fine cell's mass (2^-D).
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    const bool two_d = lat == LatticeKind::D2Q9;
+    const int dims = two_d ? 2 : 3;
+    auto fine = test::periodic_box(lat, 16, 16, two_d ? 1 : 16, level_tau(0.6, 1));
+    fine.force = {1e-5, -4e-6, 0.0};
+    fine.bodies = {round_body(lat, 16, 4.2, 0.7)};
+    auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
+    coarse.force = {2e-5, -8e-6, 0.0};
+    coarse.bodies = {round_body(lat, 8, 2.1, 0.7)};  // spacing: in cells of the finest level
+    coarse.refinement.levels = 2;
+    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
+    ASSERT_FALSE(broken_rule(coarse));
+    auto dense = make_solver(fine);
+    auto refined = make_solver(coarse);
+    dense->step(19);
+    const auto before = dense->body_loads();
+    dense->step(1);
+    const auto after = dense->body_loads();
+    refined->step(10);
+    const MacroFields a = dense->macroscopic();
+    const LevelFields b = grid_of(*refined).level_fields(1);
+    for (std::size_t t = 0; t < b.rho.size(); ++t) {
+      const auto& x = b.centre[t];
+      const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), two_d ? 0 : int(2 * x[2]));
+      ASSERT_EQ(b.rho[t], a.rho[i]) << t;
+      for (int d = 0; d < 3; ++d) ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+    }
+    const auto loads = refined->body_loads();
+    ASSERT_EQ(loads.size(), 1u);
+    const double mass = std::ldexp(1.0, -dims);
+    const double scale = std::abs(after[0].force[0]) * mass;
+    ASSERT_GT(scale, 0.0);
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_NEAR(loads[0].force[d], mass * (before[0].force[d] + after[0].force[d]), 1e-12 * scale)
+          << d;
+      EXPECT_NEAR(loads[0].torque[d], mass / 2 * (before[0].torque[d] + after[0].torque[d]),
+                  1e-12 * scale)
+          << d;
+      EXPECT_EQ(loads[0].centre[d], coarse.bodies[0].position[d]) << d;
+    }
+  }
+}
+
+TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
+  // A disc inside level 1 (a band around it), level 0 elsewhere, periodic with a body force: in
+  // steady state the fluid's momentum stops changing, so the body takes the force on the whole
+  // fluid (its inside too: immersed bodies are filled with fluid), F times the total mass.
+  auto c = test::periodic_box(LatticeKind::D2Q9, 32, 16, 1, 1.0);
+  c.force = {2e-6, 5e-7, 0.0};
+  c.bodies = {round_body(LatticeKind::D2Q9, 16, 2.6, 0.5)};
+  c.bodies[0].position[0] = 9.3;  // off the blocks' symmetry
+  c.refinement.levels = 2;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "ball";
+  band.level = 1;
+  band.width = 4;
+  c.refinement.regions = {band};
+  ASSERT_FALSE(broken_rule(c));
+  auto s = make_solver(c);
+  const auto& t = grid_of(*s).octree();
+  ASSERT_GT(t.levels[0].fluid_cells, 0);
+  ASSERT_GT(t.levels[1].fluid_cells, 0);
+  s->step(15000);
+  const double mass = grid_of(*s).total_mass();
+  const auto loads = s->body_loads();
+  ASSERT_EQ(loads.size(), 1u);
+  for (std::size_t d = 0; d < 2; ++d)
+    EXPECT_NEAR(loads[0].force[d], mass * c.force[d], 1e-9 * mass * c.force[0]) << "axis " << d;
+}
+
+TEST(Refinement, TurningBodyRestartsBitIdentical) {
+  // A body turning in place inside level 1 (its pose follows the steps of level 1, from the
+  // run's step count): a restart from the levels at step 5 continues as the run that did not stop,
+  // loads included (no state of the bodies' besides the levels and the step).
+  auto c = nested(LatticeKind::D2Q9, 32, 2);  // level 1 over [8, 24)^2
+  c.force = {1e-5, 0.0, 0.0};
+  c.bodies = {round_body(LatticeKind::D2Q9, 32, 3.0, 0.5)};
+  c.bodies[0].shape = Body::Shape::Box;  // a turning disc would look the same at every angle
+  c.bodies[0].size = {5.0, 3.0, 1.0};
+  c.bodies[0].angular_velocity = {0.0, 0.0, 0.02};
+  ASSERT_FALSE(broken_rule(c));
+  auto whole = make_solver(c), first = make_solver(c), second = make_solver(c);
+  whole->step(12);
+  first->step(5);
+  second->set_level_state(first->level_state());
+  second->set_steps_done(5);
+  second->step(7);
+  EXPECT_EQ(second->level_state(), whole->level_state());
+  const auto a = whole->body_loads(), b = second->body_loads();
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  for (std::size_t d = 0; d < 3; ++d) {
+    EXPECT_EQ(a[0].force[d], b[0].force[d]) << d;
+    EXPECT_EQ(a[0].torque[d], b[0].torque[d]) << d;
+  }
+  EXPECT_NE(a[0].torque[2], 0.0);
+  EXPECT_DOUBLE_EQ(a[0].angular_velocity[2], 0.02);  // back in radians per step of level 0
+}
+
+TEST(Refinement, BodiesOutsideTheFinestLevelOrMovingAreRefused) {
+  auto c = nested(LatticeKind::D2Q9, 32, 2);  // level 1 over [8, 24)^2
+  c.bodies = {round_body(LatticeKind::D2Q9, 32, 3.0, 0.5)};
+  c.bodies[0].position[0] = 9.0;  // reaches level 0
+  try {
+    (void)make_solver(c);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("body[0]"), std::string::npos) << what;
+    EXPECT_NE(what.find("around = \"ball\""), std::string::npos) << what;
+  }
+  c.bodies[0].position[0] = 16.0;
+  EXPECT_FALSE(broken_rule(c));
+  EXPECT_NO_THROW((void)make_solver(c));
+  c.bodies[0].velocity = {0.01, 0.0, 0.0};
+  const auto breach = broken_rule(c);
+  ASSERT_TRUE(breach);
+  EXPECT_EQ(breach->section + "." + breach->key, "body[0].velocity");
+  c.bodies[0].velocity = {0.0, 0.0, 0.0};
+  c.bodies[0].angular_velocity = {0.0, 0.0, 0.01};  // turning in place: taken
+  EXPECT_FALSE(broken_rule(c));
+  c.refinement.regions[0].kind = RefinementRegion::Kind::Band;
+  c.refinement.regions[0].around = "bodies";
+  c.refinement.regions[0].width = 2;
+  EXPECT_FALSE(broken_rule(c));
+  c.bodies.clear();
+  const auto none = broken_rule(c);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->section + "." + none->key, "refinement.region[0].around");
+}
+
 const std::string deck = R"(
 [model]
 lattice = "D2Q9"

@@ -223,6 +223,10 @@ class ImmersedBoundary {
   }
 
   bool active() const { return !m_offset.empty(); }
+  /// Whether the coming steps' sample forces add to the totals of the steps before (the loads):
+  /// a refined grid's finest level takes several steps in one of the run's; off (the default),
+  /// each step's loads are its own.
+  void keep_totals(const bool on) { m_keep_totals = on; }
   bool implicit() const { return m_cfg.ib.forcing == ImmersedSettings::Forcing::Implicit; }
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
   const IbStats& stats() const { return m_stats; }
@@ -290,9 +294,17 @@ class ImmersedBoundary {
       // Later passes read the force so far at the nodes: spreading in the same kernel would let
       // them see part of this pass's, so they store first and spread after (`Spread`).
       const bool fused = !gather && pass == 0;
-      const Samples k{
-          {grid(box, bc)}, m_node,  m_sample_force, m_key, m_total,
-          m_row,           m_table, pass,           fused, !m_comm || m_comm->rank() == 0};
+      const Samples k{{grid(box, bc)},
+                      m_node,
+                      m_sample_force,
+                      m_key,
+                      m_total,
+                      m_row,
+                      m_table,
+                      pass,
+                      m_keep_totals,
+                      fused,
+                      !m_comm || m_comm->rank() == 0};
       if (m_shared > 0) share_node_table(k);
       Kokkos::parallel_for(
           "kolibri::ib_samples",
@@ -709,6 +721,7 @@ class ImmersedBoundary {
         row;                           ///< several ranks: a shared sample's table row, or -1
     Kokkos::View<R*, MemSpace> table;  ///< several ranks: the shared samples' stencil nodes (rows)
     int pass;
+    bool keep;  ///< the first pass adds to the totals too (keep_totals)
     bool scatter;
     bool owns_shared;  ///< this rank counts the shared samples' forces in the totals (rank 0)
 
@@ -771,7 +784,7 @@ class ImmersedBoundary {
       // A sample that is not this rank's (a stencil on other ranks: g = 0 here) adds nothing.
       const bool counted = j < 0 || owns_shared;
       for (int d = 0; d < 3; ++d)
-        total(s, d) = (pass > 0 ? total(s, d) : 0.0) + (counted ? double(g[d]) : 0.0);
+        total(s, d) = (pass > 0 || keep ? total(s, d) : 0.0) + (counted ? double(g[d]) : 0.0);
     }
   };
 
@@ -887,11 +900,12 @@ class ImmersedBoundary {
     const auto stored = m_sample_force;
     const auto total = m_total;
     const auto wsum = m_coupling_wsum;
+    const bool keep = m_keep_totals;
     Kokkos::parallel_for(
         "kolibri::ib_coupling_store", Range(m_exec, 0, ns), KOKKOS_LAMBDA(const Index s) {
           for (int d = 0; d < 3; ++d) {
             stored(s, d) = R(force(s, d));
-            total(s, d) = double(stored(s, d)) * wsum(s);
+            total(s, d) = (keep ? total(s, d) : 0.0) + double(stored(s, d)) * wsum(s);
           }
         });
     Kokkos::parallel_for("kolibri::ib_spread", Range(m_exec, 0, ns), Spread{g, m_sample_force});
@@ -1081,6 +1095,7 @@ class ImmersedBoundary {
   std::vector<std::array<double, 3>> m_velocity_change;  ///< each body's over the last step
   std::vector<std::array<double, 6>> m_bounds;
   bool m_moving = false;
+  bool m_keep_totals = false;    ///< keep_totals
   bool m_layer_faces = false;    ///< some face reads its layer (FaceBC::from_layer; Nodes<true>)
   std::vector<FreeBody> m_free;  ///< in body order
   std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1

@@ -31,8 +31,10 @@ struct LevelRuleTag {
 /// The general and the fast cells of a level, after LevelRuleTag: thread j < general_threads =
 /// entry j of RefinedLevel::general_cell (the rules' values and the other directions gathered,
 /// then collided), the threads after them Cells fast cells each, `stride` apart (cell = leaf
-/// slot V + place).
-template <int Cells>
+/// slot V + place). `Bodies`: the level holds immersed bodies, whose force (LevelBodyForce) joins
+/// the collision: a kernel of its own, so the levels without pay nothing for it (docs/
+/// performance.md, "immersed bodies on the finest level").
+template <int Cells, bool Bodies = false>
 struct LevelStepTag {
   static constexpr int cells = Cells;
   static constexpr const char* label = "kolibri::refine_level_step";
@@ -50,6 +52,34 @@ struct LevelCollideTag {
   static constexpr const char* label = "kolibri::refine_level_collide";
 };
 
+/// \brief The position, in its level's cells, of place l of leaf slot s whose block position is
+/// origin[3 s .. 3 s + 2] (blocks of 2^SX cells a side, place = x + E (y + E z)).
+template <int D, int SX>
+KOKKOS_INLINE_FUNCTION void level_position(const std::int32_t* origin, const Index s, const Index l,
+                                           int (&p)[3]) {
+  constexpr int E = 1 << SX;
+  p[0] = (origin[3 * s] << SX) + (int(l) & (E - 1));
+  p[1] = (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1));
+  p[2] = D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0;
+}
+
+/// \brief The immersed bodies' force on the finest level (refine/LevelBodies.hpp): a dense box
+/// [lo, lo + n) of that level's cells, three values a cell (component-major, x fastest, as the
+/// dense solver's force field); `f` null on the other levels and without bodies.
+template <class R>
+struct LevelBodyForce {
+  const R* f = nullptr;
+  int lo[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+  /// Adds the force at the level's cell p to F, D components (nothing outside the box).
+  template <int D>
+  KOKKOS_INLINE_FUNCTION void add(const int (&p)[3], R (&F)[3]) const {
+    const int x = p[0] - lo[0], y = p[1] - lo[1], z = p[2] - lo[2];
+    if (x < 0 || y < 0 || z < 0 || x >= n[0] || y >= n[1] || z >= n[2]) return;
+    const Index c = cell_in(n, x, y, z), cells = Index(n[0]) * n[1] * n[2];
+    for (int d = 0; d < D; ++d) F[d] += f[d * cells + c];
+  }
+};
+
 /// \brief One step of one level (two arrays, pull), in two launches.
 ///
 /// LevelRuleTag: each direction that the general list marks, by the rules of docs/theory.md
@@ -65,6 +95,8 @@ struct LevelCollideTag {
 /// thread a general cell (`general`).
 template <class L, class S, class C>
 struct LevelStep {
+  using Lattice = L;
+  using Storage = S;
   using R = typename S::real;
   using V = typename S::value_type;
   static constexpr int SX = refine_block_shift(L::D);  ///< log2 of the block edge
@@ -113,6 +145,7 @@ struct LevelStep {
   bool pressure = false;  ///< a face is held at its density (the general path needs u)
   DeviceFaces<R> faces;
   R force[3] = {R(0), R(0), R(0)};
+  LevelBodyForce<R> body_force;  ///< the immersed bodies' (finest level), added to `force`
   C collide;
 
   KOKKOS_INLINE_FUNCTION static Index at(Index slot, int q, Index place) {
@@ -131,19 +164,19 @@ struct LevelStep {
     return k;
   }
 
-  template <int Cells>
-  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag<Cells>, const Index j) const {
+  template <int Cells, bool Bodies>
+  KOKKOS_INLINE_FUNCTION void operator()(LevelStepTag<Cells, Bodies>, const Index j) const {
     if (j >= general_threads)
-      fast_cells<Cells>(first_cell + j - general_threads);
+      fast_cells<Cells, Bodies>(first_cell + j - general_threads);
     else if (j < generals)
-      slow<true>(first_general + j);
+      slow<true, Bodies>(first_general + j);
   }
   KOKKOS_INLINE_FUNCTION void operator()(LevelRuleTag, const Index j) const { rule(j); }
   /// Fused: Cells cells a thread, `stride` apart (a warp's cells stay consecutive): each cell's
   /// first round trip (`fast_cell`) is issued before the cell before it is gathered and
   /// collided, so only the first cell of a thread waits for it (docs/performance.md, "the level
   /// kernels' round trips").
-  template <int Cells>
+  template <int Cells, bool Bodies>
   KOKKOS_INLINE_FUNCTION void fast_cells(const Index i) const {
     static_assert(TV % Cells == 0, "LevelStep: the cells a thread divide a block's cells");
     FastCell next = fast_cell(i);
@@ -151,7 +184,7 @@ struct LevelStep {
     for (int k = 0; k < Cells; ++k) {
       const FastCell cell = next;
       if (k + 1 < Cells) next = fast_cell(i + (k + 1) * stride);
-      fast<true>(cell);
+      fast<true, Bodies>(cell);
     }
   }
   KOKKOS_INLINE_FUNCTION void operator()(LevelStreamTag, const Index t) const {
@@ -174,12 +207,12 @@ struct LevelStep {
   /// A fast cell (the others return: not fluid, or general, which the same launch's first
   /// threads take), gathered, then collided and stored (fused) or stored as it arrived (the
   /// baseline's streaming).
-  template <bool Collide>
+  template <bool Collide, bool Bodies = false>
   KOKKOS_INLINE_FUNCTION void fast(const FastCell& c) const {
     if (c.flag != kLevelFluid || (c.mask & kLevelSlow)) return;
     R f[L::Q];
     gather_block<L, S, E>(src, c.slots, c.l, c.mask, f);
-    finish<Collide>(c.s, c.l, f);
+    finish<Collide, Bodies>(c.s, c.l, f);
   }
   /// General rule j: one direction of one general cell by the rules of docs/theory.md, into
   /// arrived[j]. A thread a direction: the rule's chain of loads (neighbour slot, coarse or fine
@@ -198,7 +231,7 @@ struct LevelStep {
   /// General cell i of the list, gathered (every direction read before any is stored), then as
   /// `fast`: fused, the marked directions from the rules' values (LevelRuleTag); the baseline's
   /// transfer (not Collide) takes them itself.
-  template <bool Collide>
+  template <bool Collide, bool Bodies = false>
   KOKKOS_INLINE_FUNCTION void slow(const Index i) const {
     const Index t = general_cell[i];
     const Index s = t >> VS, l = t & (TV - 1);
@@ -207,12 +240,12 @@ struct LevelStep {
       from_rules(s, l, links[t], general_dirs[i], general_rule_start[i], f);
     else
       general(s, l, links[t], general_dirs[i], f);
-    finish<Collide>(s, l, f);
+    finish<Collide, Bodies>(s, l, f);
   }
-  template <bool Collide>
+  template <bool Collide, bool Bodies>
   KOKKOS_INLINE_FUNCTION void finish(const Index s, const Index l, R (&f)[L::Q]) const {
     if constexpr (Collide)
-      collide_and_store(s, l, f);
+      collide_and_store<Bodies>(s, l, f);
     else
       store(s, l, f);
   }
@@ -222,10 +255,20 @@ struct LevelStep {
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(dst[at(s, q, l)], q);
-    collide_and_store(s, l, f);
+    if (body_force.f != nullptr)  // the baseline: one kernel, the check at run time
+      collide_and_store<true>(s, l, f);
+    else
+      collide_and_store<false>(s, l, f);
   }
+  /// Collide with the uniform force and, with `Bodies`, the bodies' force at the cell.
+  template <bool Bodies>
   KOKKOS_INLINE_FUNCTION void collide_and_store(const Index s, const Index l, R (&f)[L::Q]) const {
     R F[3] = {force[0], force[1], force[2]};
+    if constexpr (Bodies) {
+      int p[3];
+      position(s, l, p);
+      body_force.template add<L::D>(p, F);
+    }
     collide(f, F);
     store(s, l, f);
   }
@@ -236,9 +279,7 @@ struct LevelStep {
 
   /// The position of place l of leaf slot s in this level's cells.
   KOKKOS_INLINE_FUNCTION void position(const Index s, const Index l, int (&p)[3]) const {
-    p[0] = (origin[3 * s] << SX) + (int(l) & (E - 1));
-    p[1] = (origin[3 * s + 1] << SX) + (int(l >> SX) & (E - 1));
-    p[2] = L::D == 3 ? (origin[3 * s + 2] << SX) + int(l >> (2 * SX)) : 0;
+    level_position<L::D, SX>(origin, s, l, p);
   }
   /// The velocity of the cell's last state (a pressure face's rule needs it).
   KOKKOS_INLINE_FUNCTION void velocity(const Index s, const Index l, R (&u)[3]) const {
@@ -553,9 +594,9 @@ struct LevelLinkMomentum : LinkSumsReduction {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, LinkSums& sum) const {
     const Index t = cell[i], s = t >> VS;
-    const int k = dir[i], l = int(t & ((Index(1) << VS) - 1)), e = (1 << SX) - 1;
-    const int p[3] = {(origin[3 * s] << SX) + (l & e), (origin[3 * s + 1] << SX) + ((l >> SX) & e),
-                      L::D == 3 ? (origin[3 * s + 2] << SX) + (l >> (2 * SX)) : 0};
+    const int k = dir[i];
+    int p[3];
+    level_position<L::D, SX>(origin, s, t & ((Index(1) << VS) - 1), p);
     const double fk = double(S::template load<L>(f[i], k));
     double F[3], r[3];
     for (int a = 0; a < 3; ++a) {

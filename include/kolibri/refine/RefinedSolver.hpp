@@ -13,7 +13,9 @@
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
+#include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Halo.hpp>
+#include <kolibri/refine/LevelBodies.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/LevelStep.hpp>
 #include <kolibri/refine/Octree.hpp>
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,18 +42,50 @@ std::unique_ptr<Solver> make_refined_of(const SolverConfig& cfg, const Distribut
 }  // namespace Impl
 
 /// \brief A level's cells as the reductions read them (copied into their kernels): density and
-/// velocity of the fluid ones from the level's current state.
+/// velocity of the fluid ones from the level's current state, with the bodies' force on the
+/// finest level.
 template <class L, class S>
 struct LevelCells {
+  using R = typename S::real;
+  static constexpr int SX = refine_block_shift(L::D);
+  static constexpr int VS = SX * L::D;
   Kokkos::View<const typename S::value_type*, MemSpace> f;
   Kokkos::View<const std::uint8_t*, MemSpace> flags;
   Slots idx;
-  typename S::real force[3];
+  R force[3];
+  const std::int32_t* origin = nullptr;  ///< leaf slot -> block position (the bodies' force)
+  LevelBodyForce<R> body;
   /// False where cell t is not fluid; else its rho and u.
   KOKKOS_INLINE_FUNCTION bool operator()(const Index t, double& rho, double (&u)[3]) const {
     if (flags(t) != kLevelFluid) return false;
-    cell_moments<L, S>(f, idx, t, force, rho, u);
+    R F[3] = {force[0], force[1], force[2]};
+    if (body.f != nullptr) {
+      int p[3];
+      level_position<L::D, SX>(origin, t >> VS, t & ((Index(1) << VS) - 1), p);
+      body.template add<L::D>(p, F);
+    }
+    cell_moments<L, S>(f, idx, t, F, rho, u);
     return true;
+  }
+};
+
+/// \brief The post-collision population j of cell m of the bodies' box (LevelBodyBox, x
+/// fastest) in the finest level's state `f` (level step Step's layout), for the bodies' node
+/// kernel (ImmersedBoundary::apply_with): through the leaf slot of each block of the box (-1:
+/// none, read as 0; the nodes that matter read fluid cells of the level only: level_body_box).
+template <class Step>
+struct LevelDeparting {
+  using R = typename Step::R;
+  const typename Step::V* f = nullptr;
+  const std::int32_t* slot = nullptr;
+  int n[3] = {1, 1, 1};       ///< the box's cells
+  int blocks[3] = {1, 1, 1};  ///< its blocks
+  KOKKOS_INLINE_FUNCTION R operator()(const Index m, const int j) const {
+    const Coord c = coords_in(n, m);
+    const std::int32_t s = slot[cell_in(blocks, c.x >> Step::SX, c.y >> Step::SX, c.z >> Step::SX)];
+    if (s < 0) return R(0);
+    return Step::Storage::template load<typename Step::Lattice>(
+        f[Step::at(s, j, Step::place_of(c.x, c.y, c.z))], j);
   }
 };
 
@@ -125,6 +160,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                 double(std::int64_t(std::popcount(read)) << l) * double(L::Q * Index(sizeof(V)));
       }
     }
+    if (!cfg.bodies.empty()) set_bodies(cfg);
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       const auto n = std::size_t(cfg.cells());
       initialize(std::vector<double>(n, cfg.initial.density),
@@ -140,7 +176,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   const Octree& octree() const override { return m_tree; }
 
   void step(std::int64_t n) override {
-    for (std::int64_t i = 0; i < n; ++i) advance(0, 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      m_body_time = (m_steps + i) << m_body_box.level;
+      advance(0, 0);
+    }
     Kokkos::fence();
     m_steps += n;
     if (n > 0) ++m_version;
@@ -362,6 +401,39 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
+  /// Each immersed body's force and torque over the last step of level 0, in level-0 lattice
+  /// units: the sums of the finest level's 2^l steps in it, whose momentum counts 2^(-D l) of a
+  /// level-0 cell's mass (the torque's arms a 2^l-th of the level's); centre and turning rate
+  /// back in level-0 cells and steps.
+  std::vector<BodyLoad> body_loads() const override {
+    if (!m_ib) return {};
+    std::vector<BodyLoad> out = m_ib->loads();
+    const int l = m_body_box.level;
+    const double mass = std::ldexp(1.0, -L::D * l), k = std::ldexp(1.0, l);
+    for (BodyLoad& b : out)
+      for (std::size_t d = 0; d < 3; ++d) {
+        b.force[d] *= mass;
+        b.torque[d] *= mass / k;
+        b.centre[d] = (b.centre[d] + m_body_box.lo[d]) / k;
+        b.angular_velocity[d] *= k;
+      }
+    return out;
+  }
+  std::vector<double> ib_coupling_forces() const override {
+    return m_ib ? m_ib->coupling_forces() : std::vector<double>{};
+  }
+  std::string set_ib_coupling_forces(const std::vector<double>& forces) override {
+    if (!m_ib) return Solver::set_ib_coupling_forces(forces);
+    return m_ib->set_coupling_forces(forces);
+  }
+  /// The bodies' kernels' sizes and time; `steps` counts steps of level 0.
+  IbStats ib_stats() const override {
+    if (!m_ib) return {};
+    IbStats s = m_ib->stats();
+    s.steps >>= m_body_box.level;
+    return s;
+  }
+
   /// Each obstacle's force and torque over the last step of level 0, in level-0 lattice units:
   /// the links of the level it lies in (an obstacle lies inside one level) over that level's 2^l
   /// steps in it (LinkRecord), whose momentum counts 2^(-D l) of a level-0 cell's mass.
@@ -524,7 +596,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     int cur = 0;
     C op{};
     R force[3] = {R(0), R(0), R(0)};
-    double volume = 1.0;  ///< a cell's volume in level-0 cells
+    LevelBodyForce<R> body_force;  ///< the immersed bodies' (the finest level; set_bodies)
+    double volume = 1.0;           ///< a cell's volume in level-0 cells
     /// This rank's cells (all of them on one rank; LevelRanks) and its re-entry links.
     CellRange owned;
     Index reentry_first = 0, reentry_end = 0;
@@ -537,7 +610,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
   static LevelCells<L, S> cells_of(const DeviceLevel& d) {
-    return {d.f[d.cur], d.flags, slots(d), {d.force[0], d.force[1], d.force[2]}};
+    return {d.f[d.cur],      d.flags,     slots(d), {d.force[0], d.force[1], d.force[2]},
+            d.origin.data(), d.body_force};
   }
   static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> range(const DeviceLevel& d) {
     return {0, d.cells};
@@ -749,6 +823,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   void launch(int l, int parity) {
     DeviceLevel& d = m_levels[std::size_t(l)];
+    if (m_ib && l == m_body_box.level) apply_bodies(d);
     if (parity == 0 && d.reentry_end > d.reentry_first)
       Kokkos::parallel_for(ReentrySaveTag::label,
                            Kokkos::RangePolicy<ExecSpace, ReentrySaveTag, Kokkos::IndexType<Index>>(
@@ -789,6 +864,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.pressure = m_pressure;
     k.faces = DeviceFaces<R>::from(m_cfg.faces);
     for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
+    k.body_force = d.body_force;
     k.collide = d.op;
     // This rank's cells of the level (all of them on one rank); on several, the blocks others
     // read go to them after the step.
@@ -819,6 +895,45 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     record_links(l);
   }
 
+  /// The immersed bodies on the finest level (one rank): their box and its tables
+  /// (level_body_box; solid where the level has no fluid cell), and their kernels on the bodies
+  /// measured in the level's cells (level_body_config).
+  void set_bodies(const SolverConfig& cfg) {
+    if (m_comm)
+      throw std::invalid_argument(
+          "immersed bodies ([[body]]) on a refined grid run on one rank for now");
+    m_body_box = level_body_box(m_tree, cfg);
+    std::vector<Flag> flags(m_body_box.fluid.size(), kSolid);
+    for (std::size_t i = 0; i < flags.size(); ++i)
+      if (m_body_box.fluid[i]) flags[i] = kFluid;
+    const SolverConfig at = level_body_config(cfg, m_body_box);
+    m_ib = std::make_unique<ImmersedBoundary<L, S>>(at);
+    m_body_slot = to_device(m_body_box.slot, "kolibri::refine_body_slot");
+    m_body_flags = to_device(flags, "kolibri::refine_body_flags");
+    m_body_bc.flags = m_body_flags;
+    m_body_bc.faces = DeviceFaces<R>::from(at.faces);
+    m_body_departing.slot = m_body_slot.data();
+    LevelBodyForce<R>& f = m_levels[std::size_t(m_body_box.level)].body_force;
+    f.f = m_ib->force().data();
+    for (std::size_t d = 0; d < 3; ++d) {
+      m_body_bc.grid.n[d] = m_body_box.n[d];
+      m_body_bc.force[d] = R(at.force[d]);
+      m_body_departing.n[d] = m_body_box.n[d], m_body_departing.blocks[d] = m_body_box.blocks[d];
+      f.lo[d] = m_body_box.lo[d], f.n[d] = m_body_box.n[d];
+    }
+  }
+
+  /// The bodies' forces for the coming step of the finest level d, from its state: each step of
+  /// level 0 sums its 2^l steps' loads (keep_totals after the first).
+  void apply_bodies(const DeviceLevel& d) {
+    const std::int64_t steps = std::int64_t(1) << m_body_box.level;
+    m_ib->keep_totals(m_body_time % steps != 0);
+    LevelDeparting<Step> dep = m_body_departing;
+    dep.f = d.f[d.cur].data();
+    m_ib->apply_with(dep, false, m_body_bc, m_body_time);
+    ++m_body_time;
+  }
+
   /// The fused level step k over cells c of level d on `exec`: the general rules, then the
   /// general and the fast cells.
   static void step_cells(const ExecSpace& exec, Step k, const DeviceLevel& d, const CellRange& c) {
@@ -827,10 +942,18 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.generals = c.general_end - c.general_first;
     k.general_threads = (k.generals + 31) / 32 * 32;
     k.first_cell = c.first;
-    if (d.cells >= kManyCells)
-      step_launch<kLargeLevelCellsPerThread>(exec, k, c.end - c.first);
+    if (k.body_force.f != nullptr)
+      step_cells_with<true>(exec, k, d, c);
     else
-      step_launch<2>(exec, k, c.end - c.first);
+      step_cells_with<false>(exec, k, d, c);
+  }
+  template <bool Bodies>
+  static void step_cells_with(const ExecSpace& exec, Step& k, const DeviceLevel& d,
+                              const CellRange& c) {
+    if (d.cells >= kManyCells)
+      step_launch<kLargeLevelCellsPerThread, Bodies>(exec, k, c.end - c.first);
+    else
+      step_launch<2, Bodies>(exec, k, c.end - c.first);
   }
 
   /// Kernel tag T of the level step k over threads 0 .. n (none where n is 0). The functor is
@@ -839,12 +962,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// 2.4 times as long; as a kernel argument (async_launch) it does not wait. A kernel argument
   /// is copied to every thread's stack where a device function takes its address, so none of
   /// the level kernels' calls stays out of line (LevelStep::arriving).
-  /// LevelStepTag<Cells> over a level of `cells` (k.general_threads threads of general cells
-  /// first, then Cells fast cells a thread).
-  template <int Cells>
+  /// LevelStepTag<Cells, Bodies> over a level of `cells` (k.general_threads threads of general
+  /// cells first, then Cells fast cells a thread).
+  template <int Cells, bool Bodies>
   static void step_launch(const ExecSpace& exec, Step& k, const Index cells) {
     k.stride = cells / Cells;
-    run<LevelStepTag<Cells>>(exec, k, 0, k.general_threads + k.stride);
+    run<LevelStepTag<Cells, Bodies>>(exec, k, 0, k.general_threads + k.stride);
   }
   /// Levels of kManyCells cells or more run kLargeLevelCellsPerThread fast cells a thread, the
   /// others 2. On the H200, four cells against two gained 3-5% on the refined tunnel's levels of
@@ -866,6 +989,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   Octree m_tree;
   std::vector<DeviceLevel> m_levels;
+  /// The immersed bodies (set_bodies; null without): their box on the finest level, its flags,
+  /// its blocks' leaf slots, the node kernel's view of it, and the time of the level's next step.
+  std::unique_ptr<ImmersedBoundary<L, S>> m_ib;
+  LevelBodyBox m_body_box;
+  Kokkos::View<Flag*, MemSpace> m_body_flags;
+  Kokkos::View<std::int32_t*, MemSpace> m_body_slot;
+  Boundary<L, R> m_body_bc{};
+  LevelDeparting<Step> m_body_departing;
+  std::int64_t m_body_time = 0;
   bool m_pressure = false;
   const Comm* m_comm = nullptr;  ///< several ranks (null: one)
   LevelRanks m_ranks;
