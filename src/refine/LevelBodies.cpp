@@ -9,7 +9,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace kolibri {
@@ -36,109 +35,98 @@ bool turns(const Body& b) {
 }
 }  // namespace
 
+namespace {
+/// A body's node box [a, z] (inclusive, the level's cells) and the cells of it that must be fluid
+/// cells of the level (`needed`, x fastest over m = z - a + 1).
+struct BodyNeeds {
+  int a[3] = {0, 0, 0}, z[3] = {0, 0, 0}, m[3] = {1, 1, 1};
+  std::vector<std::uint8_t> needed;
+};
+
+BodyNeeds body_needs(const Body& b, const int dims, const ImmersedSettings& ib) {
+  const BodySamples s = sample_body(b, dims, ib);
+  BodyNeeds n;
+  // The node box of its kernels (ImmersedBoundary::set_poses): the stencils' nodes and the
+  // cells they stream from, around the samples' box (a turning body: its bounding sphere).
+  for (int d = 0; d < dims; ++d) {
+    const double c = b.position[std::size_t(d)];
+    const double from = turns(b) ? c - s.extent : c + s.box[std::size_t(d)];
+    const double to = turns(b) ? c + s.extent : c + s.box[3 + std::size_t(d)];
+    n.a[d] = int(std::floor(from - 0.5)) - 1;
+    n.z[d] = int(std::floor(to - 0.5)) + 2;
+    n.m[d] = n.z[d] - n.a[d] + 1;
+  }
+  // Of those, each sample's stencil nodes and their neighbours (the cells they stream from); for
+  // a turning body every cell within that reach of its bounding sphere (two cells a direction).
+  n.needed.assign(std::size_t(n.m[0]) * std::size_t(n.m[1]) * std::size_t(n.m[2]), 0);
+  const auto mark = [&](const int(&p)[3]) {
+    n.needed[std::size_t(cell_in(n.m, p[0] - n.a[0], p[1] - n.a[1], p[2] - n.a[2]))] = 1;
+  };
+  if (turns(b)) {
+    const double reach = s.extent + 2.0 * std::sqrt(double(dims));
+    for (int w = n.a[2]; w <= n.z[2]; ++w)
+      for (int y = n.a[1]; y <= n.z[1]; ++y)
+        for (int x = n.a[0]; x <= n.z[0]; ++x) {
+          const int p[3] = {x, y, w};
+          double r2 = 0.0;
+          for (int d = 0; d < dims; ++d) {
+            const double g = p[d] + 0.5 - b.position[std::size_t(d)];
+            r2 += g * g;
+          }
+          if (r2 <= reach * reach) mark(p);
+        }
+    return n;
+  }
+  for (const auto& o : s.offsets) {
+    int base[3] = {0, 0, 0};
+    for (int d = 0; d < dims; ++d)
+      base[d] = int(std::floor(b.position[std::size_t(d)] + o[std::size_t(d)] - 0.5));
+    for (int w = dims == 3 ? -1 : 0; w <= (dims == 3 ? 2 : 0); ++w)
+      for (int y = -1; y <= 2; ++y)
+        for (int x = -1; x <= 2; ++x) {
+          const int p[3] = {base[0] + x, base[1] + y, base[2] + w};
+          mark(p);
+        }
+  }
+  return n;
+}
+
+/// The refusal of body i (the level's cells: `level`) at cell p of that level.
+[[noreturn]] void outside_finest(std::size_t i, const Body& b, int level, int dims,
+                                 const int (&p)[3]) {
+  const double k = std::ldexp(1.0, -level);
+  std::ostringstream os;
+  os << "body[" << i << "] (\"" << b.name
+     << "\"): an immersed body on a refined grid lies inside the finest level (level " << level
+     << "), two of its cells around the samples; level-0 cell (" << int(std::floor(p[0] * k))
+     << ", " << int(std::floor(p[1] * k));
+  if (dims == 3) os << ", " << int(std::floor(p[2] * k));
+  os << ") near it is not a fluid cell of that level: refine around the body "
+        "([[refinement.region]] type = \"band\", around = \""
+     << b.name << "\", level = " << level << ")";
+  throw std::invalid_argument(os.str());
+}
+}  // namespace
+
 LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   LevelBodyBox out;
   if (cfg.bodies.empty() || tree.levels.empty()) return out;
   const RefinedLevel& h = tree.levels.back();
   const int dims = tree.dims, sh = tree.shift, e = tree.edge();
   out.level = h.level;
-  std::unordered_map<std::int64_t, std::size_t> slot;  // block position -> leaf slot
-  const auto key = [&](const int(&b)[3]) {
-    return std::int64_t(b[0]) +
-           std::int64_t(h.blocks[0]) * (std::int64_t(b[1]) + std::int64_t(h.blocks[1]) * b[2]);
-  };
-  for (std::size_t s = 0; s < h.leaf.size(); ++s) {
-    const int b[3] = {h.leaf[s][0], h.leaf[s][1], h.leaf[s][2]};
-    slot[key(b)] = s;
-  }
-  // A fluid leaf cell of the finest level at p (that level's cells)?
-  const auto fluid = [&](const int(&p)[3]) {
-    for (int d = 0; d < dims; ++d)
-      if (p[d] < 0 || p[d] >= h.n[std::size_t(d)]) return false;
-    const int b[3] = {p[0] >> sh, p[1] >> sh, dims == 3 ? p[2] >> sh : 0};
-    const auto it = slot.find(key(b));
-    if (it == slot.end()) return false;
-    const int place =
-        (p[0] & (e - 1)) + e * ((p[1] & (e - 1)) + (dims == 3 ? e * (p[2] & (e - 1)) : 0));
-    return h.flags[(it->second << (sh * dims)) + std::size_t(place)] == kLevelFluid;
-  };
-  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // the union, inclusive
-  const std::array<int, 3> origin{0, 0, 0};
+  std::vector<Body> bodies;
+  std::vector<BodyNeeds> needs;
+  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // the node boxes' union, inclusive
   for (std::size_t i = 0; i < cfg.bodies.size(); ++i) {
-    const Body b = body_at_level(cfg.bodies[i], h.level, origin);
-    const BodySamples s = sample_body(b, dims, cfg.ib);
-    // The node box of its kernels (ImmersedBoundary::set_poses): the stencils' nodes and the
-    // cells they stream from, around the samples' box (a turning body: its bounding sphere).
-    int a[3] = {0, 0, 0}, z[3] = {0, 0, 0}, m[3] = {1, 1, 1};
-    for (int d = 0; d < dims; ++d) {
-      const double c = b.position[std::size_t(d)];
-      const double from = turns(b) ? c - s.extent : c + s.box[std::size_t(d)];
-      const double to = turns(b) ? c + s.extent : c + s.box[3 + std::size_t(d)];
-      a[d] = int(std::floor(from - 0.5)) - 1;
-      z[d] = int(std::floor(to - 0.5)) + 2;
-      m[d] = z[d] - a[d] + 1;
-    }
-    // Of those, the cells that must be fluid cells of the level: each sample's stencil nodes and
-    // their neighbours (the cells they stream from); for a turning body every cell within that
-    // reach of its bounding sphere (two cells a direction: 2 sqrt(D)).
-    const std::size_t box_cells = std::size_t(m[0]) * std::size_t(m[1]) * std::size_t(m[2]);
-    std::vector<std::uint8_t> needed(box_cells, 0);
-    const auto mark = [&](const int(&p)[3]) {
-      needed[std::size_t(cell_in(m, p[0] - a[0], p[1] - a[1], p[2] - a[2]))] = 1;
-    };
-    if (turns(b)) {
-      const double reach = s.extent + 2.0 * std::sqrt(double(dims));
-      for (int w = a[2]; w <= z[2]; ++w)
-        for (int y = a[1]; y <= z[1]; ++y)
-          for (int x = a[0]; x <= z[0]; ++x) {
-            const int p[3] = {x, y, w};
-            double r2 = 0.0;
-            for (int d = 0; d < dims; ++d) {
-              const double g = p[d] + 0.5 - b.position[std::size_t(d)];
-              r2 += g * g;
-            }
-            if (r2 <= reach * reach) mark(p);
-          }
-    } else {
-      for (const auto& o : s.offsets) {
-        int base[3] = {0, 0, 0};
-        for (int d = 0; d < dims; ++d)
-          base[d] = int(std::floor(b.position[std::size_t(d)] + o[std::size_t(d)] - 0.5));
-        for (int w = dims == 3 ? -1 : 0; w <= (dims == 3 ? 2 : 0); ++w)
-          for (int y = -1; y <= 2; ++y)
-            for (int x = -1; x <= 2; ++x) {
-              const int p[3] = {base[0] + x, base[1] + y, base[2] + w};
-              mark(p);
-            }
-      }
-    }
-    for (int w = a[2]; w <= z[2]; ++w)
-      for (int y = a[1]; y <= z[1]; ++y)
-        for (int x = a[0]; x <= z[0]; ++x) {
-          const int p[3] = {x, y, w};
-          if (!needed[std::size_t(cell_in(m, x - a[0], y - a[1], w - a[2]))] || fluid(p)) continue;
-          const double k = std::ldexp(1.0, -h.level);
-          std::ostringstream os;
-          os << "body[" << i << "] (\"" << b.name
-             << "\"): an immersed body on a refined grid lies inside the finest level (level "
-             << h.level << "), two of its cells around the samples; level-0 cell ("
-             << int(std::floor(x * k)) << ", " << int(std::floor(y * k));
-          if (dims == 3) os << ", " << int(std::floor(w * k));
-          os << ") near it is not a fluid cell of that level: refine around the body "
-                "([[refinement.region]] type = \"band\", around = \""
-             << b.name << "\", level = " << h.level << ")";
-          throw std::invalid_argument(os.str());
-        }
+    bodies.push_back(body_at_level(cfg.bodies[i], h.level, {0, 0, 0}));
+    needs.push_back(body_needs(bodies.back(), dims, cfg.ib));
     for (int d = 0; d < 3; ++d) {
-      lo[d] = i == 0 ? a[d] : std::min(lo[d], a[d]);
-      hi[d] = i == 0 ? z[d] : std::max(hi[d], z[d]);
+      lo[d] = i == 0 ? needs.back().a[d] : std::min(lo[d], needs.back().a[d]);
+      hi[d] = i == 0 ? needs.back().z[d] : std::max(hi[d], needs.back().z[d]);
     }
   }
   for (int d = 0; d < 3; ++d) {
-    if (d >= dims) {
-      out.lo[std::size_t(d)] = 0, out.n[std::size_t(d)] = 1;
-      continue;
-    }
+    if (d >= dims) continue;  // lo 0, n 1, one block
     // Whole blocks, inside the level's blocks (the node box's corners may reach past them).
     const int first = std::max(0, (lo[d] >> sh) << sh),
               end = std::min(h.blocks[std::size_t(d)] << sh, ((hi[d] >> sh) + 1) << sh);
@@ -149,21 +137,42 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   const int nb[3] = {out.blocks[0], out.blocks[1], out.blocks[2]};
   const int nc[3] = {out.n[0], out.n[1], out.n[2]};
   out.slot.assign(std::size_t(nb[0]) * std::size_t(nb[1]) * std::size_t(nb[2]), -1);
-  for (int z = 0; z < nb[2]; ++z)
-    for (int y = 0; y < nb[1]; ++y)
-      for (int x = 0; x < nb[0]; ++x) {
-        const int b[3] = {(out.lo[0] >> sh) + x, (out.lo[1] >> sh) + y, (out.lo[2] >> sh) + z};
-        const auto it = slot.find(key(b));
-        if (it != slot.end())
-          out.slot[std::size_t(cell_in(nb, x, y, z))] = std::int32_t(it->second);
-      }
+  for (std::size_t s = 0; s < h.leaf.size(); ++s) {
+    int b[3] = {0, 0, 0};
+    bool inside = true;
+    for (int d = 0; d < dims; ++d) {
+      b[d] = h.leaf[s][std::size_t(d)] - (out.lo[std::size_t(d)] >> sh);
+      inside = inside && b[d] >= 0 && b[d] < nb[d];
+    }
+    if (inside) out.slot[std::size_t(cell_in(nb, b[0], b[1], b[2]))] = std::int32_t(s);
+  }
   out.fluid.assign(std::size_t(out.cells()), 0);
   for (int z = 0; z < nc[2]; ++z)
     for (int y = 0; y < nc[1]; ++y)
       for (int x = 0; x < nc[0]; ++x) {
-        const int p[3] = {out.lo[0] + x, out.lo[1] + y, out.lo[2] + z};
-        out.fluid[std::size_t(cell_in(nc, x, y, z))] = fluid(p) ? 1 : 0;
+        const std::int32_t s = out.slot[std::size_t(cell_in(nb, x >> sh, y >> sh, z >> sh))];
+        const int place = (x & (e - 1)) + e * ((y & (e - 1)) + e * (z & (e - 1)));
+        out.fluid[std::size_t(cell_in(nc, x, y, z))] =
+            s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelFluid;
       }
+  // Every needed cell a fluid cell of the box (a cell past the level's blocks is not).
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    const BodyNeeds& n = needs[i];
+    for (int w = n.a[2]; w <= n.z[2]; ++w)
+      for (int y = n.a[1]; y <= n.z[1]; ++y)
+        for (int x = n.a[0]; x <= n.z[0]; ++x) {
+          if (!n.needed[std::size_t(cell_in(n.m, x - n.a[0], y - n.a[1], w - n.a[2]))]) continue;
+          const int p[3] = {x, y, w};
+          bool fluid = true;
+          for (int d = 0; d < 3; ++d)
+            fluid =
+                fluid && p[d] >= out.lo[std::size_t(d)] && p[d] < out.lo[std::size_t(d)] + nc[d];
+          fluid =
+              fluid &&
+              out.fluid[std::size_t(cell_in(nc, x - out.lo[0], y - out.lo[1], w - out.lo[2]))] != 0;
+          if (!fluid) outside_finest(i, bodies[i], h.level, dims, p);
+        }
+  }
   return out;
 }
 
