@@ -4,6 +4,7 @@
 #include <kolibri/refine/LevelBodies.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -52,8 +53,9 @@ BodyNeeds body_needs(const Body& b, const int dims, const ImmersedSettings& ib) 
     const double c = b.position[std::size_t(d)];
     const double from = turns(b) ? c - s.extent : c + s.box[std::size_t(d)];
     const double to = turns(b) ? c + s.extent : c + s.box[3 + std::size_t(d)];
-    n.a[d] = int(std::floor(from - 0.5)) - 1;
-    n.z[d] = int(std::floor(to - 0.5)) + 2;
+    const std::array<int, 2> span = node_span(from, to);
+    n.a[d] = span[0];
+    n.z[d] = span[1];
     n.m[d] = n.z[d] - n.a[d] + 1;
   }
   // Of those, each sample's stencil nodes and their neighbours (the cells they stream from); for

@@ -47,6 +47,7 @@
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -533,8 +534,8 @@ class ImmersedBoundary {
       box.origin[d] = o;
       const int own_lo = o + m_cfg.part.ghost[std::size_t(2 * d)],
                 own_hi = o + size[d] - m_cfg.part.ghost[std::size_t(2 * d + 1)];
-      const int a = std::max(own_lo, int(std::floor(lo[d] - 0.5)) - 1),
-                e = std::min(own_hi, int(std::floor(hi[d] - 0.5)) + 3);
+      const std::array<int, 2> span = node_span(lo[d], hi[d]);
+      const int a = std::max(own_lo, span[0]), e = std::min(own_hi, span[1] + 1);
       box.lo[d] = a, box.n[d] = std::max(0, e - a);
     }
     return box;

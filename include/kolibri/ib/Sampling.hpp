@@ -6,6 +6,7 @@
 #include <kolibri/config/Case.hpp>
 
 #include <array>
+#include <cmath>
 #include <vector>
 
 namespace kolibri {
@@ -40,6 +41,13 @@ BodyState body_state(const Body& b, double t);
 /// Throws std::invalid_argument (shape not available in 2D, bad sizes, a retraction that leaves
 /// no body) or std::runtime_error (mesh file errors, with the file and line).
 BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib);
+
+/// \brief The cells the bodies' kernels touch along one axis, first and last (inclusive), for
+/// samples from `from` to `to` (cell (i) has its centre at i + 1/2): the trilinear stencils'
+/// nodes, floor(x - 1/2) and the next, and one cell on each side, which they stream from.
+inline std::array<int, 2> node_span(const double from, const double to) {
+  return {int(std::floor(from - 0.5)) - 1, int(std::floor(to - 0.5)) + 2};
+}
 
 /// \brief The rotation by `angle` radians about the unit axis `axis` (row-major 3 x 3).
 std::array<double, 9> axis_rotation(const std::array<double, 3>& axis, double angle);
