@@ -230,6 +230,8 @@ class ImmersedBoundary {
   void keep_totals(const bool on) { m_keep_totals = on; }
   bool implicit() const { return m_cfg.ib.forcing == ImmersedSettings::Forcing::Implicit; }
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
+  /// The box of the last apply's nodes (the domain's cells): the force is zero outside it.
+  const NodeBox& node_box() const { return m_box; }
   const IbStats& stats() const { return m_stats; }
 
   /// Forces for the step that starts at time t from the state `src`, laid out as the scheme's

@@ -148,6 +148,16 @@ struct MomentTiles {
   }
 };
 
+/// \brief The cells lo .. hi - 1 of a box (its own coordinates, ghost layers counted) where the
+/// immersed bodies' force can be non-zero: the node box of their kernels
+/// (ImmersedBoundary::node_box); empty by default.
+struct BodyCells {
+  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  KOKKOS_INLINE_FUNCTION bool spans(const int axis, const int v) const {
+    return v >= lo[axis] && v < hi[axis];
+  }
+};
+
 /// \brief Where a cell's moments live in the one moment array, on the device (pointer `edge`
 /// into device memory) or the host (into host memory); built by MomentPlacement.
 ///
@@ -413,11 +423,17 @@ struct MomentWallSums {
 /// before the step (MomentWallSums); the kernel adds a boundary cell's sums (`Walls`: compiled
 /// only for boxes with boundary cells).
 ///
+/// `Bodies`: the immersed bodies' force per cell joins the collision inside their node box
+/// (`body_cells`), checked a column and a layer at a time; compiled apart, so the kernel without
+/// bodies carries no check (the check in the one kernel cost the closed box 4-5% where it never
+/// ran: docs/performance.md).
+///
 /// `Two`: every cell has two places (MomentPlace::shared == columns: two arrays, the second at
 /// `cells`), compiled apart: the place is the cell plus cells at parity 1, and the kernel runs as
 /// fast as the two-array kernel before the one-array placement (the general placement costs
 /// 9% on D3Q27 FP32 and D3Q19 FP64 when every cell takes it: docs/performance.md).
-template <class L, class R, class C, int TX, int TY, bool Two = false, bool Walls = false>
+template <class L, class R, class C, int TX, int TY, bool Two = false, bool Walls = false,
+          bool Bodies = false>
 struct MomentKernel {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   static constexpr int M = MomentSlots<L>::M;
@@ -475,11 +491,11 @@ struct MomentKernel {
   /// The teams to run, by number (league rank r runs team teams[r]); every team when null.
   const std::int32_t* teams = nullptr;
   int team_count = 0;
-  /// The immersed bodies' force per cell (`forced`): component d of cell n at d place.cells + n;
-  /// null without bodies. (A pointer, not CellForce's view: the functor stays small.) Read at
-  /// every cell: a check of the bodies' node box first cost the kernel 4-5% on a closed box
-  /// without bodies (docs/performance.md).
+  /// The immersed bodies' force per cell (`Bodies`; null otherwise): component d of cell n at
+  /// d place.cells + n, read only inside `body_cells`. (A pointer, not CellForce's view: the
+  /// functor stays small.)
   const R* cell_force = nullptr;
+  BodyCells body_cells{};
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_values(int planes) { return std::size_t(planes) * CROSS * NP; }
   static std::size_t scratch_bytes(int planes) {
@@ -600,6 +616,7 @@ struct MomentKernel {
     Index col[CPT];            // the position's column (layer 0), -1 outside the box
     std::int32_t edge[CPT];    // the column's edge index (MomentPlace::edge)
     bool own[CPT];             // a tile cell (not ring, inside the box)
+    bool body[CPT];            // an own column through the bodies' node box (Bodies)
     Flag done[CPT], last[CPT]; // own flags of layers k and k - 1
     std::int32_t wall[CPT];    // the next boundary cell of the column (wall_sums' slot)
     std::int32_t wall_end[CPT];  // past the segment's last one (kPrefetchWalls)
@@ -698,7 +715,12 @@ struct MomentKernel {
         RegularizedMoments<L, R> post;
         if (forced) {
           R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
-          if (cell_force) {
+          // The kernel without bodies keeps the field's read at every cell, which never runs
+          // there (cell_force null): without it nvcc gave the closed box's kernel 117 registers
+          // instead of 96 and it ran 4.9% slower (D3Q19 FP32, docs/performance.md).
+          const bool read =
+              Bodies ? st.body[c] && body_cells.spans(ma, k - 1) : cell_force != nullptr;
+          if (read) {
             const Index n = st.col[c] + MomentPlace::wide(k - 1, place.columns);
             KOLIBRI_UNROLL
             for (int d = 0; d < L::D; ++d) F[d] += cell_force[d * place.cells + n];
@@ -731,6 +753,7 @@ struct MomentKernel {
       const int p = t + c * T, pa = p % PX, pb = p / PX;
       const int a = a0 + pa - 1, b = RB ? b0 + pb - RB : b0;
       st.own[c] = pa >= 1 && pa <= TX && pb >= RB && pb < RB + TY && a < na && b < nb;
+      st.body[c] = Bodies && st.own[c] && body_cells.spans(ta, a) && body_cells.spans(tb, b);
       // The position just past the box holds the wrapped cell there (periodic axes), read by the
       // last cells of the box; a tile owns none of them. Positions further out read nothing
       // (their cells, inside another tile, are updated in place meanwhile).
@@ -797,13 +820,17 @@ struct MomentStep {
   R* wall_sums = nullptr;
   const std::int32_t* teams = nullptr;  ///< MomentKernel::teams: a subset of the teams
   int team_count = 0;
-  /// The immersed bodies' force per cell, added to the uniform one in the collision (empty
-  /// without bodies). Only with the projective operator: the recursive one rebuilds a cell's
-  /// populations with the force of its last collision, which the bodies' next force replaces.
+  /// The immersed bodies' force per cell, added to the uniform one in the collision inside
+  /// `body_cells` (empty without bodies). Only with the projective operator (kBodies): the
+  /// recursive one rebuilds a cell's populations with the force of its last collision, which the
+  /// bodies' next force replaces.
   Kokkos::View<const R*, MemSpace> cell_force{};
+  BodyCells body_cells{};
+  /// Whether the kernel for bodies is compiled: the projective regularized operator only.
+  static constexpr bool kBodies = std::is_same_v<C, RegularizedBgk<L, R>>;
 
-  template <int I, bool Two = false, bool Walls = false>
-  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two, Walls>;
+  template <int I, bool Two = false, bool Walls = false, bool Bodies = false>
+  using Kernel = MomentKernel<L, R, C, Tiles::tx(I), Tiles::ty(I), Two, Walls, Bodies>;
 
   /// Calls f(std::integral_constant<int, I>) for the compiled tile I that is tx x ty; false
   /// where none is.
@@ -868,24 +895,33 @@ struct MomentStep {
       throw std::logic_error("moment kernel: a force field of " +
                              std::to_string(cell_force.extent(0)) + " values on a box of " +
                              std::to_string(place.cells) + " cells");
+    if (per_cell && !kBodies)
+      throw std::logic_error("moment kernel: immersed bodies need the projective operator");
     const bool forced =
         bc.force[0] != R(0) || bc.force[1] != R(0) || bc.force[2] != R(0) || per_cell;
     const std::int32_t* start = walls ? walls->start() : nullptr;
-    auto launch = [&]<int I, bool Two, bool Walls>() {
-      Kernel<I, Two, Walls>{m.data(),
-                            place,
-                            parity,
-                            op,
-                            bc,
-                            planes,
-                            forced,
-                            wall_sums,
-                            start,
-                            links,
-                            teams,
-                            team_count,
-                            per_cell ? cell_force.data() : nullptr}
+    auto launch = [&]<int I, bool Two, bool Walls, bool Bodies>() {
+      Kernel<I, Two, Walls, Bodies>{m.data(),
+                                    place,
+                                    parity,
+                                    op,
+                                    bc,
+                                    planes,
+                                    forced,
+                                    wall_sums,
+                                    start,
+                                    links,
+                                    teams,
+                                    team_count,
+                                    Bodies ? cell_force.data() : nullptr,
+                                    body_cells}
           .run(ex);
+    };
+    // the kernel for bodies where the box has some
+    auto launch_for = [&]<int I, bool Two, bool Walls>() {
+      if constexpr (kBodies)
+        if (per_cell) return launch.template operator()<I, Two, Walls, true>();
+      launch.template operator()<I, Two, Walls, false>();
     };
     // every cell placed twice (two arrays); boundary cells (the kernel without them where the box
     // has none)
@@ -893,13 +929,13 @@ struct MomentStep {
     if (!with_tile(tx, ty, [&](auto i) {
           constexpr int I = decltype(i)::value;
           if (two && with_walls)
-            launch.template operator()<I, true, true>();
+            launch_for.template operator()<I, true, true>();
           else if (two)
-            launch.template operator()<I, true, false>();
+            launch_for.template operator()<I, true, false>();
           else if (with_walls)
-            launch.template operator()<I, false, true>();
+            launch_for.template operator()<I, false, true>();
           else
-            launch.template operator()<I, false, false>();
+            launch_for.template operator()<I, false, false>();
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
   }

@@ -98,6 +98,7 @@ class Moments final : public Scheme<L, S> {
                                      m_op,
                                      {level.force[0], level.force[1], level.force[2]}},
             false, k.bc, first + s);
+      k.body_cells = body_cells(level.ib.node_box());
       k.sum_walls(level.exec);  // (before the border teams: the join below orders them)
       HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity
       if (halo.active()) {
@@ -196,6 +197,16 @@ class Moments final : public Scheme<L, S> {
 
  private:
   void refresh_ghosts() { m_halo[m_parity].run(m_f); }
+  /// The node box of the bodies' kernels in the level's own cells (the only cells whose force
+  /// the bodies' last apply can have made non-zero).
+  static BodyCells body_cells(const NodeBox& box) {
+    BodyCells b;
+    for (int d = 0; d < 3; ++d) {
+      b.lo[d] = box.lo[d] - box.origin[d];
+      b.hi[d] = b.lo[d] + box.n[d];
+    }
+    return b;
+  }
 
   C m_op;
   MomentTile m_tile{};
