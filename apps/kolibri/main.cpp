@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -178,18 +179,28 @@ int do_info(void*) {
 /// cells and memory (every rank holds every level: the ranks divide the work, not the memory),
 /// how the ranks cut the levels, and the run time from the uniform grid's rate on this device.
 int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree& tree,
-                 const kolibri::LevelRanks& cuts, int ranks) {
+                 const kolibri::LevelRanks& cuts, int ranks, const kolibri::LevelBodyBox* bodies) {
   const auto& sc = c.solver;
   const double gib = 1.0 / double(1 << 30), per_cell = kolibri::level_bytes_per_cell(sc);
   for (const std::string& l : kolibri::octree_report(tree, per_cell))
     std::cout << "  refinement: " << l << "\n";
-  const double bytes = kolibri::octree_bytes(tree, per_cell);
+  double bytes = kolibri::octree_bytes(tree, per_cell);
   char line[400];
+  if (bodies) {
+    const double body_bytes = kolibri::level_body_bytes(*bodies, sc);
+    std::snprintf(line, sizeof line,
+                  "  refinement: the bodies' box on level %d: %d x %d x %d cells from (%d, %d, "
+                  "%d) of that level, %.1f MiB (force field, node table, flags)\n",
+                  bodies->level, bodies->n[0], bodies->n[1], bodies->n[2], bodies->lo[0],
+                  bodies->lo[1], bodies->lo[2], body_bytes / double(1 << 20));
+    std::cout << line;
+    bytes += body_bytes;
+  }
   std::snprintf(
       line, sizeof line,
-      "  device memory about %.3g GiB (the levels: %.0f bytes a cell, 12 a general rule)"
+      "  device memory about %.3g GiB (the levels: %.0f bytes a cell, 12 a general rule%s)"
       "%s\n",
-      bytes * gib, per_cell,
+      bytes * gib, per_cell, bodies ? "; the bodies' box" : "",
       ranks > 1 ? " on every rank: the ranks divide the levels' work, not their memory" : "");
   std::cout << line;
   const std::int64_t updates = tree.updates_per_step();
@@ -245,6 +256,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
   std::string slabs;         // how the ranks cut a [geometry]'s box
   kolibri::Octree tree;      // a refined grid's levels, and
   kolibri::LevelRanks cuts;  // the leaves each rank steps (LevelRanks.hpp)
+  std::optional<kolibri::LevelBodyBox> bodies;  // a refined grid's bodies' box (LevelBodies.hpp)
   try {
     if (refined) {
       tree = kolibri::build_octree(c.solver);
@@ -253,7 +265,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
         if (ranks > 1)
           throw std::invalid_argument(
               "immersed bodies ([[body]]) on a refined grid run on one rank for now");
-        (void)kolibri::level_body_box(tree, c.solver);
+        bodies = kolibri::level_body_box(tree, c.solver);
       }
     } else {
       const auto all = kolibri::Decomposition::every_rank(
@@ -302,7 +314,7 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
     if (!slabs.empty()) std::cout << "  " << ranks << " ranks, " << slabs << "\n";
   }
   const double gib = 1.0 / double(1 << 30);
-  if (refined) return check_levels(c, a, tree, cuts, ranks);
+  if (refined) return check_levels(c, a, tree, cuts, ranks, bodies ? &*bodies : nullptr);
   // Device memory, before anything is allocated.
   const double per_cell = kolibri::device_bytes_per_cell(sc);
   std::snprintf(

@@ -178,6 +178,12 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   return out;
 }
 
+double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg) {
+  const double real = cfg.precision == Precision::FP32 ? 4.0 : 8.0;
+  const double per_cell = 3.0 * real + 1.25 * (4.0 * real + 4.0 + 8.0) + 1.0;
+  return double(box.cells()) * per_cell + double(box.slot.size()) * double(sizeof(std::int32_t));
+}
+
 SolverConfig level_body_config(const SolverConfig& cfg, const LevelBodyBox& box) {
   SolverConfig c = cfg;
   c.nx = box.n[0], c.ny = box.n[1], c.nz = box.n[2];

@@ -39,6 +39,13 @@ Body body_at_level(const Body& b, int level, const std::array<int, 3>& lo);
 /// whole blocks.
 LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
 
+/// \brief The device memory of the bodies' box in bytes (what RefinedSolver::set_bodies and the
+/// immersed-boundary kernels allocate over it, as `kolibri check` reports it): a cell's force
+/// field (3 values), node table (4 values) and reached-node mark and list entry (4 + 8 bytes),
+/// the last three a quarter over (the kernels' growth margin), and its flag byte; a block's slot.
+/// The samples' own arrays are not counted (nor are they on a uniform grid).
+double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg);
+
 /// \brief The configuration the immersed-boundary kernels see: a periodic box of `box`'s cells
 /// with cfg's bodies at the finest level (body_at_level), its uniform force per mass at that
 /// level (over 2^level), no obstacles, one level.
