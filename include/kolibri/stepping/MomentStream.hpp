@@ -826,7 +826,8 @@ struct MomentStep {
   /// bodies' next force replaces.
   Kokkos::View<const R*, MemSpace> cell_force{};
   BodyCells body_cells{};
-  /// Whether the kernel for bodies is compiled: the projective regularized operator only.
+  /// Whether the kernel for bodies is compiled: the projective regularized operator only (the
+  /// operator MomentKernel::kLinear names).
   static constexpr bool kBodies = std::is_same_v<C, RegularizedBgk<L, R>>;
 
   template <int I, bool Two = false, bool Walls = false, bool Bodies = false>
@@ -917,7 +918,7 @@ struct MomentStep {
                                     body_cells}
           .run(ex);
     };
-    // the kernel for bodies where the box has some
+    // the kernel for bodies where there are some (a force field)
     auto launch_for = [&]<int I, bool Two, bool Walls>() {
       if constexpr (kBodies)
         if (per_cell) return launch.template operator()<I, Two, Walls, true>();
