@@ -4,6 +4,7 @@
 // as a fixed point across level interfaces, mass and momentum conserved to round-off by the
 // transfers between levels, and the deck's [refinement] keys with their errors.
 #include <kolibri/config/Rules.hpp>
+#include <kolibri/ib/Coupling.hpp>
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/RefinedSolver.hpp>
@@ -575,48 +576,57 @@ Body round_body(LatticeKind lat, double n, double r, double spacing) {
 TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) {
   // Level 1 over the whole box with an immersed body: the body measured in level-1 cells on the
   // level's cells is the dense solver's body at twice the resolution, the same bits; its loads
-  // over a step of level 0 are the fine steps' two, at a fine cell's mass (2^-D).
-  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
-    const bool two_d = lat == LatticeKind::D2Q9;
-    const int dims = two_d ? 2 : 3;
-    auto fine = test::periodic_box(lat, 16, 16, two_d ? 1 : 16, level_tau(0.6, 1));
-    fine.force = {1e-5, -4e-6, 0.0};
-    fine.bodies = {round_body(lat, 16, 4.2, 0.7)};
-    auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
-    coarse.force = {2e-5, -8e-6, 0.0};
-    coarse.bodies = {round_body(lat, 8, 2.1, 0.7)};  // spacing: in cells of the finest level
-    coarse.refinement.levels = 2;
-    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
-    ASSERT_FALSE(broken_rule(coarse));
-    auto dense = make_solver(fine);
-    auto refined = make_solver(coarse);
-    dense->step(19);
-    const auto before = dense->body_loads();
-    dense->step(1);
-    const auto after = dense->body_loads();
-    refined->step(10);
-    const MacroFields a = dense->macroscopic();
-    const LevelFields b = grid_of(*refined).level_fields(1);
-    for (std::size_t t = 0; t < b.rho.size(); ++t) {
-      const auto& x = b.centre[t];
-      const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), two_d ? 0 : int(2 * x[2]));
-      ASSERT_EQ(b.rho[t], a.rho[i]) << t;
-      for (int d = 0; d < 3; ++d) ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+  // over a step of level 0 are the fine steps' two, at a fine cell's mass (2^-D). Direct forcing
+  // with scatter spreading, then gather spreading and the implicit forcing (the same kernels on
+  // the level's box).
+  enum class Forcing { Scatter, Gather, Implicit };
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
+    for (const Forcing forcing : {Forcing::Scatter, Forcing::Gather, Forcing::Implicit}) {
+      if (forcing == Forcing::Implicit && !CouplingSystem::built()) continue;  // no Kokkos Kernels
+      const bool two_d = lat == LatticeKind::D2Q9;
+      const int dims = two_d ? 2 : 3;
+      auto fine = test::periodic_box(lat, 16, 16, two_d ? 1 : 16, level_tau(0.6, 1));
+      fine.force = {1e-5, -4e-6, 0.0};
+      fine.bodies = {round_body(lat, 16, 4.2, 0.7)};
+      if (forcing == Forcing::Gather) fine.ib.spreading = ImmersedSettings::Spreading::Gather;
+      if (forcing == Forcing::Implicit) fine.ib.forcing = ImmersedSettings::Forcing::Implicit;
+      auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
+      coarse.force = {2e-5, -8e-6, 0.0};
+      coarse.bodies = {round_body(lat, 8, 2.1, 0.7)};  // spacing: in cells of the finest level
+      coarse.ib = fine.ib;
+      coarse.refinement.levels = 2;
+      coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
+      ASSERT_FALSE(broken_rule(coarse));
+      auto dense = make_solver(fine);
+      auto refined = make_solver(coarse);
+      dense->step(19);
+      const auto before = dense->body_loads();
+      dense->step(1);
+      const auto after = dense->body_loads();
+      refined->step(10);
+      const MacroFields a = dense->macroscopic();
+      const LevelFields b = grid_of(*refined).level_fields(1);
+      for (std::size_t t = 0; t < b.rho.size(); ++t) {
+        const auto& x = b.centre[t];
+        const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), two_d ? 0 : int(2 * x[2]));
+        ASSERT_EQ(b.rho[t], a.rho[i]) << t;
+        for (int d = 0; d < 3; ++d) ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+      }
+      const auto loads = refined->body_loads();
+      ASSERT_EQ(loads.size(), 1u);
+      const double mass = std::ldexp(1.0, -dims);
+      const double scale = std::abs(after[0].force[0]) * mass;
+      ASSERT_GT(scale, 0.0);
+      for (std::size_t d = 0; d < 3; ++d) {
+        EXPECT_NEAR(loads[0].force[d], mass * (before[0].force[d] + after[0].force[d]),
+                    1e-12 * scale)
+            << d;
+        EXPECT_NEAR(loads[0].torque[d], mass / 2 * (before[0].torque[d] + after[0].torque[d]),
+                    1e-12 * scale)
+            << d;
+        EXPECT_EQ(loads[0].centre[d], coarse.bodies[0].position[d]) << d;
+      }
     }
-    const auto loads = refined->body_loads();
-    ASSERT_EQ(loads.size(), 1u);
-    const double mass = std::ldexp(1.0, -dims);
-    const double scale = std::abs(after[0].force[0]) * mass;
-    ASSERT_GT(scale, 0.0);
-    for (std::size_t d = 0; d < 3; ++d) {
-      EXPECT_NEAR(loads[0].force[d], mass * (before[0].force[d] + after[0].force[d]), 1e-12 * scale)
-          << d;
-      EXPECT_NEAR(loads[0].torque[d], mass / 2 * (before[0].torque[d] + after[0].torque[d]),
-                  1e-12 * scale)
-          << d;
-      EXPECT_EQ(loads[0].centre[d], coarse.bodies[0].position[d]) << d;
-    }
-  }
 }
 
 TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
