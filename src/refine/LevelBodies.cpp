@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <kolibri/config/Memory.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/refine/LevelBodies.hpp>
@@ -179,7 +180,7 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
 }
 
 double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg) {
-  const double real = cfg.precision == Precision::FP32 ? 4.0 : 8.0;
+  const double real = real_bytes(cfg);
   const double per_cell = 3.0 * real + 1.25 * (4.0 * real + 4.0 + 8.0) + 1.0;
   return double(box.cells()) * per_cell + double(box.slot.size()) * double(sizeof(std::int32_t));
 }

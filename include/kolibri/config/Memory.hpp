@@ -8,11 +8,13 @@
 
 namespace kolibri {
 
+/// \brief Bytes of the arithmetic type: 4 in FP32, 8 in FP64.
+inline int real_bytes(const SolverConfig& c) { return c.precision == Precision::FP32 ? 4 : 8; }
+
 /// \brief Bytes of one stored value (a population or a moment): 2 with FP16 storage, else the
-/// arithmetic precision's 4 or 8.
+/// arithmetic precision's (real_bytes).
 inline int stored_value_bytes(const SolverConfig& c) {
-  if (c.storage == StorageKind::FP16) return 2;
-  return c.precision == Precision::FP32 ? 4 : 8;
+  return c.storage == StorageKind::FP16 ? 2 : real_bytes(c);
 }
 
 /// \brief Bytes a cell of the moment representation's boundary data (MomentWallCells and
@@ -36,7 +38,7 @@ inline double moment_wall_bytes_per_cell(const SolverConfig& c) {
   const int layers = n[dims - 1], segment = moment_segment_for(dims, layers, c.moment_segment);
   const int segments = (layers + segment - 1) / segment;
   const double columns = cells / layers;
-  const int real = c.precision == Precision::FP32 ? 4 : 8;
+  const int real = real_bytes(c);
   return (boundary * (kMomentWallCellBytes + kMomentWallValues * real) +
           (columns * segments + 1) * kMomentSegmentBytes) /
          cells;
@@ -51,7 +53,7 @@ inline double device_bytes_per_cell(const SolverConfig& c) {
   const int q = c.lattice == LatticeKind::D2Q9    ? (moments ? 6 : 9)
                 : c.lattice == LatticeKind::D3Q19 ? (moments ? 10 : 19)
                                                   : (moments ? 10 : 27);
-  const int real = c.precision == Precision::FP32 ? 4 : 8;
+  const int real = real_bytes(c);
   const int value = stored_value_bytes(c);
   const double arrays = c.streaming == Streaming::InPlace ? 1.0
                         : moments && c.moment_arrays == 1 ? 1.5
