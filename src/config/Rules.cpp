@@ -158,13 +158,31 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
                         "are)"};
   }
   for (std::size_t f = 0; f < 6; ++f) {
-    if (!c.faces[f].is_pressure() || c.faces[f].pressure_rule != PressureRule::Developed ||
-        has_developed_pressure(c))
+    const FaceBC& face = c.faces[f];
+    const std::string section = "boundary." + std::string(kFaceNames[f]);
+    const bool characteristic = face.pressure_rule == PressureRule::Characteristic;
+    if (characteristic && face.type != FaceType::PressureOutlet)
+      return RuleBreach{section, "pressure_rule",
+                        "only pressure_outlet faces take the characteristic rule, got " +
+                            quoted(to_string(face.type))};
+    if (face.relaxation >= 0.0 && !face.is_characteristic())
+      return RuleBreach{section, "relaxation",
+                        "only a pressure_outlet with pressure_rule = \"characteristic\" takes a "
+                        "relaxation"};
+    if (characteristic && !(face.relaxation <= 1.0))  // < 0: the default (NaN fails here)
+      return RuleBreach{section, "relaxation",
+                        "expected a rate a time step from 0 to 1 (0: the density never returns "
+                        "to the face's), got " +
+                            std::to_string(face.relaxation)};
+    if (!face.is_pressure() || face.pressure_rule == PressureRule::Auto ||
+        face.pressure_rule == PressureRule::AntiBounceBack || has_developed_pressure(c))
       continue;
-    return RuleBreach{"boundary." + std::string(kFaceNames[f]), "pressure_rule",
-                      "the developed rule runs on the populations (streaming = \"two_array\" or "
-                      "\"in_place\") on the dense box with one level for now: "
-                      "pressure_rule = \"anti_bounce_back\" (or \"auto\", which takes it here)"};
+    return RuleBreach{section, "pressure_rule",
+                      "the " + std::string(to_string(face.pressure_rule)) +
+                          " rule runs on the populations (streaming = \"two_array\" or "
+                          "\"in_place\") on the dense box with one level for now: "
+                          "pressure_rule = \"anti_bounce_back\" (or \"auto\", which takes it "
+                          "here)"};
   }
   if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
     return RuleBreach{

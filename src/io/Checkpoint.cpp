@@ -47,6 +47,8 @@ constexpr const char* kDataset = "populations";
 constexpr const char* kIbForcesFile = "ib_forces.h5";
 constexpr const char* kIbForcesDataset = "force";
 constexpr const char* kLevelsFile = "levels.h5";
+constexpr const char* kOutletsFile = "outlets.h5";
+constexpr const char* kOutletsDataset = "state";
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -210,6 +212,13 @@ std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<do
   return checksum64(forces);
 }
 
+/// outlets.h5: /state (values) float64, the characteristic outlets' state of the whole domain.
+/// Returns its checksum.
+std::uint64_t write_outlets_file(const std::string& file, const std::vector<double>& state) {
+  write_side_file(file, kOutletsDataset, H5T_NATIVE_DOUBLE, {hsize_t(state.size())}, state.data());
+  return checksum64(state);
+}
+
 /// levels.h5: /populations (values) of `value_type`, a refined grid's levels as stored. Returns
 /// its checksum.
 std::uint64_t write_levels_file(const std::string& file, const std::string& value_type,
@@ -307,6 +316,10 @@ std::string manifest_text(const CheckpointInfo& info, int ranks, const std::stri
     t.insert("levels", toml::table{{"file", std::string(kLevelsFile)},
                                    {"values", info.level_values},
                                    {"checksum", hex64(info.level_checksum)}});
+  if (info.outlet_values > 0)
+    t.insert("outlets", toml::table{{"file", std::string(kOutletsFile)},
+                                    {"values", info.outlet_values},
+                                    {"checksum", hex64(info.outlet_checksum)}});
   toml::array pieces;
   for (std::size_t r = 0; r < boxes.size(); ++r) {
     const Box& b = boxes[r];
@@ -393,6 +406,22 @@ std::uint64_t parse_hex64(const Manifest& m, const toml::table& t, const std::st
   if (s.size() != 16 || ec != std::errc() || ptr != s.data() + s.size())
     m.fail(full, t.get("checksum"), "expected 16 hexadecimal digits, got '" + s + "'");
   return v;
+}
+
+/// A side file's table `key` = { file, <count>, checksum } of the manifest (ib_forces, levels,
+/// outlets): `count` (its entry's value, from 1 to `most`) and `checksum` set where the manifest
+/// has the table, left as they are where not.
+void parse_side_table(const Manifest& m, const char* key, const char* file, const char* count_key,
+                      std::int64_t most, std::int64_t& count, std::uint64_t& checksum) {
+  const toml::node* n = m.root().get(key);
+  if (!n) return;
+  const std::string k = key;
+  const toml::table* t = n->as_table();
+  if (!t) m.fail(k, n, std::string("expected a table { file, ") + count_key + ", checksum }");
+  if (m.string(*t, "file", k + ".file") != file)
+    m.fail(k + ".file", n, std::string("expected '") + file + "'");
+  count = m.integer(*t, count_key, k + "." + count_key, 1, most);
+  checksum = parse_hex64(m, *t, k + ".checksum");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,6 +639,10 @@ void write_checkpoint(const Comm& comm, const std::string& path, const Checkpoin
         with.level_checksum =
             write_levels_file(tmp + "/" + kLevelsFile, info.value_type, info.level_state);
       }
+      if (!info.outlet_state.empty()) {  // the characteristic outlets' state, in a file of its own
+        with.outlet_values = std::int64_t(info.outlet_state.size());
+        with.outlet_checksum = write_outlets_file(tmp + "/" + kOutletsFile, info.outlet_state);
+      }
       const std::string mf = tmp + "/" + kManifest;
       {
         std::ofstream out(mf, std::ios::binary | std::ios::trunc);
@@ -717,24 +750,13 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
     }
   }
 
-  if (const toml::node* ibf = root.get("ib_forces")) {  // the implicit forcing only
-    const toml::table* t = ibf->as_table();
-    if (!t) m.fail("ib_forces", ibf, "expected a table { file, samples, checksum }");
-    if (m.string(*t, "file", "ib_forces.file") != kIbForcesFile)
-      m.fail("ib_forces.file", ibf, std::string("expected '") + kIbForcesFile + "'");
-    info.ib_forces_samples = m.integer(*t, "samples", "ib_forces.samples", 1, kInt);
-    info.ib_forces_checksum = parse_hex64(m, *t, "ib_forces.checksum");
-  }
-
-  if (const toml::node* lv = root.get("levels")) {  // refined grids only
-    const toml::table* t = lv->as_table();
-    if (!t) m.fail("levels", lv, "expected a table { file, values, checksum }");
-    if (m.string(*t, "file", "levels.file") != kLevelsFile)
-      m.fail("levels.file", lv, std::string("expected '") + kLevelsFile + "'");
-    info.level_values =
-        m.integer(*t, "values", "levels.values", 1, std::numeric_limits<std::int64_t>::max());
-    info.level_checksum = parse_hex64(m, *t, "levels.checksum");
-  }
+  constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
+  parse_side_table(m, "ib_forces", kIbForcesFile, "samples", kInt, info.ib_forces_samples,
+                   info.ib_forces_checksum);  // the implicit forcing only
+  parse_side_table(m, "levels", kLevelsFile, "values", kMost, info.level_values,
+                   info.level_checksum);  // refined grids only
+  parse_side_table(m, "outlets", kOutletsFile, "values", kMost, info.outlet_values,
+                   info.outlet_checksum);  // characteristic outlets only
 
   const toml::node& pn = m.need(root, "piece", "piece");
   const toml::array* pieces = pn.as_array();
@@ -777,6 +799,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   if (info.level_values > 0 && !fs::is_regular_file(path + "/" + kLevelsFile, ec))
     throw CheckpointError(path + "/" + kLevelsFile +
                           ": missing (the refined levels named by the manifest)");
+  if (info.outlet_values > 0 && !fs::is_regular_file(path + "/" + kOutletsFile, ec))
+    throw CheckpointError(path + "/" + kOutletsFile +
+                          ": missing (the characteristic outlets' state named by the manifest)");
   return info;
 }
 
@@ -834,6 +859,20 @@ std::vector<double> read_checkpoint_ib_forces(const std::string& path, const Che
   return forces;
 }
 
+std::vector<double> read_checkpoint_outlet_state(const std::string& path,
+                                                 const CheckpointInfo& info) {
+  if (info.outlet_values == 0) return {};
+  const std::string file = path + "/" + kOutletsFile;
+  std::vector<double> state(std::size_t(info.outlet_values));
+  read_side_file(file, kOutletsDataset, H5T_NATIVE_DOUBLE, {hsize_t(info.outlet_values)},
+                 std::to_string(info.outlet_values) + " values", state.data());
+  const std::uint64_t sum = checksum64(state);
+  if (sum != info.outlet_checksum)
+    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
+                          hex64(info.outlet_checksum) + ": the checkpoint is corrupted");
+  return state;
+}
+
 std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info) {
   if (info.level_values == 0) return {};
   const std::string file = path + "/" + kLevelsFile;
@@ -860,6 +899,7 @@ CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path) {
     info = read_checkpoint_info(path);
     if (comm.root()) (void)read_checkpoint_ib_forces(path, info);
     if (comm.root()) (void)read_checkpoint_levels(path, info);
+    if (comm.root()) (void)read_checkpoint_outlet_state(path, info);
     const H5Quiet quiet;
     PieceReader reader(path, info);
     for (int r = comm.rank(); r < info.ranks; r += comm.size()) (void)reader.read(r);

@@ -458,8 +458,12 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
     if (s.has("pressure_rule") && !bc.is_pressure())
       s.fail("pressure_rule", "only pressure_outlet and pressure_inlet faces take a pressure_rule");
     bc.pressure_rule = s.choice_of<PressureRule>("pressure_rule", PressureRule::Auto);
+    if (auto k = s.number("relaxation")) {  // where it applies: config/Rules.cpp
+      if (!(*k >= 0.0)) s.fail("relaxation", "expected a rate a time step from 0 to 1");
+      bc.relaxation = *k;
+    }
     s.finish({"type", "velocity", "density", "profile", "profile_file", "profile_dataset",
-              "ramp_steps", "period", "amplitude", "offset", "pressure_rule"});
+              "ramp_steps", "period", "amplitude", "offset", "pressure_rule", "relaxation"});
   } else if (bc.type == FaceType::MovingWall || bc.type == FaceType::VelocityInlet) {
     boundary.fail(key, "a " + type + " face needs a velocity: write " + key + " = { type = \"" +
                            type + "\", velocity = [...] }");

@@ -24,6 +24,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -287,11 +288,21 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              "stays on the dense box\n";
     log << std::flush;
   }
-  for (std::size_t f = 0; f < 6; ++f)  // each pressure face's rule, as make_solver resolves it
-    if (const FaceBC& face = c.solver.faces[f]; face.is_pressure())
-      log << "kolibri: boundary." << kFaceNames[f] << ": " << to_string(face.type)
-          << ", pressure_rule \"" << to_string(resolved_pressure_rule(c.solver, face)) << "\""
-          << (face.pressure_rule == PressureRule::Auto ? " (auto)" : "") << "\n";
+  for (std::size_t f = 0; f < 6; ++f) {  // each pressure face's rule, as make_solver resolves it
+    const FaceBC& face = c.solver.faces[f];
+    if (!face.is_pressure()) continue;
+    log << "kolibri: boundary." << kFaceNames[f] << ": " << to_string(face.type)
+        << ", pressure_rule \"" << to_string(resolved_pressure_rule(c.solver, face)) << "\""
+        << (face.pressure_rule == PressureRule::Auto ? " (auto)" : "");
+    if (face.is_characteristic()) {
+      log << ", relaxation " << std::setprecision(3) << characteristic_relaxation(c.solver, f)
+          << std::setprecision(6) << " a step";
+      if (face.relaxation < 0.0)
+        log << " (" << kCharacteristicSigma << " c_s / L, L = " << c.solver.global_n(int(f / 2))
+            << " cells)";
+    }
+    log << "\n";
+  }
 
   TuneReport tuned;
   if (c.tune.enabled) {
@@ -428,6 +439,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     StatePiece mine;
     std::vector<double> ib_forces;  // the implicit forcing's last solution (empty: none)
     std::vector<std::byte> levels;  // a refined grid's levels (empty: none)
+    std::vector<double> outlets;    // the characteristic outlets' state (empty: none)
     mine.box = solver->state_box();
     try {
       restart_info = read_checkpoint_info(cand);
@@ -447,6 +459,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       read_checkpoint_state(cand, restart_info, mine);
       ib_forces = read_checkpoint_ib_forces(cand, restart_info);
       levels = read_checkpoint_levels(cand, restart_info);
+      outlets = read_checkpoint_outlet_state(cand, restart_info);
     } catch (const std::invalid_argument& e) {
       err = std::string("M") + e.what();
     } catch (const std::exception& e) {
@@ -459,6 +472,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       restart_path = cand;
       solver->load_state(mine, restart_info.phase);
       solver->set_level_state(levels);  // a refined grid: its levels replace the pieces' average
+      solver->set_outlet_state(outlets);
       solver->set_body_motion(restart_info.body_motion);
       // The implicit forcing's last forces, the next solve's first guess, when they fit this
       // deck's samples ([ib] keys such as retraction may change on a restart; then the first
@@ -794,6 +808,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.body_motion = solver->body_motion();
     info.ib_forces = solver->ib_coupling_forces();
     info.level_state = solver->level_state();
+    info.outlet_state = solver->outlet_state();
     {
       const StatePiece mine = solver->state(info.phase);
       write_checkpoint(comm, path, info, mine);

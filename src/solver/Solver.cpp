@@ -128,7 +128,9 @@ std::string solver_signature(const SolverConfig& c) {
       v += '/';
       v += hex64(checksum64(*face.profile_values));
     }
-    if (face.is_pressure() && from_layer(c, f))  // (older checkpoints: the anti-bounce-back)
+    if (face.is_characteristic())
+      v += "/characteristic/" + num(characteristic_relaxation(c, f));
+    else if (face.is_pressure() && from_layer(c, f))  // (older checkpoints: anti-bounce-back)
       v += "/developed";
     add(std::string("face.") + kFaceNames[f], v);
   }

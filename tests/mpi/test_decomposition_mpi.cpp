@@ -238,27 +238,32 @@ TEST(Decomposition, IdenticalToOneRankTwoArrays) {
 
 // An outflow face (its rule reads the layer next to it and cells along the face, across rank
 // borders; in place its writes into ghost cells go back with the reverse exchange), with solids
-// where the rule falls back (next to the face and in its layer), in both population schemes.
+// where the rule falls back (next to the face and in its layer), in both population schemes;
+// and a characteristic outlet there (its state a value a face cell, kept by the rank that
+// updates the cell).
 TEST(Decomposition, IdenticalToOneRankWithAnOutflowFace) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
     for (const auto& g : grids(lat == LatticeKind::D2Q9))
-      for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
-        SolverConfig c = test::channel(lat);
-        c.nx = 32;  // at least two layers a rank next to the outflow face on 8 ranks along x
-        c.streaming = streaming;
-        c.faces[1].type = FaceType::Outflow;
-        c.initial.velocity = {0.04, 0, 0};  // the flow reaches the face within the steps
-        Obstacle inner, in_face;
-        inner.min = {double(c.nx - 2), 2, 0},
-        inner.max = {double(c.nx - 1), 4, 100};  // x = nx - 2, y = 2, 3
-        in_face.min = {double(c.nx - 1), 7, 0},
-        in_face.max = {double(c.nx), 8, 100};  // x = nx - 1, y = 7
-        c.obstacles.push_back(inner);
-        c.obstacles.push_back(in_face);
-        expect_identical(
-            c, g, 12,
-            std::string(to_string(lat)) + " outflow " + to_string(streaming) + " " + name(g));
-      }
+      for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace})
+        for (const bool characteristic : {false, true}) {
+          SolverConfig c = test::channel(lat);
+          c.nx = 32;  // at least two layers a rank next to the outflow face on 8 ranks along x
+          c.streaming = streaming;
+          c.faces[1].type = characteristic ? FaceType::PressureOutlet : FaceType::Outflow;
+          if (characteristic) c.faces[1].pressure_rule = PressureRule::Characteristic;
+          c.initial.velocity = {0.04, 0, 0};  // the flow reaches the face within the steps
+          Obstacle inner, in_face;
+          inner.min = {double(c.nx - 2), 2, 0},
+          inner.max = {double(c.nx - 1), 4, 100};  // x = nx - 2, y = 2, 3
+          in_face.min = {double(c.nx - 1), 7, 0},
+          in_face.max = {double(c.nx), 8, 100};  // x = nx - 1, y = 7
+          c.obstacles.push_back(inner);
+          c.obstacles.push_back(in_face);
+          expect_identical(c, g, 12,
+                           std::string(to_string(lat)) +
+                               (characteristic ? " characteristic outlet " : " outflow ") +
+                               to_string(streaming) + " " + name(g));
+        }
 }
 
 // Curved walls: the closed box's sphere with interpolated walls, rotating, and an interpolated

@@ -115,13 +115,15 @@ for streaming in ["two_array", "in_place"]:
                         f"{streaming}: checkpoint of {write_ranks} ranks continued on {read_ranks}")
 
 # Boundaries whose state reaches past a cell's own populations: curved walls (the sphere
-# interpolated and rotating) and an outflow face (its rule reads the layer next to it; in place
-# it saves the entering populations before each streaming step). A restart continues
+# interpolated and rotating), an outflow face (its rule reads the layer next to it; in place
+# it saves the entering populations before each streaming step) and a characteristic outlet
+# (a density a face cell, kept in outlets.h5). A restart continues
 # bit-identically, also on another rank count, in both population schemes.
 variants = {
     "curved walls": ("curved", ["--set", 'obstacle[0].wall="interpolated"',
                                 "--set", "obstacle[0].angular_velocity=[0.0,0.0,0.01]"]),
     "outflow face": ("outflow", ["--set", 'boundary.x_max="outflow"']),
+    "characteristic outlet": ("characteristic", ["--set", 'boundary.x_max.pressure_rule="characteristic"']),
 }
 for what, (tag, sets) in variants.items():
     for streaming in ["two_array", "in_place"]:
@@ -130,6 +132,9 @@ for what, (tag, sets) in variants.items():
         run(ref, *v)
         odd = W(f"odd_{tag}_{streaming}")
         run(odd, *v, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+        if tag == "characteristic":  # its face densities beside the pieces
+            check(os.path.isfile(os.path.join(odd, "restart_channel_ckpt_00000137", "outlets.h5")),
+                  f"{what}, {streaming}: the checkpoint holds outlets.h5")
         run(odd, *v, "--restart", "latest")
         same_fields(final(ref, 400), final(odd, 400), f"{what}, {streaming}: restart from step 137")
         if MPIEXEC:

@@ -226,6 +226,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"developed\"}"},
                 {"boundary.x_max.pressure_rule", "the developed rule runs on the populations",
                  "anti_bounce_back"}},
+        BadCase{"negative_relaxation",
+                {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"characteristic\", "
+                 "relaxation=-0.1}"},
+                {"boundary.x_max.relaxation", "expected a rate a time step from 0 to 1"}},
+        BadCase{"relaxation_without_the_characteristic_rule",
+                {"boundary.x_max={type=\"pressure_outlet\", relaxation=0.01}"},
+                {"boundary.x_max.relaxation",
+                 "only a pressure_outlet with pressure_rule = "
+                 "\"characteristic\""}},
         BadCase{"huge_number_shown_short",
                 {"physics.velocity=1e308"},
                 {"physics.velocity", "1e+308", "Mach"}}),

@@ -140,13 +140,19 @@ enum class PressureRule {
   /// -f*_opposite + 2 w rho_face (1 + 4.5 (c.u)^2 - 1.5 u^2): the face's density half a cell in
   /// from the face, minus a shear error that grows with the channel's width.
   AntiBounceBack,
+  /// The developed rule with a density of its own at each cell of the face (pressure outlets
+  /// only): the incoming acoustic wave held at zero and the density relaxed towards the face's
+  /// at FaceBC::relaxation a step (a non-reflecting outlet, docs/theory.md "Characteristic
+  /// outlets"). Never chosen by Auto.
+  Characteristic,
 };
 template <>
 struct NameTable<PressureRule> {
   using P = PressureRule;
   static constexpr std::array entries{Named<P>{P::Auto, "auto"},
                                       Named<P>{P::Developed, "developed"},
-                                      Named<P>{P::AntiBounceBack, "anti_bounce_back"}};
+                                      Named<P>{P::AntiBounceBack, "anti_bounce_back"},
+                                      Named<P>{P::Characteristic, "characteristic"}};
 };
 
 /// \brief One face: type, wall or inlet velocity (lattice units), outlet density, and for moving
@@ -157,6 +163,11 @@ struct FaceBC {
   double density = 1.0;
   InletProfile profile = InletProfile::Uniform;     ///< velocity inlets only
   PressureRule pressure_rule = PressureRule::Auto;  ///< pressure faces only
+  /// PressureRule::Characteristic: the rate a step at which the face's density returns to
+  /// `density` (0: never, a perfectly non-reflecting face that holds no mean pressure); < 0:
+  /// kCharacteristicSigma c_s / L, L the domain's cells along the face's axis
+  /// (characteristic_relaxation).
+  double relaxation = -1.0;
   std::string profile_file;     ///< InletProfile::File: the file (relative to the deck: resolved)
   std::string profile_dataset;  ///< InletProfile::File, HDF5: the dataset ("profile")
   /// InletProfile::File: the values over the whole domain's face, first tangential axis fastest
@@ -172,10 +183,18 @@ struct FaceBC {
   bool is_pressure() const {
     return type == FaceType::PressureOutlet || type == FaceType::PressureInlet;
   }
+  /// A pressure outlet with the characteristic rule (its density changes from cell to cell and
+  /// in time).
+  bool is_characteristic() const {
+    return type == FaceType::PressureOutlet && pressure_rule == PressureRule::Characteristic;
+  }
   /// True where the populations entering across the face come from the layer next to it
-  /// (GridCells::outflow_source): outflow faces, and pressure faces with the developed rule.
+  /// (GridCells::outflow_source): outflow faces, and pressure faces with the developed or the
+  /// characteristic rule.
   bool from_layer() const {
-    return type == FaceType::Outflow || (is_pressure() && pressure_rule == PressureRule::Developed);
+    return type == FaceType::Outflow ||
+           (is_pressure() && (pressure_rule == PressureRule::Developed ||
+                              pressure_rule == PressureRule::Characteristic));
   }
   /// The largest time_factor (the ramp never exceeds 1).
   double peak_factor() const { return period > 0.0 ? std::abs(offset) + std::abs(amplitude) : 1.0; }
@@ -602,6 +621,17 @@ inline PressureRule resolved_pressure_rule(const SolverConfig& c, const FaceBC& 
 /// below sees one of the two.
 inline void resolve_pressure_rules(SolverConfig& c) {
   for (FaceBC& f : c.faces) f.pressure_rule = resolved_pressure_rule(c, f);
+}
+
+/// Poinsot & Lele's (1992) sigma of the characteristic outlets' default relaxation, sigma c_s / L
+/// (Rudy & Strikwerda 1980 found 0.27-0.3 optimal; Poinsot & Lele take 0.25-0.58).
+inline constexpr double kCharacteristicSigma = 0.25;
+/// The relaxation rate a step of characteristic face `f` (FaceBC::relaxation): its own, or
+/// kCharacteristicSigma c_s / L with L the whole domain's cells along its axis.
+inline double characteristic_relaxation(const SolverConfig& c, std::size_t f) {
+  const FaceBC& face = c.faces[f];
+  if (face.relaxation >= 0.0) return face.relaxation;
+  return kCharacteristicSigma / std::sqrt(3.0) / double(c.global_n(int(f / 2)));
 }
 
 /// FaceBC::from_layer of face `f` with its rule resolved (resolved_pressure_rule), for what is

@@ -55,6 +55,13 @@ struct CheckpointInfo {
   std::vector<std::byte> level_state;
   std::int64_t level_values = 0;     ///< filled when read: values in levels.h5 (0: none)
   std::uint64_t level_checksum = 0;  ///< filled when read: their checksum64
+  /// The characteristic outlets' state of the whole domain (Solver::outlet_state), written to
+  /// its own file (outlets.h5, dataset `state`, float64, one dimension) with its count and
+  /// checksum in the manifest; not filled by read_checkpoint_info (read_checkpoint_outlet_state
+  /// reads it).
+  std::vector<double> outlet_state;
+  std::int64_t outlet_values = 0;     ///< filled when read: values in outlets.h5 (0: none)
+  std::uint64_t outlet_checksum = 0;  ///< filled when read: their checksum64
   std::vector<Box> boxes;       ///< per writing rank (filled when read)
   std::vector<std::uint64_t> checksums;  ///< per writing rank (filled when read)
 };
@@ -87,6 +94,11 @@ void read_checkpoint_state(const std::string& path, const CheckpointInfo& info, 
 /// \brief The implicit forcing's forces of the checkpoint `path` (empty when it has none), their
 /// size and checksum checked against the manifest; throws CheckpointError on a defect.
 std::vector<double> read_checkpoint_ib_forces(const std::string& path, const CheckpointInfo& info);
+
+/// \brief The characteristic outlets' state of the checkpoint `path` (empty when it has none),
+/// its size and checksum checked against the manifest (no collective call).
+std::vector<double> read_checkpoint_outlet_state(const std::string& path,
+                                                 const CheckpointInfo& info);
 
 /// \brief A refined grid's levels of the checkpoint `path` (empty when it has none), their
 /// count and checksum checked against the manifest (no collective call).

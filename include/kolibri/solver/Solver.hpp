@@ -105,6 +105,15 @@ class Solver {
   virtual std::string set_ib_coupling_forces(const std::vector<double>& forces) {
     return forces.empty() ? std::string() : std::string("this solver has no bodies");
   }
+  /// The characteristic outlets' state for a checkpoint (CharacteristicOutlets::state: a value
+  /// a face, the same on every rank; empty without such faces), and taking it back on a restart
+  /// (throws std::invalid_argument when it does not fit).
+  virtual std::vector<double> outlet_state() const { return {}; }
+  virtual void set_outlet_state(const std::vector<double>& s) {
+    if (!s.empty())
+      throw std::invalid_argument(
+          "the checkpoint holds characteristic outlets' state; this run has no such face");
+  }
   /// A refined grid's state for a checkpoint (every level's populations as stored; empty for
   /// the other solvers), and taking it back on a restart after load_state (throws
   /// std::invalid_argument when it does not fit this solver's levels).

@@ -51,6 +51,7 @@ class SolverImpl final : public Solver {
     Kokkos::deep_copy(d_rho, h_rho);
     Kokkos::deep_copy(d_u, h_u);
     m_scheme->set_equilibrium(m_level, d_rho, d_u);
+    m_level.outlets.reset();
   }
 
   void step(std::int64_t nsteps) override {
@@ -87,6 +88,7 @@ class SolverImpl final : public Solver {
     Kokkos::deep_copy(d_rho, h_rho);
     Kokkos::deep_copy(d_u, h_u);
     m_scheme->set_equilibrium(m_level, d_rho, d_u);
+    m_level.outlets.reset();
   }
 
   MacroFields macroscopic() const override {
@@ -236,6 +238,8 @@ class SolverImpl final : public Solver {
   std::string set_ib_coupling_forces(const std::vector<double>& forces) override {
     return m_level.ib.set_coupling_forces(forces);
   }
+  std::vector<double> outlet_state() const override { return m_level.outlets.state(); }
+  void set_outlet_state(const std::vector<double>& s) override { m_level.outlets.set_state(s); }
 
   std::vector<BodyLoad> obstacle_loads() const override {
     const auto& obstacles = m_cfg.obstacles;

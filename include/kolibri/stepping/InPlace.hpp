@@ -118,6 +118,8 @@ class InPlace final : public Scheme<L, S> {
     // After a streaming step, once every source and every cell behind has written: the developed
     // pressure faces' density step, the near-wall links' interpolation.
     const auto complete = [&] {
+      if (level.outlets.active())  // the faces' densities of the step after the streaming one
+        level.outlets.step_saved(m_saved, m_saved_width, K::kStateAfter, level.exec, k.bc.faces);
       if (m_pressure_steps)
         Kokkos::parallel_for(PressureStepTag::label,
                              level.template range<PressureStepTag>(0, nsaved), k);
@@ -128,6 +130,8 @@ class InPlace final : public Scheme<L, S> {
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
+      if (!m_arriving && level.outlets.active())  // a streaming step: its gather's faces
+        level.outlets.step(typename K::Departing{k.a, k.idx}, k.bc, level.exec, k.bc.faces);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
       // exchange comes first (blocking) and the step does not overlap it. So do the outflow

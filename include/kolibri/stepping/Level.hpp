@@ -12,6 +12,7 @@
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Distribution.hpp>
 #include <kolibri/parallel/Streams.hpp>
+#include <kolibri/stepping/CharacteristicOutlets.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <algorithm>
@@ -72,6 +73,7 @@ struct Level {
              link_row.extent(0) ? link_row.data() : nullptr,
              link_distance.extent(0) ? link_distance.data() : nullptr,
              link_term.extent(0) ? link_term.data() : nullptr};
+    outlets = CharacteristicOutlets<L, R>(cfg, grid, host_flags, lists.boundary, dist.comm);
     if (!cfg.bodies.empty()) ib = ImmersedBoundary<L, S>(cfg, exec, &dist);
   }
 
@@ -163,6 +165,8 @@ struct Level {
   bool timed_faces = false;                           ///< a face's velocity changes in time
   Kokkos::View<R*, MemSpace> inlet_shape;             ///< inlet_shape_plane (empty: no profile)
   Boundary<L, R> rules{};      ///< the boundary rules the kernels apply (flags, faces, force)
+  /// The characteristic outlets: their densities of each step (none: not active).
+  CharacteristicOutlets<L, R> outlets;
   Distribution dist;           ///< multi-rank runs; comm is null otherwise
   ImmersedBoundary<L, S> ib;   ///< immersed bodies (two arrays)
   ExecSpace exec{};            ///< the instance the level's kernels run on
