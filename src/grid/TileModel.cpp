@@ -158,8 +158,9 @@ GeometryReport geometry_report(const SolverConfig& whole) {
   r.text += buf;
   // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
   // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies, no
-  // face that reads its layer: outflow faces, pressure faces set to "developed"; those on
-  // "auto" take the anti-bounce-back on tiles, resolve_pressure_rules).
+  // face that reads its layer: outflow faces, pressure faces set to "developed" or
+  // "characteristic"; those on "auto" take the anti-bounce-back on tiles,
+  // resolve_pressure_rules).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
   bool outflow = false;
