@@ -140,10 +140,11 @@ enum class PressureRule {
   /// -f*_opposite + 2 w rho_face (1 + 4.5 (c.u)^2 - 1.5 u^2): the face's density half a cell in
   /// from the face, minus a shear error that grows with the channel's width.
   AntiBounceBack,
-  /// The developed rule with a density of its own at each cell of the face (pressure outlets
-  /// only): the incoming acoustic wave held at zero and the density relaxed towards the face's
-  /// at FaceBC::relaxation a step (a non-reflecting outlet, docs/theory.md "Characteristic
-  /// outlets"). Never chosen by Auto.
+  /// The developed rule with the face's density stepped each step from the mean velocity
+  /// leaving across it (pressure outlets only): the incoming acoustic wave held at zero and the
+  /// density relaxed towards the set one at FaceBC::relaxation a step (a non-reflecting outlet,
+  /// stepping/CharacteristicOutlets.hpp, docs/theory.md "Characteristic outlets"). Never chosen
+  /// by Auto.
   Characteristic,
 };
 template <>
@@ -183,8 +184,7 @@ struct FaceBC {
   bool is_pressure() const {
     return type == FaceType::PressureOutlet || type == FaceType::PressureInlet;
   }
-  /// A pressure outlet with the characteristic rule (its density changes from cell to cell and
-  /// in time).
+  /// A pressure outlet with the characteristic rule (its density changes in time).
   bool is_characteristic() const {
     return type == FaceType::PressureOutlet && pressure_rule == PressureRule::Characteristic;
   }

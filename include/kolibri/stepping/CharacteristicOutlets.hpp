@@ -21,12 +21,16 @@
 
 namespace kolibri {
 
+/// The fixed point of the outlets' velocity sums, 2^40 a unit: a velocity below 1 takes 41 bits,
+/// so 2^22 cells add up without overflow.
+inline constexpr double kOutletFixedPoint = 1099511627776.0;
+
 /// \brief The velocity leaving across face `face` (the outward normal's component of u), in
-/// fixed point (CharacteristicOutlets::kScale): integer sums are exact in any order, so the
-/// face's mean is the same on every rank count and device.
+/// fixed point (kOutletFixedPoint): integer sums are exact in any order, so the face's mean is
+/// the same on every rank count and device.
 template <class R>
 KOKKOS_INLINE_FUNCTION std::int64_t outgoing_fixed(int face, const R (&u)[3]) {
-  const double out = double(face % 2 == 0 ? -u[face / 2] : u[face / 2]) * 1099511627776.0;
+  const double out = double(face % 2 == 0 ? -u[face / 2] : u[face / 2]) * kOutletFixedPoint;
   return std::int64_t(out >= 0.0 ? out + 0.5 : out - 0.5);
 }
 
@@ -67,14 +71,13 @@ struct OutletFluxFromSaved {
 template <class L, class R>
 class CharacteristicOutlets {
  public:
-  static constexpr double kScale = 1099511627776.0;  ///< 2^40, outgoing_fixed's
-
   CharacteristicOutlets() = default;
   /// `cfg` this rank's configuration, `grid` its box, `flags` its cells' flags, `boundary` its
   /// boundary list (CellLists::boundary: the layer's cells are in it); collective over `comm`.
   CharacteristicOutlets(const SolverConfig& cfg, const DenseGrid& grid,
                         const std::vector<Flag>& flags, const std::vector<std::uint32_t>& boundary,
                         const Comm* comm) {
+    m_comm = comm;
     const auto global_max = [&](double v) { return comm ? comm->max(v) : v; };
     for (std::size_t f = 0; f < 6; ++f) {
       const FaceBC& bc = cfg.faces[f];
@@ -96,7 +99,6 @@ class CharacteristicOutlets {
       face.cells = to_device(cells, "kolibri::outlet_cells");
       face.positions = to_device(positions, "kolibri::outlet_positions");
       m_faces.push_back(face);
-      m_comm = comm;
     }
   }
 
@@ -170,7 +172,7 @@ class CharacteristicOutlets {
     const double sqrt3 = 1.7320508075688772;
     for (std::size_t k = 0; k < m_faces.size(); ++k) {
       Face& f = m_faces[k];
-      const double mean = f.count > 0 ? double(sums[k]) / kScale / double(f.count) : 0.0;
+      const double mean = f.count > 0 ? double(sums[k]) / kOutletFixedPoint / double(f.count) : 0.0;
       const double acoustic = f.density * sqrt3 * mean;
       const double rho_b = std::isnan(f.invariant)
                                ? f.density

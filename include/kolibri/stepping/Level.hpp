@@ -164,7 +164,7 @@ struct Level {
   FaceSet faces{};                                    ///< the faces' conditions as set
   bool timed_faces = false;                           ///< a face's velocity changes in time
   Kokkos::View<R*, MemSpace> inlet_shape;             ///< inlet_shape_plane (empty: no profile)
-  Boundary<L, R> rules{};      ///< the boundary rules the kernels apply (flags, faces, force)
+  Boundary<L, R> rules{};  ///< the boundary rules the kernels apply (flags, faces, force)
   /// The characteristic outlets: their densities of each step (none: not active).
   CharacteristicOutlets<L, R> outlets;
   Distribution dist;           ///< multi-rank runs; comm is null otherwise
