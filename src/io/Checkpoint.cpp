@@ -204,6 +204,19 @@ void read_side_file(const std::string& file, const char* name, hid_t type,
     throw CheckpointError(file + ": reading dataset " + name + " failed" + h5_detail());
 }
 
+/// read_side_file into `out` (sized by the caller), then its checksum64 against the manifest's
+/// `checksum` (ib_forces.h5, levels.h5, outlets.h5).
+template <class T>
+void read_checked_side_file(const std::string& file, const char* name, hid_t type,
+                            const std::vector<hsize_t>& dims, const std::string& shape,
+                            std::uint64_t checksum, std::vector<T>& out) {
+  read_side_file(file, name, type, dims, shape, out.data());
+  const std::uint64_t sum = checksum64(out);
+  if (sum != checksum)
+    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
+                          hex64(checksum) + ": the checkpoint is corrupted");
+}
+
 /// ib_forces.h5: /force (samples, 3) float64, the implicit forcing's last solution. Returns its
 /// checksum.
 std::uint64_t write_ib_forces_file(const std::string& file, const std::vector<double>& forces) {
@@ -849,13 +862,10 @@ std::vector<double> read_checkpoint_ib_forces(const std::string& path, const Che
   if (info.ib_forces_samples == 0) return {};
   const std::string file = path + "/" + kIbForcesFile;
   std::vector<double> forces(std::size_t(info.ib_forces_samples) * 3);
-  read_side_file(file, kIbForcesDataset, H5T_NATIVE_DOUBLE, {hsize_t(info.ib_forces_samples), 3},
-                 std::to_string(info.ib_forces_samples) + " x 3 (samples x components)",
-                 forces.data());
-  const std::uint64_t sum = checksum64(forces);
-  if (sum != info.ib_forces_checksum)
-    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
-                          hex64(info.ib_forces_checksum) + ": the checkpoint is corrupted");
+  read_checked_side_file(file, kIbForcesDataset, H5T_NATIVE_DOUBLE,
+                         {hsize_t(info.ib_forces_samples), 3},
+                         std::to_string(info.ib_forces_samples) + " x 3 (samples x components)",
+                         info.ib_forces_checksum, forces);
   return forces;
 }
 
@@ -864,12 +874,9 @@ std::vector<double> read_checkpoint_outlet_state(const std::string& path,
   if (info.outlet_values == 0) return {};
   const std::string file = path + "/" + kOutletsFile;
   std::vector<double> state(std::size_t(info.outlet_values));
-  read_side_file(file, kOutletsDataset, H5T_NATIVE_DOUBLE, {hsize_t(info.outlet_values)},
-                 std::to_string(info.outlet_values) + " values", state.data());
-  const std::uint64_t sum = checksum64(state);
-  if (sum != info.outlet_checksum)
-    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
-                          hex64(info.outlet_checksum) + ": the checkpoint is corrupted");
+  read_checked_side_file(file, kOutletsDataset, H5T_NATIVE_DOUBLE, {hsize_t(info.outlet_values)},
+                         std::to_string(info.outlet_values) + " values", info.outlet_checksum,
+                         state);
   return state;
 }
 
@@ -883,12 +890,8 @@ std::vector<std::byte> read_checkpoint_levels(const std::string& path, const Che
     throw CheckpointError(path + ": " + e.what());
   }
   std::vector<std::byte> bytes(std::size_t(info.level_values) * std::size_t(vb));
-  read_side_file(file, kDataset, h5_type(info.value_type), {hsize_t(info.level_values)},
-                 std::to_string(info.level_values) + " values", bytes.data());
-  const std::uint64_t sum = checksum64(bytes);
-  if (sum != info.level_checksum)
-    throw CheckpointError(file + ": checksum " + hex64(sum) + " does not match the manifest's " +
-                          hex64(info.level_checksum) + ": the checkpoint is corrupted");
+  read_checked_side_file(file, kDataset, h5_type(info.value_type), {hsize_t(info.level_values)},
+                         std::to_string(info.level_values) + " values", info.level_checksum, bytes);
   return bytes;
 }
 
