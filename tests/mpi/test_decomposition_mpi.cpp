@@ -239,8 +239,8 @@ TEST(Decomposition, IdenticalToOneRankTwoArrays) {
 // An outflow face (its rule reads the layer next to it and cells along the face, across rank
 // borders; in place its writes into ghost cells go back with the reverse exchange), with solids
 // where the rule falls back (next to the face and in its layer), in both population schemes;
-// and a characteristic outlet there (its state a value a face cell, kept by the rank that
-// updates the cell).
+// and a characteristic outlet there (one density a face, from the velocities summed over the
+// ranks).
 TEST(Decomposition, IdenticalToOneRankWithAnOutflowFace) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
     for (const auto& g : grids(lat == LatticeKind::D2Q9))

@@ -203,6 +203,7 @@ class SolverImpl final : public Solver {
         "kolibri::state_unpack", m_level.range(0, m * count),
         KOKKOS_LAMBDA(const Index k) { f(slot(k, m)) = packed(k); });
     m_scheme->loaded(phase);
+    m_level.outlets.new_populations();
     Kokkos::fence();
   }
 

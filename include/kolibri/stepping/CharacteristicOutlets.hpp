@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Characteristic (non-reflecting) pressure outlets (PressureRule::Characteristic): each
-/// such face's density, stepped from the mean velocity leaving across it, handed to the developed
-/// rule as the face's density (DeviceFaces::density) for the step (docs/theory.md,
-/// "Characteristic outlets").
+/// such face's density, stepped on the device from the mean velocity leaving across it, handed to
+/// the developed rule as the face's density (OutletExchange::density) for the step
+/// (docs/theory.md, "Characteristic outlets").
 #pragma once
 
 #include <kolibri/config/Case.hpp>
@@ -12,7 +12,6 @@
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -51,8 +50,9 @@ struct OutletFluxFromPopulations {
   }
 };
 
-/// \brief The same from the velocities an in-place streaming step saved (InPlaceStep::saved:
-/// `width` values a boundary-list position, u at `offset`).
+/// \brief The same from velocities saved by boundary-list position (`width` values a position,
+/// u at `offset`): an in-place streaming step's (InPlaceStep::saved) or those the two-array
+/// kernels left (OutletExchange::layer_velocity).
 template <class R>
 struct OutletFluxFromSaved {
   Kokkos::View<const R*, MemSpace> saved;
@@ -65,9 +65,40 @@ struct OutletFluxFromSaved {
   }
 };
 
+/// \brief One characteristic face's constants, on the device.
+struct OutletRule {
+  int face = 0;            ///< x_min ... z_max
+  double rate = 0.0;       ///< K, a step
+  double density = 1.0;    ///< rho_w
+  std::int64_t count = 0;  ///< fluid cells of the layer over all ranks
+};
+
+/// \brief The step of each characteristic face (one thread a face) from its summed outgoing
+/// velocity `sums` (outgoing_fixed): the mean u_out over its cells,
+/// rho_b = (1 - K)(s + rho_w u_out / c_s) + K rho_w (rho_w where s is not kept yet, NaN), then
+/// s = rho_b - rho_w u_out / c_s; rho_b becomes the face's density (OutletExchange::density).
+template <class R>
+struct OutletDensityStep {
+  Kokkos::View<const OutletRule*, MemSpace> rules;
+  Kokkos::View<const std::int64_t*, MemSpace> sums;
+  Kokkos::View<double*, MemSpace> invariant;  ///< s, by rule
+  Kokkos::View<OutletExchange<R>, MemSpace> exchange;
+  KOKKOS_INLINE_FUNCTION void operator()(const int k) const {
+    const OutletRule& f = rules(k);
+    const double mean = f.count > 0 ? double(sums(k)) / kOutletFixedPoint / double(f.count) : 0.0;
+    const double acoustic = f.density * 1.7320508075688772 * mean;
+    const double s = invariant(k);
+    const double rho_b =
+        math::is_finite(s) ? (1.0 - f.rate) * (s + acoustic) + f.rate * f.density : f.density;
+    invariant(k) = rho_b - acoustic;
+    exchange().density[f.face] = R(rho_b);
+  }
+};
+
 /// \brief A level's characteristic outlets: per such face (of the whole domain: every rank
 /// keeps every face's state and takes part in each step's sum) its relaxation K, its density
-/// rho_w, the invariant s it keeps, and this rank's fluid cells of the layer next to it.
+/// rho_w, the invariant s it keeps, and this rank's fluid cells of the layer next to it. The
+/// sums, the step and the densities stay on the device: on one rank the host does not wait.
 template <class L, class R>
 class CharacteristicOutlets {
  public:
@@ -79,14 +110,15 @@ class CharacteristicOutlets {
                         const Comm* comm) {
     m_comm = comm;
     const auto global_max = [&](double v) { return comm ? comm->max(v) : v; };
+    std::vector<OutletRule> rules;
     for (std::size_t f = 0; f < 6; ++f) {
       const FaceBC& bc = cfg.faces[f];
       const bool mine = bc.is_characteristic();  // this rank holds the face's layer
-      Face face;
-      face.index = int(f);
-      face.rate = global_max(mine ? characteristic_relaxation(cfg, f) : -1.0);
-      if (face.rate < 0.0) continue;  // no characteristic outlet there on any rank
-      face.density = global_max(mine ? bc.density : -1.0);
+      OutletRule rule;
+      rule.face = int(f);
+      rule.rate = global_max(mine ? characteristic_relaxation(cfg, f) : -1.0);
+      if (rule.rate < 0.0) continue;  // no characteristic outlet there on any rank
+      rule.density = global_max(mine ? bc.density : -1.0);
       std::vector<std::uint32_t> cells, positions;
       for (std::size_t i = 0; i < boundary.size() && mine; ++i) {
         const Coord p = grid.coords(Index(boundary[i]));
@@ -95,50 +127,68 @@ class CharacteristicOutlets {
             is_updated(flags[boundary[i]]))
           cells.push_back(boundary[i]), positions.push_back(std::uint32_t(i));
       }
-      face.count = comm ? comm->sum(std::int64_t(cells.size())) : std::int64_t(cells.size());
-      face.cells = to_device(cells, "kolibri::outlet_cells");
-      face.positions = to_device(positions, "kolibri::outlet_positions");
-      m_faces.push_back(face);
+      rule.count = comm ? comm->sum(std::int64_t(cells.size())) : std::int64_t(cells.size());
+      rules.push_back(rule);
+      m_faces.push_back(Face{rule.face, to_device(cells, "kolibri::outlet_cells"),
+                             to_device(positions, "kolibri::outlet_positions")});
     }
+    if (rules.empty()) return;
+    m_rules = to_device(rules, "kolibri::outlet_rules");
+    m_sums = Kokkos::View<std::int64_t*, MemSpace>("kolibri::outlet_sums", rules.size());
+    m_invariant = Kokkos::View<double*, MemSpace>("kolibri::outlet_invariants", rules.size());
+    reset();
+    // Every face's density (the kernels read them all there), the set ones until a step, and
+    // a velocity a boundary-list position for the two-array kernels to leave.
+    m_layer_velocity =
+        Kokkos::View<R*, MemSpace>("kolibri::outlet_layer_velocity", 3 * boundary.size());
+    m_exchange = Kokkos::View<OutletExchange<R>, MemSpace>("kolibri::outlet_exchange");
+    auto host = Kokkos::create_mirror_view(m_exchange);
+    const DeviceFaces<R> set = DeviceFaces<R>::from(cfg.faces);
+    for (int f = 0; f < 6; ++f) host().density[f] = set.density[f];
+    host().layer_velocity = m_layer_velocity.data();
+    Kokkos::deep_copy(m_exchange, host);
   }
 
   bool active() const { return !m_faces.empty(); }
 
+  /// Two arrays: the faces' densities of a step from the velocities the last step's kernels left
+  /// (OutletExchange::layer_velocity, StreamCollide::leave_velocity), or where none did (the
+  /// first step, after reset() or new_populations()) from the post-collision populations `dep`;
+  /// `faces` reads them, and this step's kernels leave the velocities again (collective).
+  template <class Departing>
+  void step_two_arrays(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
+                       DeviceFaces<R>& faces) {
+    if (m_left)
+      step_saved(m_layer_velocity, 3, 0, exec, faces);
+    else
+      step(dep, bc, exec, faces);
+    m_left = true;
+  }
   /// The faces' densities of a step whose gather reads the post-collision populations `dep`
-  /// (two arrays; in place before a streaming step), into `faces` (collective).
+  /// (in place before a streaming step; two arrays where no kernel left the velocities),
+  /// launched on `exec`; `faces` reads them (collective).
   template <class Departing>
   void step(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
             DeviceFaces<R>& faces) {
-    std::vector<std::int64_t> sums(m_faces.size(), 0);
-    for (std::size_t k = 0; k < m_faces.size(); ++k) {
-      const Face& f = m_faces[k];
-      Kokkos::parallel_reduce(
-          "kolibri::characteristic_outlet_flux",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, f.cells.extent(0)),
-          OutletFluxFromPopulations<L, R, Departing>{dep, bc, f.cells, f.index}, sums[k]);
-    }
-    take(sums, faces);
+    sum_and_step(exec, faces, [&](std::size_t k) {
+      return OutletFluxFromPopulations<L, R, Departing>{dep, bc, m_faces[k].cells,
+                                                        m_faces[k].index};
+    });
   }
-  /// The same from the cells' velocities saved after an in-place streaming step's collision
-  /// (`saved`, `width` values a boundary-list position, u at `offset`), for PressureStepTag.
+  /// The same from the cells' velocities saved by boundary-list position (`saved`, `width`
+  /// values a position, u at `offset`): after an in-place streaming step's collision, for
+  /// PressureStepTag, or left by the two-array kernels (step_two_arrays).
   void step_saved(const Kokkos::View<R*, MemSpace>& saved, int width, int offset,
                   const ExecSpace& exec, DeviceFaces<R>& faces) {
-    std::vector<std::int64_t> sums(m_faces.size(), 0);
-    for (std::size_t k = 0; k < m_faces.size(); ++k) {
-      const Face& f = m_faces[k];
-      Kokkos::parallel_reduce(
-          "kolibri::characteristic_outlet_flux",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, f.positions.extent(0)),
-          OutletFluxFromSaved<R>{saved, f.positions, width, offset, f.index}, sums[k]);
-    }
-    take(sums, faces);
+    sum_and_step(exec, faces, [&](std::size_t k) {
+      return OutletFluxFromSaved<R>{saved, m_faces[k].positions, width, offset, m_faces[k].index};
+    });
   }
 
   /// Each face's kept invariant s, in face order (NaN before its first step): for checkpoints.
   std::vector<double> state() const {
-    std::vector<double> s;
-    for (const Face& f : m_faces) s.push_back(f.invariant);
-    return s;
+    if (!active()) return {};
+    return to_host(m_invariant);
   }
   /// Take back state() (restarts); throws std::invalid_argument when it does not fit.
   void set_state(const std::vector<double>& s) {
@@ -146,43 +196,58 @@ class CharacteristicOutlets {
       throw std::invalid_argument("the checkpoint holds the state of " + std::to_string(s.size()) +
                                   " characteristic outlets; this run has " +
                                   std::to_string(m_faces.size()));
-    for (std::size_t k = 0; k < s.size(); ++k) m_faces[k].invariant = s[k];
+    if (active()) Kokkos::deep_copy(m_invariant, HostValues<const double>(s.data(), s.size()));
+    new_populations();
   }
   /// Forget the state (a new initial state): the next step takes the faces' set densities.
   void reset() {
-    for (Face& f : m_faces) f.invariant = std::numeric_limits<double>::quiet_NaN();
+    if (active()) Kokkos::deep_copy(m_invariant, std::numeric_limits<double>::quiet_NaN());
+    new_populations();
   }
+  /// The populations changed outside a step (a new state, a restart): the next step sums them,
+  /// not the velocities the kernels left.
+  void new_populations() { m_left = false; }
 
  private:
+  /// This rank's cells of a face's layer (its rule in m_rules, same order).
   struct Face {
-    int index = 0;                                                ///< x_min ... z_max
-    double rate = 0.0;                                            ///< K, a step
-    double density = 1.0;                                         ///< rho_w
-    double invariant = std::numeric_limits<double>::quiet_NaN();  ///< s (NaN: no step yet)
-    std::int64_t count = 0;                            ///< fluid cells of the layer over all ranks
-    Kokkos::View<std::uint32_t*, MemSpace> cells;      ///< this rank's, cell indices
+    int index = 0;                                     ///< x_min ... z_max
+    Kokkos::View<std::uint32_t*, MemSpace> cells;      ///< cell indices
     Kokkos::View<std::uint32_t*, MemSpace> positions;  ///< their boundary-list positions
   };
+  template <class T>
+  using HostValues = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  /// The step of each face from its summed outgoing velocity: the mean u_out over its cells,
-  /// rho_b = (1 - K)(s + rho_w u_out / c_s) + K rho_w (rho_w where s is not kept yet), then
-  /// s = rho_b - rho_w u_out / c_s; rho_b becomes the face's density.
-  void take(std::vector<std::int64_t>& sums, DeviceFaces<R>& faces) {
-    if (m_comm) m_comm->sum(sums);
-    const double sqrt3 = 1.7320508075688772;
-    for (std::size_t k = 0; k < m_faces.size(); ++k) {
-      Face& f = m_faces[k];
-      const double mean = f.count > 0 ? double(sums[k]) / kOutletFixedPoint / double(f.count) : 0.0;
-      const double acoustic = f.density * sqrt3 * mean;
-      const double rho_b = std::isnan(f.invariant)
-                               ? f.density
-                               : (1.0 - f.rate) * (f.invariant + acoustic) + f.rate * f.density;
-      f.invariant = rho_b - acoustic;
-      faces.density[f.index] = R(rho_b);
+  /// Each face's sum of outgoing_fixed over its cells by the reduction functor `flux_of(k)`
+  /// (one term a cell or a boundary-list position) into m_sums, added over ranks where there
+  /// are several (the host waits for that), then OutletDensityStep; `faces` reads its result.
+  template <class FluxOf>
+  void sum_and_step(const ExecSpace& exec, DeviceFaces<R>& faces, const FluxOf& flux_of) {
+    using Sum = Kokkos::View<std::int64_t, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    for (std::size_t k = 0; k < m_faces.size(); ++k)
+      Kokkos::parallel_reduce("kolibri::characteristic_outlet_flux",
+                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
+                                  exec, 0, m_faces[k].cells.extent(0)),
+                              flux_of(k), Sum(m_sums.data() + k));
+    if (m_comm && m_comm->size() > 1) {
+      fence(exec, "kolibri::characteristic_outlet_flux");
+      std::vector<std::int64_t> sums = to_host(m_sums);
+      m_comm->sum(sums);
+      Kokkos::deep_copy(m_sums, HostValues<const std::int64_t>(sums.data(), sums.size()));
     }
+    Kokkos::parallel_for("kolibri::characteristic_outlet_step",
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, int(m_faces.size())),
+                         OutletDensityStep<R>{m_rules, m_sums, m_invariant, m_exchange});
+    faces.outlets = m_exchange.data();
   }
 
   std::vector<Face> m_faces;
+  Kokkos::View<OutletRule*, MemSpace> m_rules;
+  Kokkos::View<std::int64_t*, MemSpace> m_sums;          ///< this step's, by rule
+  Kokkos::View<double*, MemSpace> m_invariant;           ///< s, by rule (NaN: no step yet)
+  Kokkos::View<OutletExchange<R>, MemSpace> m_exchange;  ///< the faces' densities, read by kernels
+  Kokkos::View<R*, MemSpace> m_layer_velocity;           ///< OutletExchange::layer_velocity
+  bool m_left = false;  ///< the last step's kernels left the layer's velocities
   const Comm* m_comm = nullptr;
 };
 

@@ -74,21 +74,42 @@ struct Slots {
   }
 };
 
+/// \brief What the kernels share with the characteristic outlets (CharacteristicOutlets), in
+/// device memory: every face's density of the step, and where the two-array kernels leave the
+/// velocity of each boundary cell with a pressure-face link after its collision (the next
+/// step's sums read it there instead of the cell's populations).
+template <class R>
+struct OutletExchange {
+  R density[6];
+  R* layer_velocity;  ///< 3 values a boundary-list position
+};
+
 /// \brief Face boundary conditions in a form kernels can copy: type, velocity and density per
 /// face (x_min, x_max, y_min, y_max, z_min, z_max).
 template <class R>
 struct DeviceFaces {
   int type[6];
-  int from_layer[6];  ///< FaceBC::from_layer: outflow faces, developed pressure faces
+  /// Bit f set: face f's entering populations come from its layer (FaceBC::from_layer: outflow
+  /// faces, developed pressure faces). One word, not six: the functors stay under 512 bytes.
+  int from_layer_bits;
   R velocity[6][3];
   R density[6];
+  /// The characteristic outlets' exchange, where CharacteristicOutlets steps the faces'
+  /// densities on the device (the host does not wait for them); null: `density`.
+  OutletExchange<R>* outlets = nullptr;
+
+  /// The density of face `face` this step.
+  KOKKOS_INLINE_FUNCTION R density_of(int face) const {
+    return outlets != nullptr ? outlets->density[face] : density[face];
+  }
+  KOKKOS_INLINE_FUNCTION bool from_layer(int face) const { return (from_layer_bits >> face) & 1; }
 
   static DeviceFaces from(const FaceSet& faces) {
     DeviceFaces d{};
     const FaceTypes types(faces);
     for (int f = 0; f < 6; ++f) {
       d.type[f] = types.type[f];
-      d.from_layer[f] = types.from_layer[f];
+      if (types.from_layer[f]) d.from_layer_bits |= 1 << f;
       for (int k = 0; k < 3; ++k) d.velocity[f][k] = R(faces[f].velocity[k]);
       d.density[f] = R(faces[f].density);
     }
@@ -110,13 +131,13 @@ KOKKOS_INLINE_FUNCTION R face_rule(const DeviceFaces<R>& faces, int q, int face,
     case FaceType::VelocityInlet: {
       const R* uw = faces.velocity[face];
       const R cu = R(L::c(q, 0)) * uw[0] + R(L::c(q, 1)) * uw[1] + R(L::c(q, 2)) * uw[2];
-      return back + R(6) * w * faces.density[face] * (cu * shape);
+      return back + R(6) * w * faces.density_of(face) * (cu * shape);
     }
     case FaceType::PressureOutlet:
     case FaceType::PressureInlet: {
       const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
       const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-      return -back + R(2) * w * faces.density[face] * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
+      return -back + R(2) * w * faces.density_of(face) * (R(1) + R(4.5) * cu * cu - R(1.5) * usq);
     }
     default:
       return back;
@@ -132,7 +153,7 @@ KOKKOS_INLINE_FUNCTION R pressure_step(const DeviceFaces<R>& faces, int q, int f
                                        const R (&u)[3]) {
   const R cu = R(L::c(q, 0)) * u[0] + R(L::c(q, 1)) * u[1] + R(L::c(q, 2)) * u[2];
   const R usq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-  return R(2) * R(L::w(q)) * (faces.density[face] - rho) *
+  return R(2) * R(L::w(q)) * (faces.density_of(face) - rho) *
          (R(1) + R(3) * cu + R(4.5) * cu * cu - R(1.5) * usq);
 }
 
@@ -207,7 +228,7 @@ struct Boundary {
   /// True for a face whose entering populations come from the layer next to it
   /// (FaceBC::from_layer): outflow faces and developed pressure faces.
   KOKKOS_INLINE_FUNCTION bool from_layer(int face) const {
-    return face >= 0 && faces.from_layer[face] != 0;
+    return face >= 0 && faces.from_layer(face);
   }
   /// The outflow rule's source of population q arriving at cell p across outflow face `face`
   /// (GridCells::outflow_source).
@@ -648,10 +669,23 @@ struct StreamCollide {
   template <bool Outflow>
   KOKKOS_INLINE_FUNCTION void boundary(const Index i) const {
     const Index n = Index(boundary_cells(i));
+    const std::uint32_t mask = bc.links[n];
     R f[L::Q];
-    bc.template pull<Outflow>(n, bc.links[n], f, PostCollision<L, S, I>{src, idx}, nullptr,
+    bc.template pull<Outflow>(n, mask, f, PostCollision<L, S, I>{src, idx}, nullptr,
                               bc.link_row_of(i));
     collide_store(n, f);
+    if ((mask & kOutletLink) && bc.faces.outlets != nullptr) leave_velocity(i, f);
+  }
+  /// The velocity of the cell at boundary-list position i from its post-collision populations
+  /// `f` as stored (what PostCollision reads back), left for the characteristic outlets' sums
+  /// of the next step (OutletExchange::layer_velocity).
+  KOKKOS_INLINE_FUNCTION void leave_velocity(const Index i, const R (&f)[L::Q]) const {
+    R fs[L::Q], rho, u[3];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) fs[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+    bc.state(fs, rho, u);
+    R* out = bc.faces.outlets->layer_velocity + 3 * i;
+    for (int d = 0; d < 3; ++d) out[d] = u[d];
   }
 
   /// The directions that come from the face (c_q along its axis pointing inwards) are reflected
