@@ -10,6 +10,7 @@
 #include <kolibri/grid/DenseGrid.hpp>
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/parallel/Comm.hpp>
+#include <kolibri/parallel/Streams.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
 #include <cstdint>
@@ -73,19 +74,18 @@ struct OutletRule {
   std::int64_t count = 0;  ///< fluid cells of the layer over all ranks
 };
 
-/// \brief The step of each characteristic face (one thread a face) from its summed outgoing
-/// velocity `sums` (outgoing_fixed): the mean u_out over its cells,
+/// \brief The step of characteristic face `k` from its summed outgoing velocity `sum`
+/// (outgoing_fixed): the mean u_out over its cells,
 /// rho_b = (1 - K)(s + rho_w u_out / c_s) + K rho_w (rho_w where s is not kept yet, NaN), then
 /// s = rho_b - rho_w u_out / c_s; rho_b becomes the face's density (OutletExchange::density).
 template <class R>
 struct OutletDensityStep {
   Kokkos::View<const OutletRule*, MemSpace> rules;
-  Kokkos::View<const std::int64_t*, MemSpace> sums;
   Kokkos::View<double*, MemSpace> invariant;  ///< s, by rule
   Kokkos::View<OutletExchange<R>, MemSpace> exchange;
-  KOKKOS_INLINE_FUNCTION void operator()(const int k) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const int k, const std::int64_t sum) const {
     const OutletRule& f = rules(k);
-    const double mean = f.count > 0 ? double(sums(k)) / kOutletFixedPoint / double(f.count) : 0.0;
+    const double mean = f.count > 0 ? double(sum) / kOutletFixedPoint / double(f.count) : 0.0;
     const double acoustic = f.density * 1.7320508075688772 * mean;
     const double s = invariant(k);
     const double rho_b =
@@ -93,6 +93,26 @@ struct OutletDensityStep {
     invariant(k) = rho_b - acoustic;
     exchange().density[f.face] = R(rho_b);
   }
+};
+
+/// \brief Every face's step from the sums over all ranks (`sums`, by rule), one thread a face.
+template <class R>
+struct OutletDensitySteps {
+  OutletDensityStep<R> step;
+  Kokkos::View<const std::int64_t*, MemSpace> sums;
+  KOKKOS_INLINE_FUNCTION void operator()(const int k) const { step(k, sums(k)); }
+};
+
+/// \brief One face's sum (the reduction functor `Flux`, one term a cell or a boundary-list
+/// position) and, in the reduction's final stage on the device, its step: one launch a face
+/// where the face's sum is this rank's alone.
+template <class Flux, class R>
+struct OutletSumAndStep {
+  Flux flux;
+  OutletDensityStep<R> step;
+  int k;  ///< the face's rule
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, std::int64_t& sum) const { flux(i, sum); }
+  KOKKOS_INLINE_FUNCTION void final(std::int64_t& sum) const { step(k, sum); }
 };
 
 /// \brief A level's characteristic outlets: per such face (of the whole domain: every rank
@@ -133,6 +153,7 @@ class CharacteristicOutlets {
                              to_device(positions, "kolibri::outlet_positions")});
     }
     if (rules.empty()) return;
+    m_exec = priority_instance();
     m_rules = to_device(rules, "kolibri::outlet_rules");
     m_sums = Kokkos::View<std::int64_t*, MemSpace>("kolibri::outlet_sums", rules.size());
     m_invariant = Kokkos::View<double*, MemSpace>("kolibri::outlet_invariants", rules.size());
@@ -154,19 +175,32 @@ class CharacteristicOutlets {
   /// Two arrays: the faces' densities of a step from the velocities the last step's kernels left
   /// (OutletExchange::layer_velocity, StreamCollide::leave_velocity), or where none did (the
   /// first step, after reset() or new_populations()) from the post-collision populations `dep`;
-  /// `faces` reads them, and this step's kernels leave the velocities again (collective).
+  /// `faces` reads them, and this step's kernels leave the velocities again (collective). On one
+  /// rank the sum and the step run on an instance of their own, after the work launched on
+  /// `exec` so far and beside what follows there (the interior cells, which read no density of
+  /// these faces), until join_densities(exec); on several on `exec` (the host adds the sums).
   template <class Departing>
   void step_two_arrays(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
                        DeviceFaces<R>& faces) {
+    const bool beside = !several_ranks();
+    if (beside) m_join.join(exec, m_exec);  // the last step's kernels left the velocities
+    const ExecSpace& on = beside ? m_exec : exec;
     if (m_left)
-      step_saved(m_layer_velocity, 3, 0, exec, faces);
+      step_saved(m_layer_velocity, 3, 0, on, faces);
     else
-      step(dep, bc, exec, faces);
+      step(dep, bc, on, faces);
     m_left = true;
+    m_beside = beside;
+  }
+  /// The work launched on `exec` from here on (the boundary cells) reads the faces' densities
+  /// that step_two_arrays launched beside it, and overwrites the velocities it summed.
+  void join_densities(const ExecSpace& exec) {
+    if (m_beside) m_join.join(m_exec, exec);
+    m_beside = false;
   }
   /// The faces' densities of a step whose gather reads the post-collision populations `dep`
-  /// (in place before a streaming step; two arrays where no kernel left the velocities),
-  /// launched on `exec`; `faces` reads them (collective).
+  /// (two arrays where no kernel left the velocities), launched on `exec`; `faces` reads them
+  /// (collective).
   template <class Departing>
   void step(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
             DeviceFaces<R>& faces) {
@@ -176,8 +210,9 @@ class CharacteristicOutlets {
     });
   }
   /// The same from the cells' velocities saved by boundary-list position (`saved`, `width`
-  /// values a position, u at `offset`): after an in-place streaming step's collision, for
-  /// PressureStepTag, or left by the two-array kernels (step_two_arrays).
+  /// values a position, u at `offset`): in place, the states BoundarySaveTag saves before a
+  /// streaming step or those its collision saves for PressureStepTag; two arrays, those the
+  /// kernels left (step_two_arrays).
   void step_saved(const Kokkos::View<R*, MemSpace>& saved, int width, int offset,
                   const ExecSpace& exec, DeviceFaces<R>& faces) {
     sum_and_step(exec, faces, [&](std::size_t k) {
@@ -215,29 +250,40 @@ class CharacteristicOutlets {
     Kokkos::View<std::uint32_t*, MemSpace> cells;      ///< cell indices
     Kokkos::View<std::uint32_t*, MemSpace> positions;  ///< their boundary-list positions
   };
+  bool several_ranks() const { return m_comm && m_comm->size() > 1; }
   template <class T>
   using HostValues = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   /// Each face's sum of outgoing_fixed over its cells by the reduction functor `flux_of(k)`
-  /// (one term a cell or a boundary-list position) into m_sums, added over ranks where there
-  /// are several (the host waits for that), then OutletDensityStep; `faces` reads its result.
+  /// (one term a cell or a boundary-list position), then its step (OutletDensityStep): on one
+  /// rank in the same launch (OutletSumAndStep), on several after the sums, into m_sums, are
+  /// added over ranks (the host waits for that); `faces` reads the result.
   template <class FluxOf>
   void sum_and_step(const ExecSpace& exec, DeviceFaces<R>& faces, const FluxOf& flux_of) {
     using Sum = Kokkos::View<std::int64_t, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    for (std::size_t k = 0; k < m_faces.size(); ++k)
-      Kokkos::parallel_reduce("kolibri::characteristic_outlet_flux",
-                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
-                                  exec, 0, m_faces[k].cells.extent(0)),
-                              flux_of(k), Sum(m_sums.data() + k));
-    if (m_comm && m_comm->size() > 1) {
+    const OutletDensityStep<R> step{m_rules, m_invariant, m_exchange};
+    const bool several = several_ranks();
+    for (std::size_t k = 0; k < m_faces.size(); ++k) {
+      const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> cells(
+          exec, 0, m_faces[k].cells.extent(0));
+      const auto flux = flux_of(k);
+      if (several)
+        Kokkos::parallel_reduce("kolibri::characteristic_outlet_flux", cells, flux,
+                                Sum(m_sums.data() + k));
+      else
+        Kokkos::parallel_reduce("kolibri::characteristic_outlet_flux_step", cells,
+                                OutletSumAndStep<decltype(flux), R>{flux, step, int(k)},
+                                Sum(m_sums.data() + k));
+    }
+    if (several) {
       fence(exec, "kolibri::characteristic_outlet_flux");
       std::vector<std::int64_t> sums = to_host(m_sums);
       m_comm->sum(sums);
       Kokkos::deep_copy(m_sums, HostValues<const std::int64_t>(sums.data(), sums.size()));
+      Kokkos::parallel_for("kolibri::characteristic_outlet_step",
+                           Kokkos::RangePolicy<ExecSpace>(exec, 0, int(m_faces.size())),
+                           OutletDensitySteps<R>{step, m_sums});
     }
-    Kokkos::parallel_for("kolibri::characteristic_outlet_step",
-                         Kokkos::RangePolicy<ExecSpace>(exec, 0, int(m_faces.size())),
-                         OutletDensityStep<R>{m_rules, m_sums, m_invariant, m_exchange});
     faces.outlets = m_exchange.data();
   }
 
@@ -248,6 +294,9 @@ class CharacteristicOutlets {
   Kokkos::View<OutletExchange<R>, MemSpace> m_exchange;  ///< the faces' densities, read by kernels
   Kokkos::View<R*, MemSpace> m_layer_velocity;           ///< OutletExchange::layer_velocity
   bool m_left = false;  ///< the last step's kernels left the layer's velocities
+  ExecSpace m_exec{};   ///< step_two_arrays' own instance (one rank)
+  StreamJoin m_join;    ///< orders it with the level's instance
+  bool m_beside = false;  ///< a sum and step launched on m_exec that no join has awaited yet
   const Comm* m_comm = nullptr;
 };
 

@@ -130,8 +130,6 @@ class InPlace final : public Scheme<L, S> {
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
-      if (!m_arriving && level.outlets.active())  // a streaming step: its gather's faces
-        level.outlets.step(typename K::Departing{k.a, k.idx}, k.bc, level.exec, k.bc.faces);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
       // exchange comes first (blocking) and the step does not overlap it. So do the outflow
@@ -150,6 +148,7 @@ class InPlace final : public Scheme<L, S> {
         if (nsaved > 0)  // pressure and outflow faces read slots that the streaming overwrites
           Kokkos::parallel_for(BoundarySaveTag::label,
                                level.template range<BoundarySaveTag>(0, nsaved), k);
+        outlets_before_streaming(k, level);
         if (rules)  // so do the far-wall links
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
@@ -183,6 +182,7 @@ class InPlace final : public Scheme<L, S> {
         if (nsaved > 0)
           Kokkos::parallel_for(BoundarySaveTag::label,
                                level.template range<BoundarySaveTag>(0, nsaved), k);
+        outlets_before_streaming(k, level);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
@@ -195,6 +195,15 @@ class InPlace final : public Scheme<L, S> {
       }
       m_arriving = !m_arriving;
     }
+  }
+
+  /// A streaming step's characteristic faces' densities (its gather's faces), summed from the
+  /// layer's states BoundarySaveTag has just saved from the departing slots: the values a sum of
+  /// the populations gives, without reading the layer's populations again.
+  template <class K>
+  void outlets_before_streaming(K& k, Level<L, S>& level) {
+    if (level.outlets.active())
+      level.outlets.step_saved(m_saved, m_saved_width, K::kStateBefore, level.exec, k.bc.faces);
   }
 
   C m_op;

@@ -453,6 +453,15 @@ struct WithCellForce {
 };
 struct WithoutCellForce {};
 
+/// \brief Populations `f` as storage S keeps them (what a kernel reading them back gets): the
+/// same values for native storage, rounded through FP16 for the FP16 storage.
+template <class L, class S>
+KOKKOS_INLINE_FUNCTION void as_stored(const typename S::real (&f)[L::Q],
+                                      typename S::real (&stored)[L::Q]) {
+  KOLIBRI_UNROLL
+  for (int q = 0; q < L::Q; ++q) stored[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+}
+
 /// \brief Post-collision population j of cell m in a two-array state: slot j of `src`.
 template <class L, class S, class I = SoA>
 struct PostCollision {
@@ -681,8 +690,7 @@ struct StreamCollide {
   /// of the next step (OutletExchange::layer_velocity).
   KOKKOS_INLINE_FUNCTION void leave_velocity(const Index i, const R (&f)[L::Q]) const {
     R fs[L::Q], rho, u[3];
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) fs[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+    as_stored<L, S>(f, fs);
     bc.state(fs, rho, u);
     R* out = bc.faces.outlets->layer_velocity + 3 * i;
     for (int d = 0; d < 3; ++d) out[d] = u[d];
@@ -873,9 +881,8 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
                               (mask & kOutletLink) ? row + kStateBefore : nullptr, slot, same,
                               outflow);
     collide_at(n, f);
-    R fr[L::Q];  // as stored: a no-op for native storage
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) fr[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+    R fr[L::Q];
+    as_stored<L, S>(f, fr);
     bc.template push<Outflow>(n, mask, f, fr, Arriving{a, idx}, slot,
                               rules ? &link_leaving(slot * L::Q) : nullptr,
                               layer && (mask & kOutletLink) ? row + kStateAfter : nullptr);

@@ -188,6 +188,7 @@ class TwoArrays final : public Scheme<L, S> {
         // Two streams: the cells next to the ghost layers, the pack, the transfer and the
         // unpack on the exchange's instance, the other cells meanwhile on the level's one.
         const ExecSpace& ex = m_pull.exec();
+        level.outlets.join_densities(level.exec);  // (on several ranks the sums ran there)
         m_join.join(level.exec, ex);  // the border cells write where the last step's cells read
         if constexpr (tiled)  // the border tiles through the tile kernel (their other cells too)
           tiles(TileInteriorTag::border_label, ex, k, 0, m_tiles.border_cells());
@@ -211,6 +212,7 @@ class TwoArrays final : public Scheme<L, S> {
         m_join.join(ex, level.exec);  // the next step's cells read the border cells and ghosts
       } else {
         interior(k);
+        level.outlets.join_densities(level.exec);  // the boundary cells read the faces' densities
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
         faces(k);
         level.mark(level.exec, StepPoint::Interior);
