@@ -293,9 +293,9 @@ class CharacteristicOutlets {
   Kokkos::View<double*, MemSpace> m_invariant;           ///< s, by rule (NaN: no step yet)
   Kokkos::View<OutletExchange<R>, MemSpace> m_exchange;  ///< the faces' densities, read by kernels
   Kokkos::View<R*, MemSpace> m_layer_velocity;           ///< OutletExchange::layer_velocity
-  bool m_left = false;  ///< the last step's kernels left the layer's velocities
-  ExecSpace m_exec{};   ///< step_two_arrays' own instance (one rank)
-  StreamJoin m_join;    ///< orders it with the level's instance
+  bool m_left = false;    ///< the last step's kernels left the layer's velocities
+  ExecSpace m_exec{};     ///< step_two_arrays' own instance (one rank)
+  StreamJoin m_join;      ///< orders it with the level's instance
   bool m_beside = false;  ///< a sum and step launched on m_exec that no join has awaited yet
   const Comm* m_comm = nullptr;
 };
