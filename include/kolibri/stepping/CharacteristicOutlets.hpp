@@ -199,8 +199,8 @@ class CharacteristicOutlets {
     m_beside = false;
   }
   /// The faces' densities of a step whose gather reads the post-collision populations `dep`
-  /// (two arrays where no kernel left the velocities), launched on `exec`; `faces` reads them
-  /// (collective).
+  /// (two arrays where no kernel left the velocities; in place before a streaming step with the
+  /// halo exchange), launched on `exec`; `faces` reads them (collective).
   template <class Departing>
   void step(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
             DeviceFaces<R>& faces) {
