@@ -130,8 +130,7 @@ class InPlace final : public Scheme<L, S> {
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
-      if (!m_arriving && m_fwd.active() && level.outlets.active())
-        outlets_before_exchange(k, level);
+      if (!m_arriving && m_fwd.active()) outlets_before_exchange(k, level);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
       // exchange comes first (blocking) and the step does not overlap it. So do the outflow
@@ -212,7 +211,8 @@ class InPlace final : public Scheme<L, S> {
   /// exchanges before BoundarySaveTag, one away from it only after its interior cells).
   template <class K>
   void outlets_before_exchange(K& k, Level<L, S>& level) {
-    level.outlets.step(typename K::Departing{k.a, k.idx}, k.bc, level.exec, k.bc.faces);
+    if (level.outlets.active())
+      level.outlets.step(typename K::Departing{k.a, k.idx}, k.bc, level.exec, k.bc.faces);
   }
 
   C m_op;
