@@ -43,10 +43,8 @@ struct OutletFluxFromPopulations {
   Kokkos::View<const std::uint32_t*, MemSpace> cells;
   int face;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, std::int64_t& sum) const {
-    const Index n = Index(cells(i));
-    R fs[L::Q], rho, u[3];
-    for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-    bc.state(fs, rho, u);
+    R rho, u[3];
+    bc.state_of(dep, Index(cells(i)), rho, u);
     sum += outgoing_fixed(face, u);
   }
 };
@@ -65,6 +63,11 @@ struct OutletFluxFromSaved {
     sum += outgoing_fixed(face, u);
   }
 };
+
+/// \brief Where in an in-place streaming step the characteristic outlets' densities are
+/// summed (CharacteristicOutlets::step_in_place): as the step starts, before any halo exchange;
+/// or once BoundarySaveTag has saved the layer's states.
+enum class InPlaceOutletPoint { StepStart, StatesSaved };
 
 /// \brief One characteristic face's constants, on the device.
 struct OutletRule {
@@ -198,9 +201,26 @@ class CharacteristicOutlets {
     if (m_beside) m_join.join(m_exec, exec);
     m_beside = false;
   }
+  /// In place: the faces' densities of a streaming step, called at both points `at` of it;
+  /// the sum runs at one. On one rank once BoundarySaveTag has saved the layer's states (`saved`,
+  /// `width` values a boundary-list position, u at `offset`): the values a sum of the populations
+  /// gives, without reading the layer's populations again. On several as the step starts, from
+  /// the populations `dep`, before any halo exchange: every rank reaches the sums' all-reduce
+  /// at the same point (a rank next to the face exchanges before BoundarySaveTag, one away from
+  /// it only after its interior cells). Launched on `exec`; `faces` reads them (collective).
+  template <class Departing>
+  void step_in_place(InPlaceOutletPoint at, const Departing& dep, const Boundary<L, R>& bc,
+                     const Kokkos::View<R*, MemSpace>& saved, int width, int offset,
+                     const ExecSpace& exec, DeviceFaces<R>& faces) {
+    if (!active() || (at == InPlaceOutletPoint::StepStart) != several_ranks()) return;
+    if (at == InPlaceOutletPoint::StepStart)
+      step(dep, bc, exec, faces);
+    else
+      step_saved(saved, width, offset, exec, faces);
+  }
   /// The faces' densities of a step whose gather reads the post-collision populations `dep`
-  /// (two arrays where no kernel left the velocities; in place before a streaming step with the
-  /// halo exchange), launched on `exec`; `faces` reads them (collective).
+  /// (two arrays where no kernel left the velocities; in place on several ranks), launched on
+  /// `exec`; `faces` reads them (collective).
   template <class Departing>
   void step(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
             DeviceFaces<R>& faces) {

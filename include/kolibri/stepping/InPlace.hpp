@@ -130,7 +130,7 @@ class InPlace final : public Scheme<L, S> {
     for (std::int64_t s = 0; s < nsteps; ++s) {
       level.start_step();
       k.bc.faces = level.faces_at(first + s);
-      if (!m_arriving && m_fwd.active()) outlets_before_exchange(k, level);
+      if (!m_arriving) outlets(InPlaceOutletPoint::StepStart, k, level);
       // Immersed bodies read the populations this step collides: before a streaming step the
       // upwind cells' departing slots, ghost cells included, so on several ranks the forward
       // exchange comes first (blocking) and the step does not overlap it. So do the outflow
@@ -149,6 +149,7 @@ class InPlace final : public Scheme<L, S> {
         if (nsaved > 0)  // pressure and outflow faces read slots that the streaming overwrites
           Kokkos::parallel_for(BoundarySaveTag::label,
                                level.template range<BoundarySaveTag>(0, nsaved), k);
+        outlets(InPlaceOutletPoint::StatesSaved, k, level);
         if (rules)  // so do the far-wall links
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
@@ -182,7 +183,7 @@ class InPlace final : public Scheme<L, S> {
         if (nsaved > 0)
           Kokkos::parallel_for(BoundarySaveTag::label,
                                level.template range<BoundarySaveTag>(0, nsaved), k);
-        outlets_before_streaming(k, level);
+        outlets(InPlaceOutletPoint::StatesSaved, k, level);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
         Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
@@ -197,22 +198,12 @@ class InPlace final : public Scheme<L, S> {
     }
   }
 
-  /// A streaming step's characteristic faces' densities (its gather's faces), summed from the
-  /// layer's states BoundarySaveTag has just saved from the departing slots: the values a sum of
-  /// the populations gives, without reading the layer's populations again. One rank only: on
-  /// several the sum's all-reduce would sit between one rank's forward exchange and another's.
+  /// A streaming step's characteristic faces' densities (its gather's faces), at the point `at`
+  /// of the step (CharacteristicOutlets::step_in_place chooses the one where they are summed).
   template <class K>
-  void outlets_before_streaming(K& k, Level<L, S>& level) {
-    if (level.outlets.active())
-      level.outlets.step_saved(m_saved, m_saved_width, K::kStateBefore, level.exec, k.bc.faces);
-  }
-  /// The same with the halo exchange, from the layer's populations as the step begins, before
-  /// any exchange: every rank reaches the all-reduce at the same point (a rank next to the face
-  /// exchanges before BoundarySaveTag, one away from it only after its interior cells).
-  template <class K>
-  void outlets_before_exchange(K& k, Level<L, S>& level) {
-    if (level.outlets.active())
-      level.outlets.step(typename K::Departing{k.a, k.idx}, k.bc, level.exec, k.bc.faces);
+  void outlets(InPlaceOutletPoint at, K& k, Level<L, S>& level) {
+    level.outlets.step_in_place(at, typename K::Departing{k.a, k.idx}, k.bc, m_saved, m_saved_width,
+                                K::kStateBefore, level.exec, k.bc.faces);
   }
 
   C m_op;

@@ -271,10 +271,7 @@ struct Boundary {
       for (int d = 0; d < 3; ++d) u[d] = u_known[d];
       rho = u_known[3];
     } else if (mask & kOutletLink) {
-      R fs[L::Q];
-      KOLIBRI_UNROLL
-      for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-      state(fs, rho, u);
+      state_of(dep, n, rho, u);
     }
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
@@ -309,6 +306,15 @@ struct Boundary {
   /// post_collision_state with the body force.
   KOKKOS_INLINE_FUNCTION void state(const R (&fs)[L::Q], R& rho, R (&u)[3]) const {
     post_collision_state<L>(fs, force, rho, u);
+  }
+  /// state() of cell n from its post-collision populations as `dep(n, q)` reads them back (a
+  /// Departing or PostCollision reader).
+  template <class Dep>
+  KOKKOS_INLINE_FUNCTION void state_of(const Dep& dep, const Index n, R& rho, R (&u)[3]) const {
+    R fs[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) fs[q] = dep(n, q);
+    state(fs, rho, u);
   }
   /// post_collision_velocity with the body force.
   KOKKOS_INLINE_FUNCTION void velocity(const R (&fs)[L::Q], R (&u)[3]) const {
@@ -827,9 +833,8 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     const Departing dep{a, idx};
     R* row = &saved(i * saved_width);
     if (mask & kOutletLink) {
-      R fs[L::Q], u[3], rho;
-      for (int k = 0; k < L::Q; ++k) fs[k] = dep(n, k);
-      bc.state(fs, rho, u);
+      R u[3], rho;
+      bc.state_of(dep, n, rho, u);
       for (int d = 0; d < 3; ++d) row[kStateBefore + d] = u[d];
       row[kStateBefore + 3] = rho;
     }
