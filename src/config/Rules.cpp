@@ -49,7 +49,7 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   }
   if (c.tile_edge != 0)
     return RuleBreach{"model", "layout",
-                      need + "its own blocks: layout = \"dense\" (or auto), not \"tiles\""};
+                      need + "its own blocks: layout = \"auto\" (or \"soa\", \"csoa\"), not \"tiles\""};
   if (c.face_kernels)
     return RuleBreach{"model", "boundary_kernels",
                       need + "one kernel a level: boundary_kernels = \"list\""};
@@ -136,7 +136,8 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   return std::nullopt;
 }
 /// What an outflow face (FaceType::Outflow) takes for now: its rule reads the populations of
-/// the layer next to it (GridCells::outflow_source), built for the populations on the dense box.
+/// the layer next to it (GridCells::outflow_source), built for the populations (dense box or
+/// tiles) with one level.
 std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};
@@ -148,10 +149,6 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
                         "an outflow face needs populations: streaming = \"two_array\" or "
                         "\"in_place\" (the moment representation takes pressure outlets), got " +
                             quoted(to_string(c.streaming))};
-    if (c.tile_edge != 0)
-      return RuleBreach{"boundary", face,
-                        "an outflow face runs on the dense box for now: layout = \"dense\" (or "
-                        "auto), not \"tiles\""};
     if (c.refinement.active())
       return RuleBreach{"boundary", face,
                         "an outflow face on a refined grid is not built yet (pressure outlets "
@@ -180,7 +177,7 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
     return RuleBreach{section, "pressure_rule",
                       "the " + std::string(to_string(face.pressure_rule)) +
                           " rule runs on the populations (streaming = \"two_array\" or "
-                          "\"in_place\") on the dense box with one level for now: "
+                          "\"in_place\") with one level for now: "
                           "pressure_rule = \"anti_bounce_back\" (or \"auto\", which takes it "
                           "here)"};
   }

@@ -157,17 +157,12 @@ GeometryReport geometry_report(const SolverConfig& whole) {
                 100.0 * m.bandwidth_two_copies, 100.0 * m.bandwidth_ghost_buffers);
   r.text += buf;
   // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
-  // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies, no
-  // face that reads its layer: outflow faces, pressure faces set to "developed" or
-  // "characteristic"; those on "auto" take the anti-bounce-back on tiles,
-  // resolve_pressure_rules).
+  // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
-  bool outflow = false;
-  for (const FaceBC& f : whole.faces) outflow = outflow || f.from_layer();
   // (3D only: the threshold was measured with D3Q19; 2D tiles are not measured yet)
   const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
-                           whole.collision_kernels == 1 && dims == 3 && !outflow;
+                           whole.collision_kernels == 1 && dims == 3;
   if (automatic && takes_tiles && kept_share <= kAutoTilesKeptShare) r.auto_tile_edge = t.edge;
   if (whole.tile_edge > 0) {
     r.text += "tiles: this run steps on the tiled grid (two copies, T2C)\n";

@@ -416,14 +416,25 @@ TEST(Decomposition, IdenticalToOneRankWithSlabsOfEqualFluid) {
 
 // The tiled grid on every decomposition (each rank tiles its own box, ghost layers included, and
 // the halo exchange packs tile-blocked values): the dense single-rank run's fields, bit for bit,
-// on the porous sample and the open channel (inlet, outlet, walls, an obstacle).
+// on the porous sample and the open channel (inlet, outlet, walls, an obstacle) with the outlet
+// on the anti-bounce-back, as an outflow face and as a characteristic outlet (rules that read the
+// layer next to the face, across rank borders; the outlet's sums added over the ranks).
 TEST(Decomposition, TilesIdenticalToTheDenseBoxOnOneRank) {
+  enum { Porous, AntiBounceBack, Outflow, Characteristic };
+  const char* names[] = {" porous ", " channel ", " outflow face ", " characteristic outlet "};
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
     for (const auto& g : grids(lat == LatticeKind::D2Q9))
-      for (const bool porous : {true, false}) {
-        const bool two_d = lat == LatticeKind::D2Q9;
+      for (const int scene : {Porous, AntiBounceBack, Outflow, Characteristic}) {
+        const bool two_d = lat == LatticeKind::D2Q9, porous = scene == Porous;
         SolverConfig c = porous ? test::periodic_box(lat, 16, 12, two_d ? 1 : 10, 0.8)
-                                : test::anti_bounce_back(test::channel(lat));  // (the tiles' rule)
+                                : test::anti_bounce_back(test::channel(lat));
+        if (scene >= Outflow) {
+          c.nx = 32;  // at least two layers a rank next to the face on 8 ranks along x
+          c.initial.velocity = {0.04, 0, 0};  // the flow reaches the face within the steps
+          c.faces[1].type = scene == Outflow ? FaceType::Outflow : FaceType::PressureOutlet;
+          c.faces[1].pressure_rule =
+              scene == Outflow ? PressureRule::Auto : PressureRule::Characteristic;
+        }
         if (g[0] > c.nx || g[1] > c.ny || g[2] > c.nz) continue;
         c.collision = CollisionKind::Trt;
         if (porous) {
@@ -432,8 +443,7 @@ TEST(Decomposition, TilesIdenticalToTheDenseBoxOnOneRank) {
           c.geometry.diameter = 4, c.geometry.porosity = 0.6;
           resolve_geometry(c.geometry, {c.nx, c.ny, c.nz}, c.periodic_axes(), two_d ? 2 : 3);
         }
-        const std::string what =
-            std::string(to_string(lat)) + (porous ? " porous " : " channel ") + name(g);
+        const std::string what = std::string(to_string(lat)) + names[scene] + name(g);
         auto one = make_solver(c);
         SolverConfig tiled = c;
         tiled.tile_edge = two_d ? 16 : 4;

@@ -243,7 +243,7 @@ TEST(CharacteristicOutlet, KernelsLeaveWhatThePopulationsSay) {
   }
 }
 
-// The deck's rules: the moment representation, tiles and refinement refuse an outflow face
+// The deck's rules: the moment representation and refinement refuse an outflow face
 // (naming it), so does an axis of one cell, and an outflow face opposite a periodic one is a
 // broken pair.
 TEST(Outflow, RefusedWhereItIsNotBuilt) {
@@ -253,6 +253,9 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   };
   SolverConfig c = outflow_plates(Streaming::TwoArray);
   EXPECT_EQ(breach(c), "");
+  SolverConfig tiles = c;
+  tiles.tile_edge = 16;
+  EXPECT_EQ(breach(tiles), "");
   SolverConfig moments = c;
   moments.streaming = Streaming::Moments;
   moments.collision = CollisionKind::Regularized;
@@ -272,8 +275,9 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   EXPECT_NE(breach(pair).find("periodic faces come in pairs"), std::string::npos) << breach(pair);
 }
 
-// The characteristic rule's rules: pressure outlets only, the populations on the dense box
-// only, a relaxation only on such a face and from 0 to 1; the deck refuses a negative one.
+// The characteristic rule's rules: pressure outlets only, the populations with one level (the
+// dense box or tiles), a relaxation only on such a face and from 0 to 1; the deck refuses a
+// negative one.
 TEST(CharacteristicOutlet, RefusedWhereItIsNotBuilt) {
   const auto breach = [](const SolverConfig& c) {
     const auto b = broken_rule(c);
@@ -282,6 +286,9 @@ TEST(CharacteristicOutlet, RefusedWhereItIsNotBuilt) {
   SolverConfig c = test::channel(LatticeKind::D2Q9);
   c.faces[1] = face_of(FaceType::PressureOutlet, PressureRule::Characteristic, 0.01);
   EXPECT_EQ(breach(c), "");
+  SolverConfig tiles = c;
+  tiles.tile_edge = 16;
+  EXPECT_EQ(breach(tiles), "");
   SolverConfig inlet = c;
   inlet.faces[0] = face_of(FaceType::PressureInlet, PressureRule::Characteristic);
   EXPECT_EQ(breach(inlet),

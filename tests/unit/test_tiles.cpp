@@ -121,9 +121,20 @@ SolverConfig porous(LatticeKind lat, int nx, int ny, int nz) {
   return c;
 }
 
-enum Scene { Porous, ClosedBox, Channel, CurvedWalls };
+enum Scene {
+  Porous,
+  ClosedBox,
+  Channel,  // the outlet on the anti-bounce-back
+  CurvedWalls,
+  DevelopedOutlet,       // the channel's outlet on the rules that read the layer next to it
+  CharacteristicOutlet,  // (GridCells::outflow_source), through the tiled index
+  OutflowFace,
+  kScenes
+};
 const char* scene_name(int s) {
-  static const char* names[] = {"porous", "closed_box", "channel", "curved_walls"};
+  static const char* names[] = {"porous",          "closed_box",      "channel",
+                                "curved_walls",    "developed_outlet", "characteristic_outlet",
+                                "outflow_face"};
   return names[s];
 }
 SolverConfig scene(LatticeKind lat, int s) {
@@ -135,8 +146,15 @@ SolverConfig scene(LatticeKind lat, int s) {
       return test::closed_box(lat);
     case Channel:
       return test::anti_bounce_back(test::channel(lat));
-    default:
+    case CurvedWalls:
       return test::curved_walls(lat);
+    default: {
+      SolverConfig c = test::channel(lat);
+      c.faces[1].pressure_rule = s == DevelopedOutlet ? PressureRule::Developed
+                                                      : PressureRule::Characteristic;
+      if (s == OutflowFace) c.faces[1] = FaceBC{}, c.faces[1].type = FaceType::Outflow;
+      return c;
+    }
   }
 }
 
@@ -166,6 +184,7 @@ void expect_same_runs(SolverConfig c, int edge) {
     const auto la = dense->obstacle_loads(), lb = tiles->obstacle_loads();
     ASSERT_EQ(la.size(), lb.size());
     for (std::size_t k = 0; k < la.size(); ++k) EXPECT_EQ(la[k].force, lb[k].force);
+    EXPECT_EQ(tiles->outlet_state(), dense->outlet_state());  // characteristic outlets' s
   }
 }
 
@@ -184,7 +203,7 @@ std::string run_name(const ::testing::TestParamInfo<TileRun>& i) {
 }
 
 /// Every population operator on every lattice it supports, in each storage, on the porous
-/// sample and the closed box; the open and curved scenes with BGK and TRT.
+/// sample and the closed box; the open and curved scenes (every outlet rule) with BGK and TRT.
 std::vector<TileRun> runs() {
   std::vector<TileRun> out;
   const LatticeKind lattices[] = {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27};
@@ -203,7 +222,7 @@ std::vector<TileRun> runs() {
     for (const auto col : operators) {
       if (!supports(lat, col)) continue;
       for (const auto& [prec, store] : storages)
-        for (int s = Porous; s <= CurvedWalls; ++s) {
+        for (int s = Porous; s < kScenes; ++s) {
           const bool simple = col == CollisionKind::Bgk || col == CollisionKind::Trt;
           if (s >= Channel && !simple) continue;
           out.push_back({lat, col, prec, store, s});
@@ -310,19 +329,22 @@ TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
   SolverConfig in_place = vessel;
   in_place.streaming = Streaming::InPlace;
   EXPECT_EQ(geometry_report(in_place).auto_tile_edge, 0);
-  // Pressure faces on pressure_rule "auto" take the tiles (and the anti-bounce-back there);
-  // set to "developed", which the tiles do not have, they keep the dense box.
+  // Pressure and outflow faces take the tiles, "auto" the developed rule there as on the dense
+  // box, and so does the characteristic rule.
   SolverConfig driven = vessel;
   driven.faces[0].type = FaceType::PressureInlet, driven.faces[0].density = 1.001;
   driven.faces[1].type = FaceType::PressureOutlet;
   EXPECT_EQ(geometry_report(driven).auto_tile_edge, 4);
   driven.tile_edge = 4;
   resolve_pressure_rules(driven);
-  EXPECT_EQ(driven.faces[1].pressure_rule, PressureRule::AntiBounceBack);
+  EXPECT_EQ(driven.faces[1].pressure_rule, PressureRule::Developed);
   driven = vessel;
   driven.faces[1].type = FaceType::PressureOutlet;
-  driven.faces[1].pressure_rule = PressureRule::Developed;
-  EXPECT_EQ(geometry_report(driven).auto_tile_edge, 0);
+  driven.faces[1].pressure_rule = PressureRule::Characteristic;
+  EXPECT_EQ(geometry_report(driven).auto_tile_edge, 4);
+  driven.faces[1] = FaceBC{};
+  driven.faces[1].type = FaceType::Outflow;
+  EXPECT_EQ(geometry_report(driven).auto_tile_edge, 4);
   SolverConfig open = porous(LatticeKind::D3Q19, 32, 32, 32);
   open.geometry.porosity = 0.95;
   open.geometry.diameter = 6;

@@ -607,9 +607,9 @@ struct Probe {
 };
 
 /// True where the run's scheme has the developed pressure rule (PressureRule::Developed): the
-/// populations (two arrays, in place) on the dense box with one level.
+/// populations (two arrays, in place) with one level, on the dense box or on tiles.
 inline bool has_developed_pressure(const SolverConfig& c) {
-  return c.streaming != Streaming::Moments && c.tile_edge == 0 && !c.refinement.active();
+  return c.streaming != Streaming::Moments && !c.refinement.active();
 }
 /// The rule `face` takes in `c`: its own, or for PressureRule::Auto the developed rule where the
 /// scheme has it (has_developed_pressure) and the anti-bounce-back elsewhere.

@@ -179,10 +179,9 @@ class TwoArrays final : public Scheme<L, S> {
       k.bc.faces = level.faces_at(first + s);
       k.src = m_f[m_cur];
       k.dst = m_f[1 - m_cur];
-      if constexpr (!tiled)  // (the rules keep characteristic outlets off tiles)
-        if (level.outlets.active())
-          level.outlets.step_two_arrays(PostCollision<L, S, decltype(k.idx)>{k.src, k.idx}, k.bc,
-                                        level.exec, k.bc.faces);
+      if (level.outlets.active())
+        level.outlets.step_two_arrays(PostCollision<L, S, decltype(k.idx)>{k.src, k.idx}, k.bc,
+                                      level.exec, k.bc.faces);
       if (level.ib.active()) level.ib.apply(m_f[m_cur], k.bc, this->m_idx, first + s);
       if (m_pull.active()) {
         // Two streams: the cells next to the ghost layers, the pack, the transfer and the
