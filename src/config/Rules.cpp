@@ -48,8 +48,9 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
       break;
   }
   if (c.tile_edge != 0)
-    return RuleBreach{"model", "layout",
-                      need + "its own blocks: layout = \"auto\" (or \"soa\", \"csoa\"), not \"tiles\""};
+    return RuleBreach{
+        "model", "layout",
+        need + "its own blocks: layout = \"auto\" (or \"soa\", \"csoa\"), not \"tiles\""};
   if (c.face_kernels)
     return RuleBreach{"model", "boundary_kernels",
                       need + "one kernel a level: boundary_kernels = \"list\""};

@@ -132,8 +132,8 @@ enum Scene {
   kScenes
 };
 const char* scene_name(int s) {
-  static const char* names[] = {"porous",          "closed_box",      "channel",
-                                "curved_walls",    "developed_outlet", "characteristic_outlet",
+  static const char* names[] = {"porous",       "closed_box",       "channel",
+                                "curved_walls", "developed_outlet", "characteristic_outlet",
                                 "outflow_face"};
   return names[s];
 }
@@ -150,8 +150,8 @@ SolverConfig scene(LatticeKind lat, int s) {
       return test::curved_walls(lat);
     default: {
       SolverConfig c = test::channel(lat);
-      c.faces[1].pressure_rule = s == DevelopedOutlet ? PressureRule::Developed
-                                                      : PressureRule::Characteristic;
+      c.faces[1].pressure_rule =
+          s == DevelopedOutlet ? PressureRule::Developed : PressureRule::Characteristic;
       if (s == OutflowFace) c.faces[1] = FaceBC{}, c.faces[1].type = FaceType::Outflow;
       return c;
     }

@@ -84,16 +84,23 @@ struct OutletRule {
 template <class R>
 struct OutletDensityStep {
   Kokkos::View<const OutletRule*, MemSpace> rules;
-  Kokkos::View<double*, MemSpace> invariant;  ///< s, by rule
+  /// By rule: s at 2k, the last step's mean outgoing velocity at 2k + 1 (NaN: none yet).
+  Kokkos::View<double*, MemSpace> invariant;
   Kokkos::View<OutletExchange<R>, MemSpace> exchange;
   KOKKOS_INLINE_FUNCTION void operator()(const int k, const std::int64_t sum) const {
     const OutletRule& f = rules(k);
     const double mean = f.count > 0 ? double(sum) / kOutletFixedPoint / double(f.count) : 0.0;
-    const double acoustic = f.density * 1.7320508075688772 * mean;
-    const double s = invariant(k);
+    // The mean of this step's and the last step's: a face-mean velocity that alternates from
+    // step to step does not move the density (docs/theory.md: it grew without bound in a
+    // porous sample, whose dead-end cells in the layer reverse their momentum every step).
+    const double last = invariant(2 * k + 1);
+    const double two_steps = math::is_finite(last) ? 0.5 * (mean + last) : mean;
+    const double acoustic = f.density * 1.7320508075688772 * two_steps;
+    const double s = invariant(2 * k);
     const double rho_b =
         math::is_finite(s) ? (1.0 - f.rate) * (s + acoustic) + f.rate * f.density : f.density;
-    invariant(k) = rho_b - acoustic;
+    invariant(2 * k) = rho_b - acoustic;
+    invariant(2 * k + 1) = mean;
     exchange().density[f.face] = R(rho_b);
   }
 };
@@ -159,7 +166,7 @@ class CharacteristicOutlets {
     m_exec = priority_instance();
     m_rules = to_device(rules, "kolibri::outlet_rules");
     m_sums = Kokkos::View<std::int64_t*, MemSpace>("kolibri::outlet_sums", rules.size());
-    m_invariant = Kokkos::View<double*, MemSpace>("kolibri::outlet_invariants", rules.size());
+    m_invariant = Kokkos::View<double*, MemSpace>("kolibri::outlet_invariants", 2 * rules.size());
     reset();
     // Every face's density (the kernels read them all there), the set ones until a step, and
     // a velocity a boundary-list position for the two-array kernels to leave.
@@ -240,18 +247,29 @@ class CharacteristicOutlets {
     });
   }
 
-  /// Each face's kept invariant s, in face order (NaN before its first step): for checkpoints.
+  /// Each face's kept invariant s and last mean outgoing velocity, in face order (NaN before its
+  /// first step): for checkpoints.
   std::vector<double> state() const {
     if (!active()) return {};
     return to_host(m_invariant);
   }
-  /// Take back state() (restarts); throws std::invalid_argument when it does not fit.
+  /// Take back state() (restarts), or a state of s alone (one value a face: checkpoints written
+  /// before the two-step mean, whose first step then takes this step's mean alone); throws
+  /// std::invalid_argument when it does not fit.
   void set_state(const std::vector<double>& s) {
-    if (s.size() != m_faces.size())
-      throw std::invalid_argument("the checkpoint holds the state of " + std::to_string(s.size()) +
-                                  " characteristic outlets; this run has " +
-                                  std::to_string(m_faces.size()));
-    if (active()) Kokkos::deep_copy(m_invariant, HostValues<const double>(s.data(), s.size()));
+    const std::size_t n = m_faces.size();
+    if (s.size() != 2 * n && s.size() != n)
+      throw std::invalid_argument("the checkpoint holds " + std::to_string(s.size()) +
+                                  " values of characteristic outlets; this run's " +
+                                  std::to_string(n) + " take " + std::to_string(2 * n) + " (or " +
+                                  std::to_string(n) + " from before 2026-12-02)");
+    if (!active()) return new_populations();
+    std::vector<double> both(s);
+    if (s.size() == n) {
+      both.assign(2 * n, std::numeric_limits<double>::quiet_NaN());
+      for (std::size_t k = 0; k < n; ++k) both[2 * k] = s[k];
+    }
+    Kokkos::deep_copy(m_invariant, HostValues<const double>(both.data(), both.size()));
     new_populations();
   }
   /// Forget the state (a new initial state): the next step takes the faces' set densities.
@@ -310,7 +328,7 @@ class CharacteristicOutlets {
   std::vector<Face> m_faces;
   Kokkos::View<OutletRule*, MemSpace> m_rules;
   Kokkos::View<std::int64_t*, MemSpace> m_sums;          ///< this step's, by rule
-  Kokkos::View<double*, MemSpace> m_invariant;           ///< s, by rule (NaN: no step yet)
+  Kokkos::View<double*, MemSpace> m_invariant;           ///< OutletDensityStep::invariant
   Kokkos::View<OutletExchange<R>, MemSpace> m_exchange;  ///< the faces' densities, read by kernels
   Kokkos::View<R*, MemSpace> m_layer_velocity;           ///< OutletExchange::layer_velocity
   bool m_left = false;    ///< the last step's kernels left the layer's velocities
