@@ -137,19 +137,14 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   return std::nullopt;
 }
 /// What an outflow face (FaceType::Outflow) takes for now: its rule reads the populations of
-/// the layer next to it (GridCells::outflow_source), built for the populations (dense box or
-/// tiles) with one level.
+/// the layer next to it (GridCells::outflow_source), built for one level (the populations on the
+/// dense box or tiles, and the moment representation, which rebuilds them from the moments).
 std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};
   for (std::size_t f = 0; f < 6; ++f) {
     if (c.faces[f].type != FaceType::Outflow) continue;
     const std::string face = kFaceNames[f];
-    if (c.streaming == Streaming::Moments)
-      return RuleBreach{"boundary", face,
-                        "an outflow face needs populations: streaming = \"two_array\" or "
-                        "\"in_place\" (the moment representation takes pressure outlets), got " +
-                            quoted(to_string(c.streaming))};
     if (c.refinement.active())
       return RuleBreach{"boundary", face,
                         "an outflow face on a refined grid is not built yet (pressure outlets "
@@ -177,10 +172,9 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
       continue;
     return RuleBreach{section, "pressure_rule",
                       "the " + std::string(to_string(face.pressure_rule)) +
-                          " rule runs on the populations (streaming = \"two_array\" or "
-                          "\"in_place\") with one level for now: "
-                          "pressure_rule = \"anti_bounce_back\" (or \"auto\", which takes it "
-                          "here)"};
+                          " rule runs with one level for now (refined grids take "
+                          "pressure_rule = \"anti_bounce_back\", or \"auto\", which takes it "
+                          "there)"};
   }
   if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
     return RuleBreach{

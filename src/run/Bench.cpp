@@ -243,9 +243,6 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                         if (!supports(lat, col)) continue;
                         if (domain == BenchCase::SphereInterpolated && str == Streaming::Moments)
                           continue;  // link rules: populations only
-                        if (domain == BenchCase::ChannelOutflow &&
-                            (str == Streaming::Moments || tile > 0))
-                          continue;  // outflow faces: populations on the dense box
                         if (domain == BenchCase::RefinedSphere &&
                             (str != Streaming::TwoArray || prec.storage != StorageKind::Same ||
                              col == CollisionKind::RecursiveRegularized ||

@@ -238,17 +238,20 @@ TEST(Decomposition, IdenticalToOneRankTwoArrays) {
 
 // An outflow face (its rule reads the layer next to it and cells along the face, across rank
 // borders; in place its writes into ghost cells go back with the reverse exchange), with solids
-// where the rule falls back (next to the face and in its layer), in both population schemes;
-// and a characteristic outlet there (one density a face, from the velocities summed over the
-// ranks).
+// where the rule falls back (next to the face and in its layer), in both population schemes
+// and the moment representation (its sources' populations rebuilt from their moments, ghost
+// cells' too); and a characteristic outlet there (one density a face, from the velocities summed
+// over the ranks).
 TEST(Decomposition, IdenticalToOneRankWithAnOutflowFace) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
     for (const auto& g : grids(lat == LatticeKind::D2Q9))
-      for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace})
+      for (const Streaming streaming :
+           {Streaming::TwoArray, Streaming::InPlace, Streaming::Moments})
         for (const bool characteristic : {false, true}) {
           SolverConfig c = test::channel(lat);
           c.nx = 32;  // at least two layers a rank next to the outflow face on 8 ranks along x
           c.streaming = streaming;
+          if (streaming == Streaming::Moments) c.collision = CollisionKind::Regularized;
           c.faces[1].type = characteristic ? FaceType::PressureOutlet : FaceType::Outflow;
           if (characteristic) c.faces[1].pressure_rule = PressureRule::Characteristic;
           c.initial.velocity = {0.04, 0, 0};  // the flow reaches the face within the steps

@@ -96,9 +96,9 @@ inline SolverConfig channel(LatticeKind lat, double obstacle_x_max = 9) {
   return c;
 }
 
-/// `c` with its pressure faces on the anti-bounce-back, the one rule of the moment
-/// representation, tiles and refined grids (PressureRule): for comparisons with the populations
-/// on the dense box, whose default is the developed rule.
+/// `c` with its pressure faces on the anti-bounce-back, the one rule of refined grids
+/// (PressureRule): for comparisons with them, and for the rule itself where the default (the
+/// developed rule) is not wanted.
 inline SolverConfig anti_bounce_back(SolverConfig c) {
   for (FaceBC& f : c.faces)
     if (f.is_pressure()) f.pressure_rule = PressureRule::AntiBounceBack;

@@ -60,6 +60,10 @@ TEST(Deck, PressureRuleAutoTakesTheDevelopedRuleWhereTheSchemeHasIt) {
   EXPECT_EQ(with({"model.streaming=\"in_place\""})[1].pressure_rule, PressureRule::Developed);
   EXPECT_EQ(
       with({"model.streaming=\"moments\"", "model.collision=\"regularized\""})[1].pressure_rule,
+      PressureRule::Developed);
+  EXPECT_EQ(
+      with({"refinement.levels=2", "refinement.region=[{level=1, min=[8,4], max=[16,12]}]"})[1]
+          .pressure_rule,
       PressureRule::AntiBounceBack);
   const auto kept =
       with({"boundary.x_max={type=\"pressure_outlet\", "
@@ -221,10 +225,10 @@ INSTANTIATE_TEST_SUITE_P(
                 {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"extrapolated\"}"},
                 {"boundary.x_max.pressure_rule", "'extrapolated' is not one of", "developed",
                  "anti_bounce_back"}},
-        BadCase{"developed_pressure_on_moments",
-                {"model.streaming=\"moments\"", "model.collision=\"regularized\"",
+        BadCase{"developed_pressure_on_a_refined_grid",
+                {"refinement.levels=2", "refinement.region=[{level=1, min=[8,4], max=[16,12]}]",
                  "boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"developed\"}"},
-                {"boundary.x_max.pressure_rule", "the developed rule runs on the populations",
+                {"boundary.x_max.pressure_rule", "the developed rule runs with one level",
                  "anti_bounce_back"}},
         BadCase{"negative_relaxation",
                 {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"characteristic\", "

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The moment representation (streaming = moments) against the population form of the same
 // regularized operator: the same post-collision populations and fields to round-off over many
-// steps, for every boundary type, lattice and both operators, on boxes that do and do not fill
+// steps, for every boundary type (faces that read their layer too: developed and characteristic
+// pressure faces, outflow faces), lattice and both operators, on boxes that do and do not fill
 // whole tiles.
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/solver/Solver.hpp>
@@ -29,6 +30,31 @@ SolverConfig scene_config(LatticeKind lat, int scene) {
       c.initial.kind = InitialCondition::Kind::TaylorGreen;
       c.initial.velocity = {0.05, 0, 0};
       c.force = {0, 1e-5, 0};
+      return c;
+    }
+    case 4: {  // the developed outlet (its layer's populations rebuilt from their moments)
+      SolverConfig c = test::channel(lat);
+      c.faces[1].pressure_rule = PressureRule::Developed;
+      return c;
+    }
+    case 5: {  // a developed pressure inlet and a characteristic outlet, walls all round
+      SolverConfig c = test::channel(lat);
+      c.faces[0].type = FaceType::PressureInlet;
+      c.faces[0].density = 1.002;
+      c.faces[0].pressure_rule = PressureRule::Developed;
+      c.faces[1].pressure_rule = PressureRule::Characteristic;
+      c.faces[1].relaxation = 0.02;
+      if (!two_d) c.faces[4].type = c.faces[5].type = FaceType::Wall;
+      c.initial.velocity = {0.03, 0, 0};
+      return c;
+    }
+    case 6: {  // an outflow face, the obstacle reaching into its layer
+      SolverConfig c = test::channel(lat);
+      c.faces[1].type = FaceType::Outflow;
+      Obstacle in_face;
+      in_face.min = {double(c.nx - 2), 7, 0}, in_face.max = {double(c.nx), 8, 100};
+      c.obstacles.push_back(in_face);
+      c.initial.velocity = {0.04, 0, 0};
       return c;
     }
     default: {  // several tiles across, walls on y, periodic x and z, a box obstacle
@@ -148,7 +174,7 @@ TEST(Moments, OneArrayAndTwoArraysAreIdentical) {
   // The same arithmetic in the same order, the values in other places: equal bit for bit, after
   // an odd number of steps too (the edge cells in the shadow, moved back for the fields).
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
-    for (int scene : {1, 3}) {
+    for (int scene : {1, 3, 5}) {
       SolverConfig c = scene_config(lat, scene);
       c.collision = CollisionKind::Regularized;
       c.streaming = Streaming::Moments;
@@ -345,18 +371,24 @@ TEST(MomentPlacement, MemoryIsUnderHalfOfTwoPopulationArrays) {
 }
 
 std::string scene_name(const ::testing::TestParamInfo<Moments::ParamType>& i) {
-  static const char* const scenes[] = {"closed_box_lid_sphere_force", "inlet_outlet_obstacle", "periodic_tgv_force",
-                                       "several_tiles_lid_obstacle"};
+  static const char* const scenes[] = {"closed_box_lid_sphere_force",
+                                       "inlet_outlet_obstacle",
+                                       "periodic_tgv_force",
+                                       "several_tiles_lid_obstacle",
+                                       "developed_outlet",
+                                       "characteristic_outlet",
+                                       "outflow_face"};
   return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param)) + "_" +
          scenes[std::get<2>(i.param)];
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scenes, Moments,
-    ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27),
-                       ::testing::Values(CollisionKind::Regularized, CollisionKind::RecursiveRegularized),
-                       ::testing::Values(0, 1, 2, 3)),
-    scene_name);
+INSTANTIATE_TEST_SUITE_P(Scenes, Moments,
+                         ::testing::Combine(::testing::Values(LatticeKind::D2Q9, LatticeKind::D3Q19,
+                                                              LatticeKind::D3Q27),
+                                            ::testing::Values(CollisionKind::Regularized,
+                                                              CollisionKind::RecursiveRegularized),
+                                            ::testing::Values(0, 1, 2, 3, 4, 5, 6)),
+                         scene_name);
 }  // namespace
 
 // The overlapped multi-rank step runs first the teams that write a cell next to a ghost layer

@@ -248,9 +248,9 @@ TEST(CharacteristicOutlet, KernelsLeaveWhatThePopulationsSay) {
   }
 }
 
-// The deck's rules: the moment representation and refinement refuse an outflow face
-// (naming it), so does an axis of one cell, and an outflow face opposite a periodic one is a
-// broken pair.
+// The deck's rules: the populations (dense box, tiles) and the moment representation take an
+// outflow face, refinement refuses it (naming it), so does an axis of one cell, and an outflow
+// face opposite a periodic one is a broken pair.
 TEST(Outflow, RefusedWhereItIsNotBuilt) {
   const auto breach = [](const SolverConfig& c) {
     const auto b = broken_rule(c);
@@ -265,9 +265,17 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   moments.streaming = Streaming::Moments;
   moments.collision = CollisionKind::Regularized;
   moments.faces[0].profile = InletProfile::Uniform;
-  EXPECT_NE(breach(moments).find("boundary.x_max: an outflow face needs populations"),
+  EXPECT_EQ(breach(moments), "");
+  SolverConfig refined = moments;
+  refined.streaming = Streaming::TwoArray;
+  refined.refinement.levels = 2;
+  RefinementRegion region;
+  region.level = 1;
+  region.min = {8, 2, 0}, region.max = {24, 10, 1};
+  refined.refinement.regions = {region};
+  EXPECT_NE(breach(refined).find("boundary.x_max: an outflow face on a refined grid is not built"),
             std::string::npos)
-      << breach(moments);
+      << breach(refined);
   SolverConfig thin = c;
   thin.nx = 1;
   thin.faces[0].type = FaceType::Wall;
@@ -308,9 +316,9 @@ TEST(CharacteristicOutlet, StaysBoundedInAPorousSample) {
   }
 }
 
-// The characteristic rule's rules: pressure outlets only, the populations with one level (the
-// dense box or tiles), a relaxation only on such a face and from 0 to 1; the deck refuses a
-// negative one.
+// The characteristic rule's rules: pressure outlets only, one level (the populations on the
+// dense box or tiles, the moment representation), a relaxation only on such a face and from 0
+// to 1; the deck refuses a negative one.
 TEST(CharacteristicOutlet, RefusedWhereItIsNotBuilt) {
   const auto breach = [](const SolverConfig& c) {
     const auto b = broken_rule(c);
@@ -341,10 +349,17 @@ TEST(CharacteristicOutlet, RefusedWhereItIsNotBuilt) {
   moments.streaming = Streaming::Moments;
   moments.collision = CollisionKind::Regularized;
   moments.obstacles.clear();
-  EXPECT_NE(breach(moments).find("boundary.x_max.pressure_rule: the characteristic rule runs on "
-                                 "the populations"),
+  EXPECT_EQ(breach(moments), "");
+  SolverConfig refined = c;
+  refined.refinement.levels = 2;
+  RefinementRegion region;
+  region.level = 1;
+  region.min = {4, 2, 0}, region.max = {12, 8, 1};
+  refined.refinement.regions = {region};
+  EXPECT_NE(breach(refined).find("boundary.x_max.pressure_rule: the characteristic rule runs with "
+                                 "one level"),
             std::string::npos)
-      << breach(moments);
+      << breach(refined);
   // the default rate: 0.25 c_s over the cells along the face's axis
   c.faces[1].relaxation = -1.0;
   EXPECT_DOUBLE_EQ(characteristic_relaxation(c, 1), 0.25 / std::sqrt(3.0) / c.nx);

@@ -606,11 +606,10 @@ struct Probe {
   int every = 0;  ///< points: 0 the run's sampling cadence (steps / 200); lines: 0 at field output
 };
 
-/// True where the run's scheme has the developed pressure rule (PressureRule::Developed): the
-/// populations (two arrays, in place) with one level, on the dense box or on tiles.
-inline bool has_developed_pressure(const SolverConfig& c) {
-  return c.streaming != Streaming::Moments && !c.refinement.active();
-}
+/// True where the run's scheme has the developed pressure rule (PressureRule::Developed): one
+/// level (the populations, two arrays or in place, on the dense box or on tiles, and the moment
+/// representation).
+inline bool has_developed_pressure(const SolverConfig& c) { return !c.refinement.active(); }
 /// The rule `face` takes in `c`: its own, or for PressureRule::Auto the developed rule where the
 /// scheme has it (has_developed_pressure) and the anti-bounce-back elsewhere.
 inline PressureRule resolved_pressure_rule(const SolverConfig& c, const FaceBC& face) {

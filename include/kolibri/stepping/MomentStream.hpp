@@ -334,10 +334,15 @@ class MomentWallCells {
 /// The populations a boundary cell at p reflects into itself, added to `into`: the directions
 /// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
 /// (solid or face), from its post-collision populations f (an outlet's velocity from them too).
-template <class L, class R>
+/// With `Outflow` a link across a face that reads its layer (Boundary::from_layer: outflow faces,
+/// developed and characteristic pressure faces) takes the population its source in the layer
+/// left (Boundary::outflow_value, from the departing populations `dep`), plus on a pressure face
+/// the density step (pressure_step) from the cell's own state, as Boundary::pull does.
+template <bool Outflow = false, class L, class R, class Departing = std::nullptr_t>
 KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::uint32_t mask,
-                                          const Coord& p, const R (&f)[L::Q], MomentSum<R>& into) {
-  R u[3] = {R(0), R(0), R(0)};
+                                          const Coord& p, const R (&f)[L::Q], MomentSum<R>& into,
+                                          const Departing& dep = nullptr) {
+  R u[3] = {R(0), R(0), R(0)}, rho = R(1);
   bool have_u = false;
   KOLIBRI_UNROLL
   for (int q = 1; q < L::Q; ++q) {
@@ -345,26 +350,64 @@ KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::u
     int face;
     bc.neighbour(p, q, +1, face);  // the face crossed, -1 for a solid neighbour
     if (bc.is_outlet(face) && !have_u) {
-      bc.velocity(f, u);
+      if constexpr (Outflow)
+        bc.state(f, rho, u);
+      else
+        bc.velocity(f, u);
       have_u = true;
     }
-    into.template add<L>(L::opposite(q), bc.reflect(L::opposite(q), face, f[q], u));
+    const int arriving = L::opposite(q);
+    if constexpr (Outflow) {
+      if (bc.from_layer(face)) {
+        R value = bc.outflow_value(p, arriving, face, dep);
+        if (bc.is_outlet(face)) value += pressure_step<L>(bc.faces, arriving, face, rho, u);
+        into.template add<L>(arriving, value);
+        continue;
+      }
+    }
+    into.template add<L>(arriving, bc.reflect(arriving, face, f[q], u));
   }
 }
 
-/// \brief Before a step of the moment kernel: the populations each boundary cell reflects into
-/// itself, summed in moment space (rho, j, pi; kMomentWallValues at its slot of MomentWallCells).
-/// The directions are those of its wall-link mask (wall_links, found at set-up), each resolved by
-/// the rule of its wall (solid or face), from the post-collision populations rebuilt from its
-/// moments at the read parity. Done in the kernel, this work fell on a few threads of a team that
-/// waited for them at every layer (docs/performance.md); here it is one thread a boundary cell.
+/// \brief Post-collision population j of cell m rebuilt from its stored moments at the read
+/// parity: the moment representation's departing populations, for code that reads populations
+/// by cell (the immersed bodies' node kernel through Boundary::pull, the sources of faces that
+/// read their layer, the characteristic outlets' sums through Boundary::state_of, which takes a
+/// cell's Q at once: all()).
 template <class L, class R, class C>
-struct MomentWallSums {
+struct MomentDeparting {
   static constexpr int M = MomentSlots<L>::M;
   const R* moments;
   MomentPlace place;
   int parity;
   C op;
+  R force[3];
+  /// All Q populations of cell m.
+  KOKKOS_INLINE_FUNCTION void all(const Index m, R (&f)[L::Q]) const {
+    R mi[M];
+    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(m, parity)),
+                         moment_slot_stride<L::D>(place.stride), mi);
+    MomentSlots<L>::departing(mi, op, force, f);
+  }
+  /// Population j of cell m (all Q are rebuilt for one).
+  KOKKOS_INLINE_FUNCTION R operator()(const Index m, const int j) const {
+    R f[L::Q];
+    all(m, f);
+    return f[j];
+  }
+};
+
+/// \brief Before a step of the moment kernel: the populations each boundary cell reflects into
+/// itself, summed in moment space (rho, j, pi; kMomentWallValues at its slot of MomentWallCells).
+/// The directions are those of its wall-link mask (wall_links, found at set-up), each resolved by
+/// the rule of its wall (solid or face), from the post-collision populations rebuilt from its
+/// moments at the read parity (`dep`). Done in the kernel, this work fell on a few threads of a
+/// team that waited for them at every layer (docs/performance.md); here it is one thread a
+/// boundary cell. `Outflow` (runs with a face that reads its layer): such a face's links take
+/// their sources' populations (add_reflected), compiled only there.
+template <class L, class R, class C, bool Outflow = false>
+struct MomentWallSums {
+  MomentDeparting<L, R, C> dep;
   Boundary<L, R> bc;
   const std::uint32_t* links;  ///< wall_links of every cell
   const Index* cells;          ///< MomentWallCells::cells
@@ -373,13 +416,11 @@ struct MomentWallSums {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i) const {
     const Index n = cells[i];
-    R m[M], f[L::Q];
-    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(n, parity)),
-                         moment_slot_stride<L::D>(place.stride), m);
-    MomentSlots<L>::departing(m, op, bc.force, f);
+    R f[L::Q];
+    dep.all(n, f);
     MomentSum<R> into;
     into.clear();
-    add_reflected(bc, links[n], bc.grid.coords(n), f, into);
+    add_reflected<Outflow>(bc, links[n], bc.grid.coords(n), f, into, dep);
     R* out = sums + Index(slots[i]) * kMomentWallValues;
     out[0] = into.rho;
     for (int d = 0; d < 3; ++d) out[1 + d] = into.j[d];
@@ -880,10 +921,18 @@ struct MomentStep {
   /// The boundary cells' reflected moments at this step's parity and faces (MomentWallSums):
   /// before run(), and before the first of its launches where a step takes several.
   void sum_walls(const ExecSpace& ex = ExecSpace()) const {
-    if (walls && walls->count() > 0)
-      MomentWallSums<L, R, C>{m.data(), place,          parity,         op,       bc,
-                              links,    walls->cells(), walls->slots(), wall_sums}
-          .run(ex, walls->count());
+    if (!walls || walls->count() == 0) return;
+    const MomentDeparting<L, R, C> dep = departing();
+    if (bc.faces.from_layer_bits != 0)
+      MomentWallSums<L, R, C, true>{dep, bc, links, walls->cells(), walls->slots(), wall_sums}.run(
+          ex, walls->count());
+    else
+      MomentWallSums<L, R, C>{dep, bc, links, walls->cells(), walls->slots(), wall_sums}.run(
+          ex, walls->count());
+  }
+  /// The post-collision populations this step streams, rebuilt from the moments at its parity.
+  MomentDeparting<L, R, C> departing() const {
+    return {m.data(), place, parity, op, {bc.force[0], bc.force[1], bc.force[2]}};
   }
   /// Launch over all column segments (then the state is at the other parity); sum_walls first.
   void run(const ExecSpace& ex = ExecSpace()) const {
@@ -939,26 +988,6 @@ struct MomentStep {
             launch_for.template operator()<I, false, false>();
         }))
       throw std::invalid_argument(not_compiled(tx, ty));
-  }
-};
-
-/// \brief Post-collision population j of cell m rebuilt from its stored moments at the read
-/// parity: the moment representation's departing populations, for code that reads populations
-/// by cell (the immersed bodies' node kernel, through Boundary::pull). All Q are rebuilt for one.
-template <class L, class R, class C>
-struct MomentDeparting {
-  static constexpr int M = MomentSlots<L>::M;
-  const R* moments;
-  MomentPlace place;
-  int parity;
-  C op;
-  R force[3];
-  KOKKOS_INLINE_FUNCTION R operator()(const Index m, const int j) const {
-    R mi[M], f[L::Q];
-    MomentSlots<L>::load(moments + moment_first<L::D, M>(place.at(m, parity)),
-                         moment_slot_stride<L::D>(place.stride), mi);
-    MomentSlots<L>::departing(mi, op, force, f);
-    return f[j];
   }
 };
 

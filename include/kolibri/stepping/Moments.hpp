@@ -98,6 +98,9 @@ class Moments final : public Scheme<L, S> {
                                      m_op,
                                      {level.force[0], level.force[1], level.force[2]}},
             false, k.bc, first + s);
+      // the characteristic outlets' densities of this step, from the layer's states as the
+      // populations this step streams give them (before sum_walls, whose outlet links read them)
+      if (level.outlets.active()) level.outlets.step(k.departing(), k.bc, level.exec, k.bc.faces);
       k.body_cells = body_cells(level.ib.node_box());
       k.sum_walls(level.exec);  // (before the border teams: the join below orders them)
       HaloExchange<V>& halo = m_halo[1 - m_parity];  // into the ghosts at the new parity

@@ -308,12 +308,17 @@ struct Boundary {
     post_collision_state<L>(fs, force, rho, u);
   }
   /// state() of cell n from its post-collision populations as `dep(n, q)` reads them back (a
-  /// Departing or PostCollision reader).
+  /// Departing or PostCollision reader), or all Q at once where the reader rebuilds them
+  /// together (`dep.all(n, fs)`: the moment representation's MomentDeparting).
   template <class Dep>
   KOKKOS_INLINE_FUNCTION void state_of(const Dep& dep, const Index n, R& rho, R (&u)[3]) const {
     R fs[L::Q];
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) fs[q] = dep(n, q);
+    if constexpr (requires { dep.all(n, fs); }) {
+      dep.all(n, fs);
+    } else {
+      KOLIBRI_UNROLL
+      for (int q = 0; q < L::Q; ++q) fs[q] = dep(n, q);
+    }
     state(fs, rho, u);
   }
   /// post_collision_velocity with the body force.
