@@ -540,8 +540,8 @@ int main(int argc, char** argv) {
           "--case", ba.cases,
           "Domains (default periodic): periodic, closed (walls, the top moving), channel (velocity "
           "inlet, "
-          "pressure outlet, walls), channel_outflow (the channel with an outflow face; not with "
-          "moments), sphere (the channel with a bounce-back sphere of diameter "
+          "pressure outlet, walls), channel_outflow (the channel with an outflow face), sphere "
+          "(the channel with a bounce-back sphere of diameter "
           "n/4), "
           "sphere_interpolated (the sphere with interpolated walls; not with moments), porous "
           "(random spheres of diameter n/6 at each --porosity, periodic, a body force), vessel (a "

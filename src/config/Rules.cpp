@@ -209,15 +209,6 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
         "model", "layout",
         "the moment representation stores moments, not populations: the CSoA layout needs "
         "streaming = \"two_array\" or \"in_place\""};
-  for (int f = 0; f < 6; ++f)
-    if (c.streaming == Streaming::Moments &&
-        c.faces[std::size_t(f)].profile != InletProfile::Uniform)
-      return RuleBreach{
-          "boundary", std::string(kFaceNames[std::size_t(f)]) + ".profile",
-          "an inlet profile needs streaming = \"two_array\" or \"in_place\" for now (the "
-          "moment kernel takes uniform inlets only: the profile's lookup cost it 16-26% "
-          "even without inlets, docs/performance.md), got " +
-              streaming};
   for (int f = 0; f < 6; ++f) {
     const FaceBC& b = c.faces[std::size_t(f)];
     const auto [t1, t2] = face_plane_axes(f);

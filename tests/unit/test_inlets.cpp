@@ -103,14 +103,6 @@ TEST(InletProfiles, ParabolicInletGivesPoiseuilleFlowDownstream) {
   }
 }
 
-TEST(InletProfiles, RefusedWithTheMomentRepresentation) {
-  SolverConfig c = open_channel(LatticeKind::D2Q9, Streaming::Moments, 12, 8, 1);
-  c.faces[0].profile = InletProfile::Parabolic;
-  const auto breach = broken_rule(c);
-  ASSERT_TRUE(breach.has_value());
-  EXPECT_EQ(breach->what().substr(0, 25), "boundary.x_min.profile: a");
-}
-
 TEST(FaceVelocityInTime, RampAndSine) {
   FaceBC f;
   EXPECT_FALSE(f.time_dependent());

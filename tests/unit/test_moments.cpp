@@ -2,8 +2,8 @@
 // The moment representation (streaming = moments) against the population form of the same
 // regularized operator: the same post-collision populations and fields to round-off over many
 // steps, for every boundary type (faces that read their layer too: developed and characteristic
-// pressure faces, outflow faces), lattice and both operators, on boxes that do and do not fill
-// whole tiles.
+// pressure faces, outflow faces; inlet profiles), lattice and both operators, on boxes that do and
+// do not fill whole tiles.
 #include <kolibri/grid/Flags.hpp>
 #include <kolibri/solver/Solver.hpp>
 #include <kolibri/stepping/MomentStream.hpp>
@@ -55,6 +55,12 @@ SolverConfig scene_config(LatticeKind lat, int scene) {
       in_face.min = {double(c.nx - 2), 7, 0}, in_face.max = {double(c.nx), 8, 100};
       c.obstacles.push_back(in_face);
       c.initial.velocity = {0.04, 0, 0};
+      return c;
+    }
+    case 7: {  // a parabolic inlet (its profile looked up before the step) ramped up in time
+      SolverConfig c = test::channel(lat);
+      c.faces[0].profile = InletProfile::Parabolic;
+      c.faces[0].ramp_steps = 30;
       return c;
     }
     default: {  // several tiles across, walls on y, periodic x and z, a box obstacle
@@ -377,7 +383,8 @@ std::string scene_name(const ::testing::TestParamInfo<Moments::ParamType>& i) {
                                        "several_tiles_lid_obstacle",
                                        "developed_outlet",
                                        "characteristic_outlet",
-                                       "outflow_face"};
+                                       "outflow_face",
+                                       "parabolic_inlet"};
   return std::string(to_string(std::get<0>(i.param))) + "_" + to_string(std::get<1>(i.param)) + "_" +
          scenes[std::get<2>(i.param)];
 }
@@ -387,7 +394,7 @@ INSTANTIATE_TEST_SUITE_P(Scenes, Moments,
                                                               LatticeKind::D3Q27),
                                             ::testing::Values(CollisionKind::Regularized,
                                                               CollisionKind::RecursiveRegularized),
-                                            ::testing::Values(0, 1, 2, 3, 4, 5, 6)),
+                                            ::testing::Values(0, 1, 2, 3, 4, 5, 6, 7)),
                          scene_name);
 }  // namespace
 

@@ -264,7 +264,6 @@ TEST(Outflow, RefusedWhereItIsNotBuilt) {
   SolverConfig moments = c;
   moments.streaming = Streaming::Moments;
   moments.collision = CollisionKind::Regularized;
-  moments.faces[0].profile = InletProfile::Uniform;
   EXPECT_EQ(breach(moments), "");
   SolverConfig refined = moments;
   refined.streaming = Streaming::TwoArray;

@@ -334,11 +334,14 @@ class MomentWallCells {
 /// The populations a boundary cell at p reflects into itself, added to `into`: the directions
 /// of its wall-link mask (wall_links, found at set-up), each resolved by the rule of its wall
 /// (solid or face), from its post-collision populations f (an outlet's velocity from them too).
-/// With `Outflow` a link across a face that reads its layer (Boundary::from_layer: outflow faces,
-/// developed and characteristic pressure faces) takes the population its source in the layer
-/// left (Boundary::outflow_value, from the departing populations `dep`), plus on a pressure face
-/// the density step (pressure_step) from the cell's own state, as Boundary::pull does.
-template <bool Outflow = false, class L, class R, class Departing = std::nullptr_t>
+/// `Open` (MomentWallSums of runs with a face that reads its layer or an inlet profile): a link
+/// across a face that reads its layer (Boundary::from_layer: outflow faces, developed and
+/// characteristic pressure faces) takes the population its source in the layer left
+/// (GridCells::outflow_source; rebuilt from the source's moments, `dep`), plus on a pressure face
+/// the density step (pressure_step) from the cell's own state, as Boundary::pull does; an
+/// inlet's velocity takes its profile at the cell (Boundary::shape_at). Without it the code is
+/// that of the column kernel's never-run `reflect` and of the other runs' sums.
+template <bool Open = false, class L, class R, class Departing = std::nullptr_t>
 KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::uint32_t mask,
                                           const Coord& p, const R (&f)[L::Q], MomentSum<R>& into,
                                           const Departing& dep = nullptr) {
@@ -350,22 +353,29 @@ KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::u
     int face;
     bc.neighbour(p, q, +1, face);  // the face crossed, -1 for a solid neighbour
     if (bc.is_outlet(face) && !have_u) {
-      if constexpr (Outflow)
+      if constexpr (Open)
         bc.state(f, rho, u);
       else
         bc.velocity(f, u);
       have_u = true;
     }
     const int arriving = L::opposite(q);
-    if constexpr (Outflow) {
+    if constexpr (Open) {
       if (bc.from_layer(face)) {
-        R value = bc.outflow_value(p, arriving, face, dep);
+        // The source's population `arriving`, or where the rule falls back its opposite: both
+        // indices known here (the loop is unrolled), so the rebuild keeps to those two.
+        const OutflowSource s = bc.outflow_source(p, arriving, face);
+        R g[L::Q];
+        dep.all(s.cell, g);
+        R value = s.q == arriving ? g[arriving] : g[q];
         if (bc.is_outlet(face)) value += pressure_step<L>(bc.faces, arriving, face, rho, u);
         into.template add<L>(arriving, value);
         continue;
       }
+      into.template add<L>(arriving, bc.reflect(arriving, face, f[q], u, bc.shape_at(face, p)));
+    } else {
+      into.template add<L>(arriving, bc.reflect(arriving, face, f[q], u));
     }
-    into.template add<L>(arriving, bc.reflect(arriving, face, f[q], u));
   }
 }
 
@@ -403,9 +413,10 @@ struct MomentDeparting {
 /// the rule of its wall (solid or face), from the post-collision populations rebuilt from its
 /// moments at the read parity (`dep`). Done in the kernel, this work fell on a few threads of a
 /// team that waited for them at every layer (docs/performance.md); here it is one thread a
-/// boundary cell. `Outflow` (runs with a face that reads its layer): such a face's links take
-/// their sources' populations (add_reflected), compiled only there.
-template <class L, class R, class C, bool Outflow = false>
+/// boundary cell. `Open` (runs with a face that reads its layer or an inlet profile): such a
+/// face's links take their sources' populations and inlets their profiles (add_reflected),
+/// compiled only there.
+template <class L, class R, class C, bool Open = false>
 struct MomentWallSums {
   MomentDeparting<L, R, C> dep;
   Boundary<L, R> bc;
@@ -420,7 +431,7 @@ struct MomentWallSums {
     dep.all(n, f);
     MomentSum<R> into;
     into.clear();
-    add_reflected<Outflow>(bc, links[n], bc.grid.coords(n), f, into, dep);
+    add_reflected<Open>(bc, links[n], bc.grid.coords(n), f, into, dep);
     R* out = sums + Index(slots[i]) * kMomentWallValues;
     out[0] = into.rho;
     for (int d = 0; d < 3; ++d) out[1 + d] = into.j[d];
@@ -923,7 +934,7 @@ struct MomentStep {
   void sum_walls(const ExecSpace& ex = ExecSpace()) const {
     if (!walls || walls->count() == 0) return;
     const MomentDeparting<L, R, C> dep = departing();
-    if (bc.faces.from_layer_bits != 0)
+    if (bc.faces.from_layer_bits != 0 || bc.inlet_shape != nullptr)
       MomentWallSums<L, R, C, true>{dep, bc, links, walls->cells(), walls->slots(), wall_sums}.run(
           ex, walls->count());
     else
