@@ -362,12 +362,8 @@ KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::u
     const int arriving = L::opposite(q);
     if constexpr (Open) {
       if (bc.from_layer(face)) {
-        // The source's population `arriving`, or where the rule falls back its opposite: both
-        // indices known here (the loop is unrolled), so the rebuild keeps to those two.
-        const OutflowSource s = bc.outflow_source(p, arriving, face);
-        R g[L::Q];
-        dep.all(s.cell, g);
-        R value = s.q == arriving ? g[arriving] : g[q];
+        // the source's population, rebuilt at two directions only (Boundary::outflow_value)
+        R value = bc.outflow_value(p, arriving, face, dep);
         if (bc.is_outlet(face)) value += pressure_step<L>(bc.faces, arriving, face, rho, u);
         into.template add<L>(arriving, value);
         continue;

@@ -91,13 +91,7 @@ class Moments final : public Scheme<L, S> {
       k.bc.faces = level.faces_at(first + s);
       k.parity = m_parity;
       if (level.ib.active())  // the bodies' force from the populations this step streams
-        level.ib.apply_with(
-            MomentDeparting<L, R, C>{m_f.data(),
-                                     m_place.device(),
-                                     m_parity,
-                                     m_op,
-                                     {level.force[0], level.force[1], level.force[2]}},
-            false, k.bc, first + s);
+        level.ib.apply_with(k.departing(), false, k.bc, first + s);
       // the characteristic outlets' densities of this step, from the layer's states as the
       // populations this step streams give them (before sum_walls, whose outlet links read them)
       if (level.outlets.active()) level.outlets.step(k.departing(), k.bc, level.exec, k.bc.faces);

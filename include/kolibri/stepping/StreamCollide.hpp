@@ -178,6 +178,11 @@ KOKKOS_INLINE_FUNCTION void post_collision_velocity(const R (&fs)[L::Q], const R
   post_collision_state<L>(fs, force, rho, u);
 }
 
+/// A reader of post-collision populations that rebuilds a cell's Q together (`dep.all(m, g)`:
+/// the moment representation's MomentDeparting), where reading one population costs them all.
+template <class Departing, class R, int Q>
+concept ReadsWholeCells = requires(const Departing& dep, Index m, R (&g)[Q]) { dep.all(m, g); };
+
 /// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the
 /// grid, the faces and the body force.
 template <class L, class R>
@@ -237,12 +242,20 @@ struct Boundary {
   }
   /// The population q arriving at cell p across face `face` from the layer next to it (outflow
   /// faces; developed pressure faces add pressure_step), from the post-collision populations
-  /// `dep` of the step before.
+  /// `dep` of the step before. A reader that rebuilds whole cells (ReadsWholeCells) is read at
+  /// the two directions the rule can take (q, or where it falls back its opposite), both known
+  /// at compile time where the caller's loop is unrolled, so the rebuild keeps to those two.
   template <class Departing>
   KOKKOS_INLINE_FUNCTION R outflow_value(const Coord& p, int q, int face,
                                          const Departing& dep) const {
     const OutflowSource s = outflow_source(p, q, face);
-    return dep(s.cell, s.q);
+    if constexpr (ReadsWholeCells<Departing, R, L::Q>) {
+      R g[L::Q];
+      dep.all(s.cell, g);
+      return s.q == q ? g[q] : g[L::opposite(q)];
+    } else {
+      return dep(s.cell, s.q);
+    }
   }
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
@@ -313,7 +326,7 @@ struct Boundary {
   template <class Dep>
   KOKKOS_INLINE_FUNCTION void state_of(const Dep& dep, const Index n, R& rho, R (&u)[3]) const {
     R fs[L::Q];
-    if constexpr (requires { dep.all(n, fs); }) {
+    if constexpr (ReadsWholeCells<Dep, R, L::Q>) {
       dep.all(n, fs);
     } else {
       KOLIBRI_UNROLL
