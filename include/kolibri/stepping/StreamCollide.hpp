@@ -181,7 +181,9 @@ KOKKOS_INLINE_FUNCTION void post_collision_velocity(const R (&fs)[L::Q], const R
 /// A reader of post-collision populations that rebuilds a cell's Q together (`dep.all(m, g)`:
 /// the moment representation's MomentDeparting), where reading one population costs them all.
 template <class Departing, class R, int Q>
-concept ReadsWholeCells = requires(const Departing& dep, Index m, R (&g)[Q]) { dep.all(m, g); };
+concept ReadsWholeCells = requires(const Departing& dep, Index m, R (&g)[Q]) {
+  dep.all(m, g);
+};
 
 /// \brief Geometry and boundary rules shared by every kernel that crosses cells: the flags, the
 /// grid, the faces and the body force.
