@@ -168,15 +168,14 @@ class CharacteristicOutlets {
     m_sums = Kokkos::View<std::int64_t*, MemSpace>("kolibri::outlet_sums", rules.size());
     m_invariant = Kokkos::View<double*, MemSpace>("kolibri::outlet_invariants", 2 * rules.size());
     reset();
-    // Every face's density (the kernels read them all there), the set ones until a step, and
-    // a velocity a boundary-list position for the two-array kernels to leave.
-    m_layer_velocity =
-        Kokkos::View<R*, MemSpace>("kolibri::outlet_layer_velocity", 3 * boundary.size());
+    // Every face's density (the kernels read them all there), the set ones until a step; the
+    // velocities the two-array kernels leave get their room at the first step_two_arrays.
+    m_boundary_cells = boundary.size();
     m_exchange = Kokkos::View<OutletExchange<R>, MemSpace>("kolibri::outlet_exchange");
     auto host = Kokkos::create_mirror_view(m_exchange);
     const DeviceFaces<R> set = DeviceFaces<R>::from(cfg.faces);
     for (int f = 0; f < 6; ++f) host().density[f] = set.density[f];
-    host().layer_velocity = m_layer_velocity.data();
+    host().layer_velocity = nullptr;
     Kokkos::deep_copy(m_exchange, host);
   }
 
@@ -192,6 +191,7 @@ class CharacteristicOutlets {
   template <class Departing>
   void step_two_arrays(const Departing& dep, const Boundary<L, R>& bc, const ExecSpace& exec,
                        DeviceFaces<R>& faces) {
+    if (!m_room_for_velocities) leave_room_for_velocities();
     const bool beside = !several_ranks();
     if (beside) m_join.join(exec, m_exec);  // the last step's kernels left the velocities
     const ExecSpace& on = beside ? m_exec : exec;
@@ -289,6 +289,18 @@ class CharacteristicOutlets {
     Kokkos::View<std::uint32_t*, MemSpace> positions;  ///< their boundary-list positions
   };
   bool several_ranks() const { return m_comm && m_comm->size() > 1; }
+  /// Three values a boundary-list position for the two-array kernels to leave the layer's
+  /// velocities in (OutletExchange::layer_velocity): only the two-array scheme reads them, so
+  /// in place and the moment representation allocate none.
+  void leave_room_for_velocities() {
+    m_layer_velocity =
+        Kokkos::View<R*, MemSpace>("kolibri::outlet_layer_velocity", 3 * m_boundary_cells);
+    auto host = Kokkos::create_mirror_view(m_exchange);
+    Kokkos::deep_copy(host, m_exchange);
+    host().layer_velocity = m_layer_velocity.data();
+    Kokkos::deep_copy(m_exchange, host);
+    m_room_for_velocities = true;
+  }
   template <class T>
   using HostValues = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
@@ -331,6 +343,8 @@ class CharacteristicOutlets {
   Kokkos::View<double*, MemSpace> m_invariant;           ///< OutletDensityStep::invariant
   Kokkos::View<OutletExchange<R>, MemSpace> m_exchange;  ///< the faces' densities, read by kernels
   Kokkos::View<R*, MemSpace> m_layer_velocity;           ///< OutletExchange::layer_velocity
+  std::size_t m_boundary_cells = 0;                      ///< the boundary list's length
+  bool m_room_for_velocities = false;                    ///< m_layer_velocity allocated
   bool m_left = false;    ///< the last step's kernels left the layer's velocities
   ExecSpace m_exec{};     ///< step_two_arrays' own instance (one rank)
   StreamJoin m_join;      ///< orders it with the level's instance
