@@ -363,9 +363,8 @@ KOKKOS_INLINE_FUNCTION void add_reflected(const Boundary<L, R>& bc, const std::u
     if constexpr (Open) {
       if (bc.from_layer(face)) {
         // the source's population, rebuilt at two directions only (Boundary::outflow_value)
-        R value = bc.outflow_value(p, arriving, face, dep);
-        if (bc.is_outlet(face)) value += pressure_step<L>(bc.faces, arriving, face, rho, u);
-        into.template add<L>(arriving, value);
+        const R value = bc.outflow_value(p, arriving, face, dep);
+        into.template add<L>(arriving, bc.layer_arrival(value, arriving, face, rho, u));
         continue;
       }
       into.template add<L>(arriving, bc.reflect(arriving, face, f[q], u, bc.shape_at(face, p)));

@@ -260,6 +260,13 @@ struct Boundary {
     }
   }
 
+  /// `value`, the population q arriving at a cell across face `face` from its layer
+  /// (outflow_value), plus pressure_step where the face is a pressure outlet (rho, u: the
+  /// receiving cell's state).
+  KOKKOS_INLINE_FUNCTION R layer_arrival(R value, int q, int face, R rho, const R (&u)[3]) const {
+    return is_outlet(face) ? value + pressure_step<L>(faces, q, face, rho, u) : value;
+  }
+
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
   /// (wall_links): f[q] is the post-collision population q of the upwind cell, `dep(m, j)`, or
   /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
@@ -302,8 +309,8 @@ struct Boundary {
               d, dep(n, k), same ? same[q] : dep(n, q), [&] { return dep(rows.upwind<L>(k), k); },
               term);
         } else if (Outflow && from_layer(face)) {
-          f[q] = outflow_known ? outflow_known[q] : outflow_value(p, q, face, dep);
-          if (is_outlet(face)) f[q] += pressure_step<L>(faces, q, face, rho, u);
+          const R arrived = outflow_known ? outflow_known[q] : outflow_value(p, q, face, dep);
+          f[q] = layer_arrival(arrived, q, face, rho, u);
         } else {
           f[q] = reflect(q, face, dep(n, L::opposite(q)), u, shape_at(face, p));
         }
