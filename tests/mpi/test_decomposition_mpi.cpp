@@ -6,6 +6,7 @@
 #include <kolibri/core/Backend.hpp>
 #include <kolibri/core/Kokkos.hpp>
 #include <kolibri/geometry/SolidImage.hpp>
+#include <kolibri/ib/Coupling.hpp>
 #include <kolibri/io/Output.hpp>
 #include <kolibri/parallel/Comm.hpp>
 #include <kolibri/parallel/Decomposition.hpp>
@@ -565,8 +566,8 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
 
 /// A refined grid on every rank against one rank: each rank steps its range of every level's
 /// leaves and exchanges blocks after each level step (refine/LevelRanks.hpp); every level's
-/// populations, the fields, the probes and the obstacles' loads are those of one rank, bit for
-/// bit, through MPI and through NCCL where built.
+/// populations, the fields, the probes and the obstacles' and immersed bodies' loads are those of
+/// one rank, bit for bit, through MPI and through NCCL where built.
 void expect_refined_identical(const SolverConfig& cfg, int steps, const std::string& what) {
   SCOPED_TRACE(what);
   auto ref = make_solver(cfg);
@@ -590,7 +591,8 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
   const std::vector<double> pa = ref->populations();
   const MacroFields a = ref->macroscopic();
   const Diagnostics da = ref->diagnostics();
-  const std::vector<BodyLoad> la = ref->obstacle_loads();
+  const std::vector<BodyLoad> la = ref->obstacle_loads(), ba = ref->body_loads();
+  EXPECT_EQ(ba.size(), cfg.bodies.size());
   const std::vector<std::int64_t> cells = {0, cfg.cells() / 3, cfg.cells() - 1};
   const MacroFields sa = ref->sample(cells);
   for (auto& par : runs) {
@@ -622,6 +624,15 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
       EXPECT_GT(std::fabs(la[k].force[0]) + std::fabs(la[k].force[1]) + std::fabs(la[k].force[2]),
                 1e-12)
           << "obstacle " << la[k].name << " takes a force (the comparison is not trivial)";
+    }
+    const std::vector<BodyLoad> bb = par->body_loads();
+    ASSERT_EQ(ba.size(), bb.size());
+    for (std::size_t k = 0; k < ba.size(); ++k) {
+      EXPECT_EQ(ba[k].force, bb[k].force) << ba[k].name;
+      EXPECT_EQ(ba[k].torque, bb[k].torque) << ba[k].name;
+      EXPECT_GT(std::fabs(ba[k].force[0]) + std::fabs(ba[k].force[1]) + std::fabs(ba[k].force[2]),
+                1e-12)
+          << "body " << ba[k].name << " takes a force (the comparison is not trivial)";
     }
     // The checkpoint pieces: slabs that tile the deck's box.
     int phase = -1;
@@ -696,6 +707,54 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
     c.refinement.levels = 2;
     c.refinement.regions = {band_around("obstacles", 1, 3)};
     expect_refined_identical(c, 8, "D3Q19 BGK channel along z");
+  }
+}
+
+TEST(Decomposition, RefinedLevelsWithImmersedBodiesIdenticalToOneRank) {
+  // Immersed bodies inside the finest level, which the ranks' cuts cross: every rank runs the
+  // bodies' kernels on the whole box (its blocks sent by their owners before each step of the
+  // level) and applies their force to its own cells. A disc on the cut of two ranks (y = 32) and
+  // a turning box in 2D, a sphere in 3D; direct forcing (scatter and gather spreading) and the
+  // implicit forcing where Kokkos Kernels is built.
+  {
+    auto c = test::periodic_box(LatticeKind::D2Q9, 32, 64, 1, 0.7);
+    c.force = {1e-5, -3e-6, 0};
+    Body disc;
+    disc.name = "disc";
+    disc.shape = Body::Shape::Cylinder;
+    disc.radius = 3.1, disc.spacing = 0.7;
+    disc.position = {15.3, 31.6, 0.5};
+    Body plate;
+    plate.name = "plate";
+    plate.shape = Body::Shape::Box;
+    plate.size = {5.0, 2.0, 1.0};
+    plate.spacing = 0.7;
+    plate.position = {17.0, 47.4, 0.5};
+    plate.angular_velocity = {0.0, 0.0, 2e-3};
+    c.bodies = {disc, plate};
+    c.refinement.levels = 2;
+    c.refinement.regions = {band_around("disc", 1, 4), band_around("plate", 1, 5)};
+    expect_refined_identical(c, 8, "D2Q9 BGK, bodies in level 1, scatter");
+    c.ib.spreading = ImmersedSettings::Spreading::Gather;
+    expect_refined_identical(c, 4, "D2Q9 BGK, bodies in level 1, gather");
+    if (CouplingSystem::built()) {
+      c.ib.spreading = ImmersedSettings::Spreading::Scatter;
+      c.ib.forcing = ImmersedSettings::Forcing::Implicit;
+      expect_refined_identical(c, 4, "D2Q9 BGK, bodies in level 1, implicit");
+    }
+  }
+  {
+    auto c = test::periodic_box(LatticeKind::D3Q19, 16, 16, 32, 0.8);
+    c.force = {0, 1e-5, 2e-5};
+    Body ball;
+    ball.name = "ball";
+    ball.shape = Body::Shape::Sphere;
+    ball.radius = 2.6, ball.spacing = 0.8;
+    ball.position = {7.7, 8.3, 15.4};
+    c.bodies = {ball};
+    c.refinement.levels = 2;
+    c.refinement.regions = {band_around("ball", 1, 3)};
+    expect_refined_identical(c, 4, "D3Q19 BGK, a sphere in level 1");
   }
 }
 

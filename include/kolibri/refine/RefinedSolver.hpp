@@ -160,7 +160,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                 double(std::int64_t(std::popcount(read)) << l) * double(L::Q * Index(sizeof(V)));
       }
     }
-    if (!cfg.bodies.empty()) set_bodies(cfg);
+    if (!cfg.bodies.empty()) set_bodies(cfg, dist);
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       const auto n = std::size_t(cfg.cells());
       initialize(std::vector<double>(n, cfg.initial.density),
@@ -895,14 +895,16 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     record_links(l);
   }
 
-  /// The immersed bodies on the finest level (one rank): their box and its tables
-  /// (level_body_box; solid where the level has no fluid cell), and their kernels on the bodies
-  /// measured in the level's cells (level_body_config).
-  void set_bodies(const SolverConfig& cfg) {
-    if (m_comm)
-      throw std::invalid_argument(
-          "immersed bodies ([[body]]) on a refined grid run on one rank for now");
+  /// The immersed bodies on the finest level: their box and its tables (level_body_box; solid
+  /// where the level has no fluid cell), and their kernels on the bodies measured in the level's
+  /// cells (level_body_config). On several ranks every rank runs the bodies' kernels on the whole
+  /// box, as one rank would, and applies their force to its own cells; before each step of the
+  /// level the box's blocks go from their owners to every other rank (m_body_exchange).
+  void set_bodies(const SolverConfig& cfg, const Distribution* dist) {
     m_body_box = level_body_box(m_tree, cfg);
+    if (m_comm)
+      m_body_exchange =
+          HaloExchange<V>(*m_comm, body_exchange_lists(), dist->device_buffers, dist->nccl);
     std::vector<Flag> flags(m_body_box.fluid.size(), kSolid);
     for (std::size_t i = 0; i < flags.size(); ++i)
       if (m_body_box.fluid[i]) flags[i] = kFluid;
@@ -923,9 +925,34 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
   }
 
+  /// Several ranks: the bodies' box's blocks, each from the rank that steps it to every other
+  /// rank, all its cells (their state before a step of the level: what the bodies' kernels read).
+  /// Both sides list the blocks in the box's order, so each message's blocks match.
+  HaloLists body_exchange_lists() const {
+    const int me = m_comm->rank(), level = m_body_box.level;
+    std::uint64_t all = 0;  // every cell of a block
+    for (Index c = 0; c < TV; ++c) all |= std::uint64_t(1) << c;
+    std::vector<LevelPeerBlocks> peers;
+    for (int peer = 0; peer < m_comm->size(); ++peer) {
+      if (peer == me) continue;
+      LevelPeerBlocks b;
+      b.peer = peer;
+      for (const std::int32_t slot : m_body_box.slot) {
+        if (slot < 0) continue;
+        const int owner = m_ranks.owner(level, slot);
+        if (owner == me) b.send.push_back(slot), b.send_cells.push_back(all);
+        if (owner == peer) b.recv.push_back(slot), b.recv_cells.push_back(all);
+      }
+      if (!b.send.empty() || !b.recv.empty()) peers.push_back(b);
+    }
+    return exchange_lists(peers);
+  }
+
   /// The bodies' forces for the coming step of the finest level d, from its state: each step of
-  /// level 0 sums its 2^l steps' loads (keep_totals after the first).
+  /// level 0 sums its 2^l steps' loads (keep_totals after the first). On several ranks the box's
+  /// state first comes whole to every rank.
   void apply_bodies(const DeviceLevel& d) {
+    if (m_comm) m_body_exchange.run(d.f[d.cur]);
     const std::int64_t steps = std::int64_t(1) << m_body_box.level;
     m_ib->keep_totals(m_body_time % steps != 0);
     LevelDeparting<Step> dep = m_body_departing;
@@ -998,6 +1025,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   Boundary<L, R> m_body_bc{};
   LevelDeparting<Step> m_body_departing;
   std::int64_t m_body_time = 0;
+  HaloExchange<V> m_body_exchange;  ///< several ranks: body_exchange_lists, before apply_bodies
   bool m_pressure = false;
   const Comm* m_comm = nullptr;  ///< several ranks (null: one)
   LevelRanks m_ranks;
