@@ -6,7 +6,7 @@ Usage: test_restart.py KOLIBRI_BINARY DECK WORKDIR [MPIEXEC]
 
 Checks: a run restarted from a checkpoint ends with fields bit-identical to the uninterrupted
 run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given; also
-with curved walls, with an outflow face and on a refined grid);
+with curved walls, with an outflow face and on a refined grid, with and without an immersed body);
 SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
 corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
 writing nothing; only the newest checkpoint_keep checkpoints remain; a checkpoint counts only once
@@ -179,6 +179,28 @@ if MPIEXEC:
         common = [k for k in got if k in loads[0]]
         check(len(common) >= 100 and all(loads[0][k] == got[k] for k in common),
               f"refined grid on {write_ranks} then {read_ranks} ranks: the loads equal one rank's at {len(common)} steps")
+# An immersed sphere inside the finest level, downstream of the obstacle: every rank runs the
+# bodies' kernels on the whole box around it, so its loads are one rank's; a checkpoint of 2 ranks
+# continued on 3 (and of 3 on 1) ends as the uninterrupted run of one rank, loads included.
+bodies = [*refine[:2], "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+          '{ level = 1, type = "band", around = "ball", width = 4 }]',
+          "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.5 }]']
+ref_b = W("ref_refined_body")
+run(ref_b, *bodies)
+body_loads = {r.split(",")[0]: r for r in open(os.path.join(ref_b, "bodies.csv")).read().split("\n")[1:] if r}
+check(len(body_loads) >= 100, f"refined grid with a body: {len(body_loads)} rows of loads")
+if MPIEXEC:
+    for write_ranks, read_ranks in [(2, 3), (3, 1)]:
+        a = W(f"mpi_refined_body_{write_ranks}_{read_ranks}")
+        run(a, *bodies, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
+        run(a, *bodies, "--restart", "latest", ranks=read_ranks)
+        same_fields(final(ref_b, 400), final(a, 400),
+                    f"refined grid with a body: checkpoint of {write_ranks} ranks continued on {read_ranks}")
+        got = {r.split(",")[0]: r for r in open(os.path.join(a, "bodies.csv")).read().split("\n")[1:] if r}
+        common = [k for k in got if k in body_loads]
+        check(len(common) >= 100 and all(body_loads[k] == got[k] for k in common),
+              f"refined grid with a body on {write_ranks} then {read_ranks} ranks: the body's loads equal one "
+              f"rank's at {len(common)} steps")
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)
