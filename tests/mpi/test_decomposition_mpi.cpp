@@ -564,6 +564,20 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
     }
 }
 
+/// Each load of `got` is `one`'s bit for bit, and each of `one`'s is non-zero (the comparison is
+/// not trivial); `what` names the kind (obstacle, body).
+void expect_same_loads(const std::vector<BodyLoad>& one, const std::vector<BodyLoad>& got,
+                       const char* what) {
+  ASSERT_EQ(one.size(), got.size());
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    EXPECT_EQ(one[k].force, got[k].force) << one[k].name;
+    EXPECT_EQ(one[k].torque, got[k].torque) << one[k].name;
+    EXPECT_GT(std::fabs(one[k].force[0]) + std::fabs(one[k].force[1]) + std::fabs(one[k].force[2]),
+              1e-12)
+        << what << " " << one[k].name << " takes a force (the comparison is not trivial)";
+  }
+}
+
 /// A refined grid on every rank against one rank: each rank steps its range of every level's
 /// leaves and exchanges blocks after each level step (refine/LevelRanks.hpp); every level's
 /// populations, the fields, the probes and the obstacles' and immersed bodies' loads are those of
@@ -616,24 +630,8 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
     const MacroFields sb = par->sample(cells);
     EXPECT_EQ(sa.rho, sb.rho);
     EXPECT_EQ(sa.u, sb.u);
-    const std::vector<BodyLoad> lb = par->obstacle_loads();
-    ASSERT_EQ(la.size(), lb.size());
-    for (std::size_t k = 0; k < la.size(); ++k) {
-      EXPECT_EQ(la[k].force, lb[k].force) << la[k].name;
-      EXPECT_EQ(la[k].torque, lb[k].torque) << la[k].name;
-      EXPECT_GT(std::fabs(la[k].force[0]) + std::fabs(la[k].force[1]) + std::fabs(la[k].force[2]),
-                1e-12)
-          << "obstacle " << la[k].name << " takes a force (the comparison is not trivial)";
-    }
-    const std::vector<BodyLoad> bb = par->body_loads();
-    ASSERT_EQ(ba.size(), bb.size());
-    for (std::size_t k = 0; k < ba.size(); ++k) {
-      EXPECT_EQ(ba[k].force, bb[k].force) << ba[k].name;
-      EXPECT_EQ(ba[k].torque, bb[k].torque) << ba[k].name;
-      EXPECT_GT(std::fabs(ba[k].force[0]) + std::fabs(ba[k].force[1]) + std::fabs(ba[k].force[2]),
-                1e-12)
-          << "body " << ba[k].name << " takes a force (the comparison is not trivial)";
-    }
+    expect_same_loads(la, par->obstacle_loads(), "obstacle");
+    expect_same_loads(ba, par->body_loads(), "body");
     // The checkpoint pieces: slabs that tile the deck's box.
     int phase = -1;
     const StatePiece piece = par->state(phase);

@@ -66,6 +66,19 @@ def final(out, steps):
     return os.path.join(out, f"restart_channel_{steps:08d}.h5")
 
 
+def load_rows(out, name):
+    """The rows of a loads CSV (obstacles.csv, bodies.csv) of run `out`, by their step."""
+    with open(os.path.join(out, name)) as f:
+        return {r.split(",")[0]: r for r in f.read().split("\n")[1:] if r}
+
+
+def same_loads(reference, got, what):
+    """The rows of `got` equal the reference's at every step both wrote, at least 100 of them."""
+    common = [k for k in got if k in reference]
+    check(len(common) >= 100 and all(reference[k] == got[k] for k in common),
+          f"{what}: the loads equal the reference's at {len(common)} common steps")
+
+
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 W = lambda name: os.path.join(WORK, name)
@@ -160,11 +173,8 @@ with open(os.path.join(odd, "probe_wake.csv")) as f, open(os.path.join(ref, "pro
     check(f.read() == g.read(), "refined grid: the probe series of the restarted run equals the reference")
 # The obstacle's loads (each level's link history, rewritten every coarse step) at the steps
 # both runs wrote (the 137-step run wrote every step, the 400-step ones every second).
-loads = [{r.split(",")[0]: r for r in open(os.path.join(d, "obstacles.csv")).read().split("\n")[1:] if r}
-         for d in (ref, odd)]
-common = [k for k in loads[1] if k in loads[0]]
-check(len(common) >= 100 and all(loads[0][k] == loads[1][k] for k in common),
-      f"refined grid: the obstacle's loads equal the reference's at {len(common)} common steps")
+obstacle_loads = load_rows(ref, "obstacles.csv")
+same_loads(obstacle_loads, load_rows(odd, "obstacles.csv"), "refined grid: the obstacle")
 # On several ranks (each steps its range of every level's leaves): the same run, and a checkpoint
 # continued on another rank count, bit for bit, with the same loads.
 if MPIEXEC:
@@ -175,10 +185,8 @@ if MPIEXEC:
         run(a, *refine, "--restart", "latest", ranks=read_ranks)
         same_fields(final(ref, 400), final(a, 400),
                     f"refined grid: checkpoint of {write_ranks} ranks continued on {read_ranks}")
-        got = {r.split(",")[0]: r for r in open(os.path.join(a, "obstacles.csv")).read().split("\n")[1:] if r}
-        common = [k for k in got if k in loads[0]]
-        check(len(common) >= 100 and all(loads[0][k] == got[k] for k in common),
-              f"refined grid on {write_ranks} then {read_ranks} ranks: the loads equal one rank's at {len(common)} steps")
+        same_loads(obstacle_loads, load_rows(a, "obstacles.csv"),
+                   f"refined grid on {write_ranks} then {read_ranks} ranks: the obstacle")
 # An immersed sphere inside the finest level, downstream of the obstacle: every rank runs the
 # bodies' kernels on the whole box around it, so its loads are one rank's; a checkpoint of 2 ranks
 # continued on 3 (and of 3 on 1) ends as the uninterrupted run of one rank, loads included.
@@ -187,7 +195,7 @@ bodies = [*refine[:2], "--set", 'refinement.region=[{ level = 1, type = "band", 
           "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.5 }]']
 ref_b = W("ref_refined_body")
 run(ref_b, *bodies)
-body_loads = {r.split(",")[0]: r for r in open(os.path.join(ref_b, "bodies.csv")).read().split("\n")[1:] if r}
+body_loads = load_rows(ref_b, "bodies.csv")
 check(len(body_loads) >= 100, f"refined grid with a body: {len(body_loads)} rows of loads")
 if MPIEXEC:
     for write_ranks, read_ranks in [(2, 3), (3, 1)]:
@@ -196,11 +204,8 @@ if MPIEXEC:
         run(a, *bodies, "--restart", "latest", ranks=read_ranks)
         same_fields(final(ref_b, 400), final(a, 400),
                     f"refined grid with a body: checkpoint of {write_ranks} ranks continued on {read_ranks}")
-        got = {r.split(",")[0]: r for r in open(os.path.join(a, "bodies.csv")).read().split("\n")[1:] if r}
-        common = [k for k in got if k in body_loads]
-        check(len(common) >= 100 and all(body_loads[k] == got[k] for k in common),
-              f"refined grid with a body on {write_ranks} then {read_ranks} ranks: the body's loads equal one "
-              f"rank's at {len(common)} steps")
+        same_loads(body_loads, load_rows(a, "bodies.csv"),
+                   f"refined grid with a body on {write_ranks} then {read_ranks} ranks: the body")
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)
