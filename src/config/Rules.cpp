@@ -79,14 +79,6 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
                         need +
                             "halfway bounce-back on obstacles for now: no interpolated or "
                             "rotating walls"};
-  for (std::size_t f = 0; f < 6; ++f) {
-    const FaceBC& b = c.faces[f];
-    if (b.profile != InletProfile::Uniform || b.time_dependent())
-      return RuleBreach{"boundary", std::string(kFaceNames[f]) + ".profile",
-                        need +
-                            "uniform, steady inlets and moving walls for now (no profile, "
-                            "ramp or period)"};
-  }
   const int dims = dimensions(c.lattice), edge = 1 << refine_block_shift(dims);
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};
@@ -136,20 +128,11 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   }
   return std::nullopt;
 }
-/// What an outflow face (FaceType::Outflow) takes for now: its rule reads the populations of
-/// the layer next to it (GridCells::outflow_source), built for one level (the populations on the
-/// dense box or tiles, and the moment representation, which rebuilds them from the moments).
+/// What the faces that read the layer next to them (outflow faces, developed and characteristic
+/// pressure faces: GridCells::outflow_source) take.
 std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};
-  for (std::size_t f = 0; f < 6; ++f) {
-    if (c.faces[f].type != FaceType::Outflow) continue;
-    const std::string face = kFaceNames[f];
-    if (c.refinement.active())
-      return RuleBreach{"boundary", face,
-                        "an outflow face on a refined grid is not built yet (pressure outlets "
-                        "are)"};
-  }
   for (std::size_t f = 0; f < 6; ++f) {
     const FaceBC& face = c.faces[f];
     const std::string section = "boundary." + std::string(kFaceNames[f]);
@@ -167,14 +150,10 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
                         "expected a rate a time step from 0 to 1 (0: the density never returns "
                         "to the face's), got " +
                             std::to_string(face.relaxation)};
-    if (!face.is_pressure() || face.pressure_rule == PressureRule::Auto ||
-        face.pressure_rule == PressureRule::AntiBounceBack || has_developed_pressure(c))
-      continue;
-    return RuleBreach{section, "pressure_rule",
-                      "the " + std::string(to_string(face.pressure_rule)) +
-                          " rule runs with one level for now (refined grids take "
-                          "pressure_rule = \"anti_bounce_back\", or \"auto\", which takes it "
-                          "there)"};
+    if (characteristic && c.refinement.active())
+      return RuleBreach{section, "pressure_rule",
+                        "the characteristic rule runs with one level for now (refined grids take "
+                        "\"developed\", which \"auto\" takes, or \"anti_bounce_back\")"};
   }
   if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
     return RuleBreach{

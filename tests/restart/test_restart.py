@@ -6,7 +6,8 @@ Usage: test_restart.py KOLIBRI_BINARY DECK WORKDIR [MPIEXEC]
 
 Checks: a run restarted from a checkpoint ends with fields bit-identical to the uninterrupted
 run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given; also
-with curved walls, with an outflow face and on a refined grid, with and without an immersed body);
+with curved walls, with an outflow face and on a refined grid, with and without an immersed body,
+with a profiled, ramped inlet and an outflow face);
 SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
 corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
 writing nothing; only the newest checkpoint_keep checkpoints remain; a checkpoint counts only once
@@ -206,6 +207,24 @@ if MPIEXEC:
                     f"refined grid with a body: checkpoint of {write_ranks} ranks continued on {read_ranks}")
         same_loads(body_loads, load_rows(a, "bodies.csv"),
                    f"refined grid with a body on {write_ranks} then {read_ranks} ranks: the body")
+# A refined grid whose level meets the open faces (a band along the walls too): a parabolic inlet
+# that ramps up (each level's steps at their own times) and an outflow face (each level reads the
+# layer next to it). A restart continues bit-identically, also on another rank count.
+open_faces = [*refine[:2], "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+              '{ level = 1, type = "band", around = "walls", width = 2 }]',
+              "--set", 'boundary.x_min.profile="parabolic"', "--set", "boundary.x_min.ramp_steps=300",
+              "--set", 'boundary.x_max="outflow"']
+ref_o = W("ref_refined_open")
+run(ref_o, *open_faces)
+odd_o = W("odd_refined_open")
+run(odd_o, *open_faces, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+run(odd_o, *open_faces, "--restart", "latest")
+same_fields(final(ref_o, 400), final(odd_o, 400), "refined grid with open faces: restart from step 137")
+if MPIEXEC:
+    a = W("mpi_refined_open")
+    run(a, *open_faces, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
+    run(a, *open_faces, "--restart", "latest", ranks=3)
+    same_fields(final(ref_o, 400), final(a, 400), "refined grid with open faces: checkpoint of 2 ranks continued on 3")
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)

@@ -373,6 +373,66 @@ TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {
   }
 }
 
+TEST(Refinement, RefinedEverywhereTakesInletProfilesAndVelocitiesInTime) {
+  // The test above with a duct: a velocity inlet with a profile (parabolic, or a file's values
+  // on level 0's cells) that ramps up and oscillates, and an outlet (the pressure faces' two
+  // rules, an outflow face). Level 1 steps at half steps of level 0, so its velocity follows the
+  // dense fine box's with the ramp and the period in its (twice as many) steps, and a file's
+  // value of a level-0 cell is the value of its four (2D: two) fine cells on the dense box; the
+  // outlets read the layer next to them as the dense box does: the same bits.
+  enum { AntiBounceBack, Developed, Outflow };
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
+    for (const InletProfile profile : {InletProfile::Parabolic, InletProfile::File})
+      for (const int outlet : {AntiBounceBack, Developed, Outflow}) {
+        const bool two_d = lat == LatticeKind::D2Q9;
+        auto fine = test::channel(lat);
+        fine.obstacles.clear();
+        fine.faces[1].pressure_rule =
+            outlet == AntiBounceBack ? PressureRule::AntiBounceBack : PressureRule::Developed;
+        if (outlet == Outflow) fine.faces[1] = FaceBC{}, fine.faces[1].type = FaceType::Outflow;
+        fine.nx = 24, fine.ny = 16, fine.nz = two_d ? 1 : 16;
+        if (!two_d) fine.faces[4].type = fine.faces[5].type = FaceType::Wall;
+        fine.tau = level_tau(0.6, 1);
+        FaceBC& in = fine.faces[0];
+        in.velocity = {0.05, 0.0, 0.0};
+        in.profile = profile;
+        in.ramp_steps = 12, in.period = 8.0, in.amplitude = 0.3, in.offset = 1.0;
+        auto coarse = fine;
+        coarse.nx = 12, coarse.ny = 8, coarse.nz = two_d ? 1 : 8;
+        coarse.tau = 0.6;
+        coarse.faces[0].ramp_steps = 6, coarse.faces[0].period = 4.0;
+        if (profile == InletProfile::File) {  // a value a level-0 cell of the face (y fastest)
+          std::vector<double> values(std::size_t(coarse.ny * coarse.nz)), fine_values;
+          for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5 + 0.05 * double(i % 7);
+          for (int z = 0; z < fine.nz; ++z)
+            for (int y = 0; y < fine.ny; ++y)
+              fine_values.push_back(values[std::size_t(y / 2 + coarse.ny * (z / 2))]);
+          coarse.faces[0].profile_values = std::make_shared<const std::vector<double>>(values);
+          fine.faces[0].profile_values = std::make_shared<const std::vector<double>>(fine_values);
+        }
+        coarse.refinement.levels = 2;
+        coarse.refinement.regions = {box_region(1, {0, 0, 0}, {12, 8, two_d ? 1.0 : 8.0})};
+        auto dense = make_solver(fine);
+        auto refined = make_solver(coarse);
+        dense->step(30);
+        refined->step(15);
+        const MacroFields a = dense->macroscopic();
+        const LevelFields b = grid_of(*refined).level_fields(1);
+        int checked = 0;
+        for (std::size_t t = 0; t < b.rho.size(); ++t) {
+          if (b.flag[t] != kLevelFluid) continue;
+          const auto& x = b.centre[t];
+          const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), two_d ? 0 : int(2 * x[2]));
+          ASSERT_EQ(b.rho[t], a.rho[i]) << t << " profile " << int(profile) << " outlet " << outlet;
+          for (int d = 0; d < 3; ++d)
+            ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+          ++checked;
+        }
+        EXPECT_EQ(checked, int(fine.cells()));
+        EXPECT_GT(a.u[a.index(1, fine.ny / 2, fine.nz / 2)][0], 0.01);  // the inlet drives it
+      }
+}
+
 struct Scene {
   LatticeKind lat;
   CollisionKind col;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "Cavity.hpp"
@@ -119,6 +120,42 @@ TEST(RefinedFlows, CavityRe100RefinedTowardsTheWallsMatchesGhia) {
   EXPECT_LT(r.max_dev_u, 0.02);
   EXPECT_LT(r.max_dev_v, 0.02);
   EXPECT_LT(r.rms_dev, 0.01);
+}
+
+TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradient) {
+  // The dense test of pressure faces (test_inlets.cpp) on a refined grid: plates between a
+  // pressure inlet and a pressure outlet, both on the developed rule (the default), the blocks
+  // next to the walls on level 1, so both faces meet the interfaces and read the layer next to
+  // them on each level. Mid-channel (level 0) the gradient is the imposed mean to 0.2% and the
+  // peak the Poiseuille parabola's of that gradient to 1%, the dense box's bands. TRT with
+  // Lambda = 3/16 (each level alone holds the parabola exactly); 4 H^2 / nu steps of level 0.
+  const int nx = 64, H = 32;
+  SolverConfig c = test::plates(LatticeKind::D2Q9, H, 1.1, CollisionKind::Trt);
+  c.nx = nx;
+  c.trt_magic = 3.0 / 16.0;
+  c.faces[0].type = FaceType::PressureInlet;
+  c.faces[0].density = 1.0003;
+  c.faces[1].type = FaceType::PressureOutlet;
+  c.refinement.levels = 2;
+  c.refinement.regions = {band_around_walls(1, 2.0)};  // the 8-cell blocks along the walls
+  auto s = make_solver(c);
+  const auto& grid = dynamic_cast<const RefinedGrid&>(*s);
+  ASSERT_GT(grid.octree().levels[0].fluid_cells, 0);
+  ASSERT_GT(grid.octree().levels[1].fluid_cells, 0);
+  s->step(std::int64_t(4.0 * H * H / c.viscosity()));
+  const MacroFields m = s->macroscopic();
+  const double G =
+      (m.rho[m.index(nx / 2 - 1, H / 2, 0)] - m.rho[m.index(nx / 2 + 1, H / 2, 0)]) / 6.0;
+  const double umax = G * H * H / (8.0 * c.viscosity());
+  double peak = 0;
+  for (int y = 0; y < H; ++y) peak = std::max(peak, m.u[m.index(nx / 2, y, 0)][0]);
+  const double mean = (1.0003 - 1.0) / (3.0 * nx), ratio = G / mean;
+  RecordProperty("gradient_over_mean", std::to_string(ratio));
+  RecordProperty("peak_over_parabola", std::to_string(peak / (umax * (1 - 1.0 / (H * H)))));
+  std::printf("refined pressure-driven channel: G / mean %.5f, peak / parabola %.5f\n", ratio,
+              peak / (umax * (1 - 1.0 / (H * H))));
+  EXPECT_NEAR(ratio, 1.0, 0.002);
+  EXPECT_NEAR(peak, umax * (1 - 1.0 / (H * H)), 0.01 * umax);  // the parabola at y + 1/2 = H/2
 }
 
 }  // namespace

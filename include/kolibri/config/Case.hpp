@@ -206,11 +206,12 @@ struct FaceBC {
     return peak;
   }
   /// The factor of the set velocity in time step `step` (0 for the first step of a run).
-  double time_factor(std::int64_t step) const {
+  double time_factor(std::int64_t step) const { return time_factor_at(double(step)); }
+  /// The factor at time t in steps (of level 0: a refined grid's finer levels step between).
+  double time_factor_at(double t) const {
     constexpr double pi = 3.14159265358979323846;
-    const double t = double(step);
     double factor = 1.0;
-    if (ramp_steps > 0 && step < ramp_steps)
+    if (ramp_steps > 0 && t < double(ramp_steps))
       factor = 0.5 * (1.0 - std::cos(pi * t / double(ramp_steps)));
     if (period > 0.0) factor *= offset + amplitude * std::sin(2.0 * pi * t / period);
     return factor;
@@ -219,6 +220,16 @@ struct FaceBC {
 
 /// Faces in the order x_min, x_max, y_min, y_max, z_min, z_max.
 using FaceSet = std::array<FaceBC, 6>;
+/// The faces at time t in steps: the moving walls' and inlets' velocities times their time factor
+/// (FaceBC::time_factor_at).
+inline FaceSet faces_at_time(FaceSet faces, double t) {
+  for (FaceBC& f : faces)
+    if (f.time_dependent()) {
+      const double factor = f.time_factor_at(t);
+      for (double& v : f.velocity) v *= factor;
+    }
+  return faces;
+}
 /// \brief The six faces' types as the integers the grid's neighbour rule takes
 /// (DenseGrid::neighbour, GridCells::outflow_source) and kernels copy: the one conversion from
 /// a FaceSet (or SolverConfig::domain_faces) for every caller.
@@ -606,20 +617,15 @@ struct Probe {
   int every = 0;  ///< points: 0 the run's sampling cadence (steps / 200); lines: 0 at field output
 };
 
-/// True where the run's scheme has the developed pressure rule (PressureRule::Developed): one
-/// level (the populations, two arrays or in place, on the dense box or on tiles, and the moment
-/// representation).
-inline bool has_developed_pressure(const SolverConfig& c) { return !c.refinement.active(); }
-/// The rule `face` takes in `c`: its own, or for PressureRule::Auto the developed rule where the
-/// scheme has it (has_developed_pressure) and the anti-bounce-back elsewhere.
-inline PressureRule resolved_pressure_rule(const SolverConfig& c, const FaceBC& face) {
-  if (face.pressure_rule != PressureRule::Auto) return face.pressure_rule;
-  return has_developed_pressure(c) ? PressureRule::Developed : PressureRule::AntiBounceBack;
+/// The rule `face` takes: its own, or for PressureRule::Auto the developed rule, which every
+/// scheme has (refined grids since 2026-12-04; their faces took the anti-bounce-back before).
+inline PressureRule resolved_pressure_rule(const FaceBC& face) {
+  return face.pressure_rule != PressureRule::Auto ? face.pressure_rule : PressureRule::Developed;
 }
 /// Every face's rule resolved (resolved_pressure_rule): make_solver calls it, so every layer
 /// below sees one of the two.
 inline void resolve_pressure_rules(SolverConfig& c) {
-  for (FaceBC& f : c.faces) f.pressure_rule = resolved_pressure_rule(c, f);
+  for (FaceBC& f : c.faces) f.pressure_rule = resolved_pressure_rule(f);
 }
 
 /// Poinsot & Lele's (1992) sigma of the characteristic outlets' default relaxation, sigma c_s / L
@@ -637,7 +643,7 @@ inline double characteristic_relaxation(const SolverConfig& c, std::size_t f) {
 /// decided before make_solver resolves: the layers a rank must hold, the checkpoint signature.
 inline bool from_layer(const SolverConfig& c, std::size_t f) {
   FaceBC face = c.faces[f];
-  face.pressure_rule = resolved_pressure_rule(c, face);
+  face.pressure_rule = resolved_pressure_rule(face);
   return face.from_layer();
 }
 

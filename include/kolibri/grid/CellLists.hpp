@@ -115,25 +115,20 @@ inline std::vector<double> inlet_shape_plane(const DenseGrid& grid, const FaceSe
     const FaceBC& face = faces[std::size_t(f)];
     if (face.type != FaceType::VelocityInlet || face.profile == InletProfile::Uniform) continue;
     const int t[2] = {(f / 2 + 1) % 3, (f / 2 + 2) % 3};
-    const double radius = 0.5 * std::min(grid.global[t[0]], grid.global[t[1]]);
+    const double n[2] = {double(grid.global[t[0]]), double(grid.global[t[1]])};
+    const bool bounded[2] = {bounded_axis(domain, t[0]), bounded_axis(domain, t[1])};
     for (int j = 0; j < grid.n[t[1]]; ++j)
       for (int i = 0; i < grid.n[t[0]]; ++i) {
         int local[3] = {0, 0, 0};
         local[t[0]] = i, local[t[1]] = j;
         const Coord g = grid.global_coords({local[0], local[1], local[2]});
         const int gc[3] = {g.x, g.y, g.z};
-        double shape = 1.0, r2 = 0.0;
+        const double x[2] = {gc[t[0]] + 0.5, gc[t[1]] + 0.5};
+        double shape = builtin_profile(face.profile, x, n, bounded);
         if (face.profile == InletProfile::File) {
           const auto [a, b] = face_plane_axes(f);
           shape = (*face.profile_values)[std::size_t(gc[a] + Index(grid.global[a]) * gc[b])];
         }
-        for (int d : t) {
-          const double x = gc[d] + 0.5, n = grid.global[d];  // walls at 0 and n
-          if (face.profile == InletProfile::Parabolic && bounded_axis(domain, d))
-            shape *= 4.0 * (x / n) * (1.0 - x / n);
-          r2 += (x - 0.5 * n) * (x - 0.5 * n);
-        }
-        if (face.profile == InletProfile::Pipe) shape = std::max(0.0, 1.0 - r2 / (radius * radius));
         out[std::size_t(inlet_plane_offset(grid.n, f) + i + Index(grid.n[t[0]]) * j)] = shape;
       }
   }

@@ -44,6 +44,26 @@ KOKKOS_INLINE_FUNCTION Index inlet_plane_offset(const int (&n)[3], int face) {
   return offset;
 }
 
+/// \brief The factor of a built-in inlet profile (InletProfile::Parabolic, Pipe; 1 otherwise) at a
+/// cell of a face's plane: x, its centre along the plane's two axes (face f: (f / 2 + 1) % 3, then
+/// (f / 2 + 2) % 3), n, the domain's extents along them, both in cells of one grid (walls at 0
+/// and n); `bounded`, which of the two axes end at walls (bounded_axis; a parabola spans only
+/// those). The one formula of the dense planes (inlet_shape_plane) and of the refined levels,
+/// whose finer cells take it at their own centres.
+KOKKOS_INLINE_FUNCTION double builtin_profile(InletProfile kind, const double (&x)[2],
+                                              const double (&n)[2], const bool (&bounded)[2]) {
+  double shape = 1.0, r2 = 0.0;
+  for (int d = 0; d < 2; ++d) {
+    if (kind == InletProfile::Parabolic && bounded[d])
+      shape *= 4.0 * (x[d] / n[d]) * (1.0 - x[d] / n[d]);
+    r2 += (x[d] - 0.5 * n[d]) * (x[d] - 0.5 * n[d]);
+  }
+  if (kind != InletProfile::Pipe) return shape;
+  const double radius = 0.5 * (n[0] < n[1] ? n[0] : n[1]);
+  const double pipe = 1.0 - r2 / (radius * radius);
+  return pipe > 0.0 ? pipe : 0.0;
+}
+
 /// \brief A face held at its density (anti-bounce-back): a pressure outlet or inlet (host and
 /// device).
 KOKKOS_INLINE_FUNCTION constexpr bool is_pressure(FaceType t) {

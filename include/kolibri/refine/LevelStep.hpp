@@ -80,6 +80,40 @@ struct LevelBodyForce {
   }
 };
 
+/// \brief A cell's post-collision density and velocity (post_collision_state): what the pressure
+/// faces' rules take (the cell's own state before its step).
+template <class R>
+struct LevelCellState {
+  R rho = R(1);
+  R u[3] = {R(0), R(0), R(0)};
+};
+
+/// \brief The velocity inlets' profiles (InletProfile) on a level: a built-in profile at the
+/// level's own cell centres (builtin_profile, the dense planes' formula), a profile file's value
+/// at the level-0 cell that a finer cell lies in (the file's resolution).
+template <class R>
+struct LevelInletShapes {
+  std::uint8_t kind[6] = {};  ///< InletProfile a face (Uniform: none, or not a velocity inlet)
+  bool bounded[3] = {};       ///< bounded_axis of the domain
+  int shift = 0;              ///< the level: 2^shift of its cells a level-0 cell along an axis
+  int n0[3] = {1, 1, 1};      ///< level 0's extents
+  const R* file = nullptr;    ///< level 0's planes (inlet_shape_plane) where a face reads a file
+
+  /// The factor of face `face`'s velocity at the level's cell p in a level of n cells.
+  KOKKOS_INLINE_FUNCTION R at(int face, const int (&p)[3], const int (&n)[3]) const {
+    const auto profile = static_cast<InletProfile>(kind[face]);
+    if (profile == InletProfile::Uniform) return R(1);
+    const int t[2] = {(face / 2 + 1) % 3, (face / 2 + 2) % 3};
+    if (profile == InletProfile::File)
+      return file[inlet_plane_offset(n0, face) + (p[t[0]] >> shift) +
+                  Index(n0[t[0]]) * (p[t[1]] >> shift)];
+    const double x[2] = {p[t[0]] + 0.5, p[t[1]] + 0.5};
+    const double m[2] = {double(n[t[0]]), double(n[t[1]])};
+    const bool b[2] = {bounded[t[0]], bounded[t[1]]};
+    return R(builtin_profile(profile, x, m, b));
+  }
+};
+
 /// \brief One step of one level (two arrays, pull), in two launches.
 ///
 /// LevelRuleTag: each direction that the general list marks, by the rules of docs/theory.md
@@ -140,10 +174,11 @@ struct LevelStep {
   const std::int32_t* reentry_start = nullptr;
   const std::int32_t* reentry_key = nullptr;
   const V* reentry_value = nullptr;
-  int n[3] = {1, 1, 1};   ///< this level's box in its cells
-  int parity = 0;         ///< 0 or 1: this step's place in the coarser level's step
-  bool pressure = false;  ///< a face is held at its density (the general path needs u)
-  DeviceFaces<R> faces;
+  int n[3] = {1, 1, 1};        ///< this level's box in its cells
+  int parity = 0;              ///< 0 or 1: this step's place in the coarser level's step
+  bool pressure = false;       ///< a face is held at its density (the general path needs u)
+  DeviceFaces<R> faces;        ///< at this step's time (faces_at_time)
+  LevelInletShapes<R> inlets;  ///< the velocity inlets' profiles
   R force[3] = {R(0), R(0), R(0)};
   LevelBodyForce<R> body_force;  ///< the immersed bodies' (finest level), added to `force`
   C collide;
@@ -224,9 +259,9 @@ struct LevelStep {
     const Index s = t >> VS, l = t & (TV - 1);
     int p[3];
     position(s, l, p);
-    R u[3] = {R(0), R(0), R(0)};
-    if (pressure) velocity(s, l, u);
-    arrived[j] = arriving(s, l, p, entry & 31, u, (links[t] & kLevelUnevenRead) != 0u);
+    LevelCellState<R> st;
+    if (pressure) state(s, l, st);
+    arrived[j] = arriving(s, l, p, entry & 31, st, (links[t] & kLevelUnevenRead) != 0u);
   }
   /// General cell i of the list, gathered (every direction read before any is stored), then as
   /// `fast`: fused, the marked directions from the rules' values (LevelRuleTag); the baseline's
@@ -281,11 +316,11 @@ struct LevelStep {
   KOKKOS_INLINE_FUNCTION void position(const Index s, const Index l, int (&p)[3]) const {
     level_position<L::D, SX>(origin, s, l, p);
   }
-  /// The velocity of the cell's last state (a pressure face's rule needs it).
-  KOKKOS_INLINE_FUNCTION void velocity(const Index s, const Index l, R (&u)[3]) const {
+  /// The density and velocity of the cell's last state (the pressure faces' rules need them).
+  KOKKOS_INLINE_FUNCTION void state(const Index s, const Index l, LevelCellState<R>& st) const {
     R fs[L::Q];
     for (int k = 0; k < L::Q; ++k) fs[k] = S::template load<L>(src[at(s, k, l)], k);
-    post_collision_velocity<L>(fs, force, u);
+    post_collision_state<L>(fs, force, st.rho, st.u);
   }
   /// The fused general cell: the directions set in `dirs` from the rules' values (the cell's
   /// from `start` on, by direction), the others as `from_leaf`. No load depends on another.
@@ -307,14 +342,14 @@ struct LevelStep {
     int p[3];
     position(s, l, p);
     const bool uneven = (mask & kLevelUnevenRead) != 0u;
-    R u[3] = {R(0), R(0), R(0)};
-    if (pressure) velocity(s, l, u);
+    LevelCellState<R> st;
+    if (pressure) state(s, l, st);
     // The directions through a rolled loop into an array of their own, copied into f at fixed
     // places: `arriving` is inlined (below), and 27 unrolled copies of it would make a kernel
     // of registers and code for the few general cells of this baseline.
     R g[L::Q];
     for (int q = 0; q < L::Q; ++q)
-      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, u, uneven) : from_leaf(s, l, p, q, mask);
+      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, st, uneven) : from_leaf(s, l, p, q, mask);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = g[q];
   }
@@ -373,7 +408,8 @@ struct LevelStep {
   /// every thread then first copies all of it (over 500 bytes) to its stack; so the rule kernel
   /// did until this was inlined (docs/performance.md, "the rule kernel's stack").
   KOKKOS_FORCEINLINE_FUNCTION R arriving(const Index s, const Index l, const int (&p)[3],
-                                         const int q, const R (&u)[3], const bool uneven) const {
+                                         const int q, const LevelCellState<R>& st,
+                                         const bool uneven) const {
     if (q == 0) return own(s, 0, l);
     const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     const int o = L::opposite(q);
@@ -411,20 +447,24 @@ struct LevelStep {
       constexpr R inv = R(1.0 / (1 << L::D));
       if (from_fine == (1 << L::D)) return sum * inv;
       if (from_fine > 0)
-        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, u, uneven)) * inv;
+        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, st, uneven)) * inv;
     }
-    return same_level(s, l, p, q, o, c, u, uneven);
+    return same_level(s, l, p, q, o, c, st, uneven);
   }
 
-  /// The rule of this level for arriving population q: from the upwind leaf cell, a face, a
-  /// solid cell (halfway bounce-back) or the coarser level (explosion).
+  /// The rule of this level for arriving population q: from the upwind leaf cell, a face (one
+  /// that reads its layer: from_layer), a solid cell (halfway bounce-back) or the coarser level
+  /// (explosion).
   KOKKOS_INLINE_FUNCTION R same_level(const Index s, const Index l, const int (&p)[3], const int q,
-                                      const int o, const int (&c)[3], const R (&u)[3],
+                                      const int o, const int (&c)[3], const LevelCellState<R>& st,
                                       const bool uneven) const {
     int b[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
     const int k = block_offset(p, b);
     int face;
-    if (!inside(b, face)) return face_rule<L>(faces, q, face, own(s, o, l), u);
+    if (!inside(b, face))
+      return faces.from_layer(face)
+                 ? from_layer(s, l, p, q, o, c, face, st)
+                 : face_rule<L>(faces, q, face, own(s, o, l), st.u, inlets.at(face, p, n));
     const std::int32_t code = neighbours[s * 27 + k];
     const int place = place_of(b[0], b[1], b[2]);
     if (code >= 0) {
@@ -451,8 +491,13 @@ struct LevelStep {
     } else {
       int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
       const int k2 = block_offset(p, b2);
-      if (!inside(b2, face))
-        return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), u);
+      if (!inside(b2, face) && !faces.from_layer(face))
+        return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), st.u,
+                            inlets.at(face, p, n));
+      if (face >= 0) {  // past a face that reads its layer: the coarse cell p - c lies in
+        for (int d = 0; d < 3; ++d) x[d] = p[d] - c[d];
+        return exploded(s, p, x, q, false, uneven);
+      }
       if (neighbours[s * 27 + k2] >= 0) {  // re-entry: this level's f*_q(t) two cells upwind
         const std::int32_t key = std::int32_t(l << 5) | q;
         for (std::int32_t e = reentry_start[s]; e < reentry_start[s + 1]; ++e)
@@ -461,6 +506,41 @@ struct LevelStep {
       for (int d = 0; d < 3; ++d) x[d] = p[d] - 2 * c[d];
     }
     return exploded(s, p, x, q, linear, uneven);
+  }
+
+  /// Population q arriving at cell p across face `face`, which reads its layer (outflow faces,
+  /// developed pressure faces): GridCells::outflow_source's rule on this level, f*_q of the cell
+  /// b = i - c_q of p's own layer, what the cell one layer in, i = p + e (e the face's inward
+  /// normal), receives; where b is solid or past another face, i's own f*_opposite(q) (i took
+  /// halfway bounce-back); where i is solid, p's own. Where b or i is not a leaf of this level
+  /// (an interface meets the face there), p's own f*_q: the layer's value without its tangential
+  /// offset. A pressure face adds pressure_step at p's state (Boundary::layer_arrival).
+  KOKKOS_INLINE_FUNCTION R from_layer(const Index s, const Index l, const int (&p)[3], const int q,
+                                      const int o, const int (&c)[3], const int face,
+                                      const LevelCellState<R>& st) const {
+    int in[3] = {p[0], p[1], p[2]};
+    in[face / 2] += face % 2 == 0 ? 1 : -1;
+    int b[3] = {in[0] - c[0], in[1] - c[1], in[2] - c[2]};
+    const std::int32_t code_in = neighbours[s * 27 + block_offset(p, in)];
+    const std::int32_t code_b = neighbours[s * 27 + block_offset(p, b)];
+    const int place_in = place_of(in[0], in[1], in[2]);
+    int crossed;
+    R value;
+    if (code_in < 0) {
+      value = own(s, q, l);
+    } else if (flags[(Index(code_in) << VS) + place_in] == kLevelSolid) {
+      value = own(s, o, l);
+    } else if (!inside(b, crossed) ||
+               (code_b >= 0 &&
+                flags[(Index(code_b) << VS) + place_of(b[0], b[1], b[2])] == kLevelSolid)) {
+      value = S::template load<L>(src[at(code_in, o, place_in)], o);
+    } else if (code_b < 0) {
+      value = own(s, q, l);
+    } else {
+      value = S::template load<L>(src[at(code_b, q, place_of(b[0], b[1], b[2]))], q);
+    }
+    if (!is_pressure(static_cast<FaceType>(faces.type[face]))) return value;
+    return value + pressure_step<L>(faces, q, face, st.rho, st.u);
   }
 
   /// The coarser level's f*_q at this level's position x (unwrapped: a cell within two cells of

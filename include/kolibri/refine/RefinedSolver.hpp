@@ -13,6 +13,7 @@
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/config/Memory.hpp>
 #include <kolibri/core/Backend.hpp>
+#include <kolibri/grid/CellLists.hpp>
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/refine/LevelBodies.hpp>
@@ -107,6 +108,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     for (std::size_t f = 0; f < 6; ++f) m_pressure = m_pressure || is_pressure(cfg.faces[f].type);
+    set_faces(cfg);
     for (const RefinedLevel& h : m_tree.levels) {
       DeviceLevel d;
       d.cells = h.cells();
@@ -178,6 +180,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   void step(std::int64_t n) override {
     for (std::int64_t i = 0; i < n; ++i) {
       m_body_time = (m_steps + i) << m_body_box.level;
+      for (std::size_t l = 0; l < m_levels.size(); ++l) m_levels[l].steps = (m_steps + i) << l;
       advance(0, 0);
     }
     Kokkos::fence();
@@ -594,6 +597,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Index link_row = 0;                       ///< the row of the level's next step
     Kokkos::View<V*, MemSpace> f[2];
     int cur = 0;
+    std::int64_t steps = 0;  ///< the level's steps so far (its time times 2^level)
     C op{};
     R force[3] = {R(0), R(0), R(0)};
     LevelBodyForce<R> body_force;  ///< the immersed bodies' (the finest level; set_bodies)
@@ -862,7 +866,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (int a = 0; a < 3; ++a) k.n[a] = h.n[std::size_t(a)];
     k.parity = parity;
     k.pressure = m_pressure;
-    k.faces = DeviceFaces<R>::from(m_cfg.faces);
+    // The faces at the step's time: a step of level l starts at d.steps / 2^l steps of level 0.
+    k.faces =
+        m_timed_faces
+            ? DeviceFaces<R>::from(faces_at_time(m_cfg.faces, std::ldexp(double(d.steps), -l)))
+            : m_faces;
+    k.inlets = m_inlets;
+    k.inlets.shift = l;
     for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
     k.body_force = d.body_force;
     k.collide = d.op;
@@ -892,7 +902,31 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       if (!m_exchange.empty()) m_exchange[std::size_t(l)].run(next);  // after the whole step
     }
     d.cur = 1 - d.cur;
+    ++d.steps;
     record_links(l);
+  }
+
+  /// The faces' rules on every level: their device form where none changes in time, and the
+  /// velocity inlets' profiles (LevelInletShapes; a profile file's values on level 0's planes).
+  void set_faces(const SolverConfig& cfg) {
+    m_faces = DeviceFaces<R>::from(cfg.faces);
+    const auto domain = cfg.domain_faces();
+    bool file = false;
+    for (std::size_t f = 0; f < 6; ++f) {
+      const FaceBC& face = cfg.faces[f];
+      m_timed_faces = m_timed_faces || face.time_dependent();
+      if (face.type == FaceType::VelocityInlet)
+        m_inlets.kind[f] = static_cast<std::uint8_t>(face.profile);
+      file = file || (face.type == FaceType::VelocityInlet && face.profile == InletProfile::File);
+    }
+    for (int a = 0; a < 3; ++a) m_inlets.bounded[a] = bounded_axis(domain, a);
+    m_inlets.n0[0] = cfg.nx, m_inlets.n0[1] = cfg.ny, m_inlets.n0[2] = cfg.nz;
+    if (!file) return;
+    const std::vector<double> plane =
+        inlet_shape_plane(DenseGrid::whole(cfg.nx, cfg.ny, cfg.nz), cfg.faces, domain);
+    m_inlet_file =
+        to_device(std::vector<R>(plane.begin(), plane.end()), "kolibri::refine_inlet_file");
+    m_inlets.file = m_inlet_file.data();
   }
 
   /// The immersed bodies on the finest level: their box and its tables (level_body_box; solid
@@ -1027,7 +1061,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::int64_t m_body_time = 0;
   HaloExchange<V> m_body_exchange;  ///< several ranks: body_exchange_lists, before apply_bodies
   bool m_pressure = false;
-  const Comm* m_comm = nullptr;  ///< several ranks (null: one)
+  DeviceFaces<R> m_faces;        ///< the faces' rules (set_faces), at every time unless timed
+  bool m_timed_faces = false;    ///< a face's velocity changes in time (faces_at_time)
+  LevelInletShapes<R> m_inlets;  ///< shift set per level at its launch
+  Kokkos::View<R*, MemSpace> m_inlet_file;  ///< inlet_shape_plane of level 0 (a profile file)
+  const Comm* m_comm = nullptr;             ///< several ranks (null: one)
   LevelRanks m_ranks;
   std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
   double m_sent_per_step = 0.0;             ///< bytes this rank sends in a step of level 0

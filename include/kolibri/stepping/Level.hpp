@@ -121,13 +121,7 @@ struct Level {
   /// time factor (FaceBC::time_factor); `rules.faces` where none changes in time.
   DeviceFaces<R> faces_at(std::int64_t step) const {
     if (!timed_faces) return rules.faces;
-    FaceSet now = faces;
-    for (FaceBC& f : now)
-      if (f.time_dependent()) {
-        const double factor = f.time_factor(step);
-        for (double& v : f.velocity) v *= factor;
-      }
-    return DeviceFaces<R>::from(now);
+    return DeviceFaces<R>::from(faces_at_time(faces, double(step)));
   }
 
   /// The start of a step and its points on the timeline being recorded (StepClock), if any.
