@@ -58,17 +58,15 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
     return RuleBreach{"model", "collision_kernels", need + "one collision launch a level"};
   for (std::size_t i = 0; i < c.bodies.size(); ++i) {
     const Body& b = c.bodies[i];
-    const char* key = b.free                                                  ? "free"
-                      : b.velocity != std::array<double, 3>{0, 0, 0}          ? "velocity"
-                      : b.amplitude != std::array<double, 3>{0, 0, 0}         ? "amplitude"
-                      : b.angular_amplitude != std::array<double, 3>{0, 0, 0} ? "angular_amplitude"
-                                                                              : nullptr;
+    const char* key = b.free                                         ? "free"
+                      : b.velocity != std::array<double, 3>{0, 0, 0} ? "velocity"
+                                                                     : nullptr;
     if (key)
       return RuleBreach{"body[" + std::to_string(i) + "]", key,
                         need +
-                            "immersed bodies that stand still or turn steadily in place for now "
-                            "(the finest level must hold them): no translation, oscillation or "
-                            "free motion"};
+                            "immersed bodies that stay about their place for now (standing, "
+                            "turning, oscillating: the finest level must hold every place they "
+                            "reach): no steady translation or free motion"};
   }
   if (c.geometry.given())
     return RuleBreach{"refinement", "levels",

@@ -45,51 +45,70 @@ struct BodyNeeds {
   std::vector<std::uint8_t> needed;
 };
 
+/// The centres a body passes through: its position and, where it oscillates along a line
+/// (Body::amplitude), points of that segment at most a quarter cell apart.
+std::vector<std::array<double, 3>> swept_centres(const Body& b) {
+  double reach = 0.0;
+  for (const double a : b.amplitude) reach = std::max(reach, std::abs(a));
+  const int steps = int(std::ceil(4.0 * reach));
+  std::vector<std::array<double, 3>> centres;
+  for (int k = -steps; k <= steps; ++k) {
+    std::array<double, 3> c = b.position;
+    for (std::size_t d = 0; d < 3 && steps > 0; ++d) c[d] += b.amplitude[d] * double(k) / steps;
+    centres.push_back(c);
+  }
+  return centres;
+}
+
 BodyNeeds body_needs(const Body& b, const int dims, const ImmersedSettings& ib) {
   const BodySamples s = sample_body(b, dims, ib);
   BodyNeeds n;
   // The node box of its kernels (ImmersedBoundary::set_poses): the stencils' nodes and the
-  // cells they stream from, around the samples' box (a turning body: its bounding sphere).
+  // cells they stream from, around the samples' box (a turning body: its bounding sphere),
+  // widened by an oscillation's amplitude.
   for (int d = 0; d < dims; ++d) {
-    const double c = b.position[std::size_t(d)];
+    const double c = b.position[std::size_t(d)], a = std::abs(b.amplitude[std::size_t(d)]);
     const double from = turns(b) ? c - s.extent : c + s.box[std::size_t(d)];
     const double to = turns(b) ? c + s.extent : c + s.box[3 + std::size_t(d)];
-    const std::array<int, 2> span = node_span(from, to);
+    const std::array<int, 2> span = node_span(from - a, to + a);
     n.a[d] = span[0];
     n.z[d] = span[1];
     n.m[d] = n.z[d] - n.a[d] + 1;
   }
   // Of those, each sample's stencil nodes and their neighbours (the cells they stream from); for
-  // a turning body every cell within that reach of its bounding sphere (two cells a direction).
+  // a turning body every cell within that reach of its bounding sphere (two cells a direction);
+  // at every centre the body passes through (swept_centres).
   n.needed.assign(std::size_t(n.m[0]) * std::size_t(n.m[1]) * std::size_t(n.m[2]), 0);
   const auto mark = [&](const int(&p)[3]) {
     n.needed[std::size_t(cell_in(n.m, p[0] - n.a[0], p[1] - n.a[1], p[2] - n.a[2]))] = 1;
   };
-  if (turns(b)) {
-    const double reach = s.extent + 2.0 * std::sqrt(double(dims));
-    for (int w = n.a[2]; w <= n.z[2]; ++w)
-      for (int y = n.a[1]; y <= n.z[1]; ++y)
-        for (int x = n.a[0]; x <= n.z[0]; ++x) {
-          const int p[3] = {x, y, w};
-          double r2 = 0.0;
-          for (int d = 0; d < dims; ++d) {
-            const double g = p[d] + 0.5 - b.position[std::size_t(d)];
-            r2 += g * g;
+  for (const std::array<double, 3>& centre : swept_centres(b)) {
+    if (turns(b)) {
+      const double reach = s.extent + 2.0 * std::sqrt(double(dims));
+      for (int w = n.a[2]; w <= n.z[2]; ++w)
+        for (int y = n.a[1]; y <= n.z[1]; ++y)
+          for (int x = n.a[0]; x <= n.z[0]; ++x) {
+            const int p[3] = {x, y, w};
+            double r2 = 0.0;
+            for (int d = 0; d < dims; ++d) {
+              const double g = p[d] + 0.5 - centre[std::size_t(d)];
+              r2 += g * g;
+            }
+            if (r2 <= reach * reach) mark(p);
           }
-          if (r2 <= reach * reach) mark(p);
-        }
-    return n;
-  }
-  for (const auto& o : s.offsets) {
-    int base[3] = {0, 0, 0};
-    for (int d = 0; d < dims; ++d)
-      base[d] = int(std::floor(b.position[std::size_t(d)] + o[std::size_t(d)] - 0.5));
-    for (int w = dims == 3 ? -1 : 0; w <= (dims == 3 ? 2 : 0); ++w)
-      for (int y = -1; y <= 2; ++y)
-        for (int x = -1; x <= 2; ++x) {
-          const int p[3] = {base[0] + x, base[1] + y, base[2] + w};
-          mark(p);
-        }
+      continue;
+    }
+    for (const auto& o : s.offsets) {
+      int base[3] = {0, 0, 0};
+      for (int d = 0; d < dims; ++d)
+        base[d] = int(std::floor(centre[std::size_t(d)] + o[std::size_t(d)] - 0.5));
+      for (int w = dims == 3 ? -1 : 0; w <= (dims == 3 ? 2 : 0); ++w)
+        for (int y = -1; y <= 2; ++y)
+          for (int x = -1; x <= 2; ++x) {
+            const int p[3] = {base[0] + x, base[1] + y, base[2] + w};
+            mark(p);
+          }
+    }
   }
   return n;
 }

@@ -639,9 +639,13 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
   // over a step of level 0 are the fine steps' two, at a fine cell's mass (2^-D). Direct forcing
   // with scatter spreading, then gather spreading and the implicit forcing (the same kernels on
   // the level's box).
-  enum class Forcing { Scatter, Gather, Implicit };
+  // Oscillating (a translation and a turn about its place, amplitude and frequency measured in
+  // level-0 cells and steps): at twice the amplitude and half the frequency on the fine box; the
+  // carried fluid's momentum change in its loads spans both fine steps.
+  enum class Forcing { Scatter, Gather, Implicit, Oscillating };
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
-    for (const Forcing forcing : {Forcing::Scatter, Forcing::Gather, Forcing::Implicit}) {
+    for (const Forcing forcing :
+         {Forcing::Scatter, Forcing::Gather, Forcing::Implicit, Forcing::Oscillating}) {
       if (forcing == Forcing::Implicit && !CouplingSystem::built()) continue;  // no Kokkos Kernels
       const bool two_d = lat == LatticeKind::D2Q9;
       const int dims = two_d ? 2 : 3;
@@ -650,9 +654,19 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
       fine.bodies = {round_body(lat, 16, 4.2, 0.7)};
       if (forcing == Forcing::Gather) fine.ib.spreading = ImmersedSettings::Spreading::Gather;
       if (forcing == Forcing::Implicit) fine.ib.forcing = ImmersedSettings::Forcing::Implicit;
+      if (forcing == Forcing::Oscillating) {
+        fine.bodies[0].amplitude = {1.0, two_d ? 0.5 : -0.5, 0.0};
+        fine.bodies[0].angular_amplitude = {0.0, 0.0, 0.3};
+        fine.bodies[0].frequency = 1.0 / 64.0;
+      }
       auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
       coarse.force = {2e-5, -8e-6, 0.0};
       coarse.bodies = {round_body(lat, 8, 2.1, 0.7)};  // spacing: in cells of the finest level
+      if (forcing == Forcing::Oscillating) {
+        coarse.bodies[0].amplitude = {0.5, two_d ? 0.25 : -0.25, 0.0};
+        coarse.bodies[0].angular_amplitude = fine.bodies[0].angular_amplitude;
+        coarse.bodies[0].frequency = 1.0 / 32.0;
+      }
       coarse.ib = fine.ib;
       coarse.refinement.levels = 2;
       coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
@@ -677,14 +691,18 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
       const double mass = std::ldexp(1.0, -dims);
       const double scale = std::abs(after[0].force[0]) * mass;
       ASSERT_GT(scale, 0.0);
+      // The torque of a level-0 step takes the samples' summed forces at their arms after it:
+      // where the body turns within the step, each fine step's torque about its own arms differs
+      // by up to the angle of a fine step (here 0.3 * 2 pi / 64 rad) times the torque.
+      const double turn = forcing == Forcing::Oscillating ? 0.3 * 2.0 * 3.141592653589793 / 64 : 0;
       for (std::size_t d = 0; d < 3; ++d) {
         EXPECT_NEAR(loads[0].force[d], mass * (before[0].force[d] + after[0].force[d]),
                     1e-12 * scale)
             << d;
-        EXPECT_NEAR(loads[0].torque[d], mass / 2 * (before[0].torque[d] + after[0].torque[d]),
-                    1e-12 * scale)
-            << d;
-        EXPECT_EQ(loads[0].centre[d], coarse.bodies[0].position[d]) << d;
+        const double torque = mass / 2 * (before[0].torque[d] + after[0].torque[d]);
+        EXPECT_NEAR(loads[0].torque[d], torque, 1e-12 * scale + turn * std::abs(torque)) << d;
+        const double centre = int(d) < dims ? after[0].centre[d] / 2 : coarse.bodies[0].position[d];
+        EXPECT_NEAR(loads[0].centre[d], centre, 1e-12) << d;  // level-0 cells
       }
     }
 }
@@ -718,9 +736,9 @@ TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
 }
 
 TEST(Refinement, TurningBodyRestartsBitIdentical) {
-  // A body turning in place inside level 1 (its pose follows the steps of level 1, from the
-  // run's step count): a restart from the levels at step 5 continues as the run that did not stop,
-  // loads included (no state of the bodies' besides the levels and the step).
+  // A body turning (then oscillating) in place inside level 1 (its pose follows the steps of level
+  // 1, from the run's step count): a restart from the levels at step 5 continues as the run that
+  // did not stop, loads included (no state of the bodies' besides the levels and the step).
   auto c = nested(LatticeKind::D2Q9, 32, 2);  // level 1 over [8, 24)^2
   c.force = {1e-5, 0.0, 0.0};
   c.bodies = {round_body(LatticeKind::D2Q9, 32, 3.0, 0.5)};
@@ -744,6 +762,28 @@ TEST(Refinement, TurningBodyRestartsBitIdentical) {
   }
   EXPECT_NE(a[0].torque[2], 0.0);
   EXPECT_DOUBLE_EQ(a[0].angular_velocity[2], 0.02);  // back in radians per step of level 0
+
+  // Oscillating about its place instead (its path inside level 1): the same, the carried
+  // fluid's momentum in its loads included.
+  c.bodies[0].angular_velocity = {0.0, 0.0, 0.0};
+  c.bodies[0].amplitude = {1.5, -0.5, 0.0};
+  c.bodies[0].angular_amplitude = {0.0, 0.0, 0.2};
+  c.bodies[0].frequency = 0.04;
+  ASSERT_FALSE(broken_rule(c));
+  auto swinging = make_solver(c), stopped = make_solver(c), resumed = make_solver(c);
+  swinging->step(12);
+  stopped->step(5);
+  resumed->set_level_state(stopped->level_state());
+  resumed->set_steps_done(5);
+  resumed->step(7);
+  EXPECT_EQ(resumed->level_state(), swinging->level_state());
+  const auto p = swinging->body_loads(), q = resumed->body_loads();
+  ASSERT_EQ(q.size(), 1u);
+  for (std::size_t d = 0; d < 3; ++d) {
+    EXPECT_EQ(p[0].force[d], q[0].force[d]) << d;
+    EXPECT_EQ(p[0].centre[d], q[0].centre[d]) << d;
+  }
+  EXPECT_NE(p[0].centre[0], 16.0);  // it moved
 }
 
 TEST(Refinement, BodiesOutsideTheFinestLevelOrMovingAreRefused) {
@@ -768,6 +808,18 @@ TEST(Refinement, BodiesOutsideTheFinestLevelOrMovingAreRefused) {
   c.bodies[0].velocity = {0.0, 0.0, 0.0};
   c.bodies[0].angular_velocity = {0.0, 0.0, 0.01};  // turning in place: taken
   EXPECT_FALSE(broken_rule(c));
+  c.bodies[0].frequency = 0.01;  // oscillating: taken where its whole path stays inside level 1
+  c.bodies[0].amplitude = {1.0, 0.0, 0.0};
+  EXPECT_FALSE(broken_rule(c));
+  EXPECT_NO_THROW((void)make_solver(c));
+  c.bodies[0].amplitude = {5.0, 0.0, 0.0};  // reaches x = 16 - 5 - 3 = 8: level 0 within reach
+  try {
+    (void)make_solver(c);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("body[0]"), std::string::npos) << e.what();
+  }
+  c.bodies[0].amplitude = {0.0, 0.0, 0.0};
   c.refinement.regions[0].kind = RefinementRegion::Kind::Band;
   c.refinement.regions[0].around = "bodies";
   c.refinement.regions[0].width = 2;

@@ -228,6 +228,11 @@ class ImmersedBoundary {
   /// a refined grid's finest level takes several steps in one of the run's; off (the default),
   /// each step's loads are its own.
   void keep_totals(const bool on) { m_keep_totals = on; }
+  /// Body b's velocity change (component d) that the coming step adds to: the steps' before it
+  /// where the totals are kept (keep_totals), so the carried fluid's momentum spans them all.
+  double kept_change(std::size_t b, std::size_t d) const {
+    return m_keep_totals ? m_velocity_change[b][d] : 0.0;
+  }
   bool implicit() const { return m_cfg.ib.forcing == ImmersedSettings::Forcing::Implicit; }
   const Kokkos::View<R*, MemSpace>& force() const { return m_force; }
   /// The box of the last apply's nodes (the domain's cells): the force is zero outside it.
@@ -262,7 +267,8 @@ class ImmersedBoundary {
     if (!(box == m_box)) zero(box, false);
     m_box = box;
     if (Index(m_node.extent(0)) < 4 * box.cells())
-      m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
+      m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes",
+                                          std::size_t(4 * box.cells() * 5 / 4 + 64));
     if (m_free.empty()) {  // the stencils' nodes first: the node table needs no others
       upload_poses();
       mark_reached(box, bc);
@@ -484,7 +490,8 @@ class ImmersedBoundary {
       } else {
         m.inner = inner, m.started = true;
       }
-      for (std::size_t d = 0; d < 3; ++d) m_velocity_change[b][d] = m.velocity[d] - before[d];
+      for (std::size_t d = 0; d < 3; ++d)
+        m_velocity_change[b][d] = kept_change(b, d) + m.velocity[d] - before[d];
       BodyPose<R>& p = m_pose_host(b);
       for (int j = 0; j < 9; ++j) p.rot[j] = R(m.rotation[std::size_t(j)]);
       for (std::size_t d = 0; d < 3; ++d) {
@@ -509,7 +516,7 @@ class ImmersedBoundary {
       if (!free) {
         const BodyState before = body_state(m_cfg.bodies[b], double(t - 1));
         for (std::size_t d = 0; d < 3; ++d)
-          m_velocity_change[b][d] = state.velocity[d] - before.velocity[d];
+          m_velocity_change[b][d] = kept_change(b, d) + state.velocity[d] - before.velocity[d];
       }
       BodyPose<R>& p = m_pose_host(b);
       for (int i = 0; i < 9; ++i) p.rot[i] = R(state.rotation[std::size_t(i)]);
@@ -600,7 +607,8 @@ class ImmersedBoundary {
   /// then one thread per node sums the forces of the samples whose stencil covers it.
   void gather_forces(const NodeBox& box, const Boundary<L, R>& bc) {
     const Index nbc = box.cells(), ns = m_stats.samples;
-    if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
+    if (Index(m_count.extent(0)) < nbc + 1)
+      m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
     counting_sort(m_exec, ns, nbc, m_key, m_count, m_slot, m_list);
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
     const GatherNodes g{{grid(box, bc)}, m_sample_force, m_count, m_list};
@@ -782,7 +790,8 @@ class ImmersedBoundary {
         this->spread(st, g);
       } else {
         for (int d = 0; d < 3; ++d) sample_force(s, d) = g[d];
-        if (key.extent(0) > 0) key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
+        if (key.extent(0) > 0)
+          key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
       }
       // A sample that is not this rank's (a stencil on other ranks: g = 0 here) adds nothing.
       const bool counted = j < 0 || owns_shared;
@@ -1057,7 +1066,7 @@ class ImmersedBoundary {
     struct Loops {
       GatherNodes g;
       KOKKOS_INLINE_FUNCTION void operator()(const Index i, Kokkos::MinMaxScalar<int>& m) const {
-        const int l = g.visit(i, [](Index, const int (&)[3]) {});
+        const int l = g.visit(i, [](Index, const int(&)[3]) {});
         if (l == 0) return;
         if (l < m.min_val) m.min_val = l;
         if (l > m.max_val) m.max_val = l;
@@ -1104,7 +1113,7 @@ class ImmersedBoundary {
   std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1
   MotionSetting m_setting;
   int m_passes = 1;
-  Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;
+  Kokkos::View<R*[3], MemSpace> m_ref, m_sample_force;
   Kokkos::View<int*, MemSpace> m_body, m_slot;
   Kokkos::View<BodyPose<R>*, MemSpace> m_pose;
   typename Kokkos::View<BodyPose<R>*, MemSpace>::HostMirror m_pose_host;
