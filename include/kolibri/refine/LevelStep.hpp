@@ -81,7 +81,7 @@ struct LevelBodyForce {
 };
 
 /// \brief A cell's post-collision density and velocity (post_collision_state): what the pressure
-/// faces' rules take (the cell's own state before its step).
+/// faces' rules take (the cell's own state before its step), read where a rule crosses one.
 template <class R>
 struct LevelCellState {
   R rho = R(1);
@@ -98,18 +98,26 @@ struct LevelInletShapes {
   int shift = 0;              ///< the level: 2^shift of its cells a level-0 cell along an axis
   int n0[3] = {1, 1, 1};      ///< level 0's extents
   const R* file = nullptr;    ///< level 0's planes (inlet_shape_plane) where a face reads a file
+  Index plane[6] = {};        ///< where face f's plane starts in `file` (inlet_plane_offset)
 
   /// The factor of face `face`'s velocity at the level's cell p in a level of n cells.
   KOKKOS_INLINE_FUNCTION R at(int face, const int (&p)[3], const int (&n)[3]) const {
     const auto profile = static_cast<InletProfile>(kind[face]);
     if (profile == InletProfile::Uniform) return R(1);
-    const int t[2] = {(face / 2 + 1) % 3, (face / 2 + 2) % 3};
+    // The plane's axes, (face / 2 + 1) % 3 and (face / 2 + 2) % 3, picked without indexing a
+    // register array at run time (which would put it in local memory).
+    const int axis = face / 2;
+    const auto along = [axis](const int(&v)[3], int k) {
+      const int a = (axis + k) % 3;
+      return a == 0 ? v[0] : a == 1 ? v[1] : v[2];
+    };
     if (profile == InletProfile::File)
-      return file[inlet_plane_offset(n0, face) + (p[t[0]] >> shift) +
-                  Index(n0[t[0]]) * (p[t[1]] >> shift)];
-    const double x[2] = {p[t[0]] + 0.5, p[t[1]] + 0.5};
-    const double m[2] = {double(n[t[0]]), double(n[t[1]])};
-    const bool b[2] = {bounded[t[0]], bounded[t[1]]};
+      return file[plane[face] + (along(p, 1) >> shift) +
+                  Index(along(n0, 1)) * (along(p, 2) >> shift)];
+    const int lo[3] = {bounded[0], bounded[1], bounded[2]};
+    const double x[2] = {along(p, 1) + 0.5, along(p, 2) + 0.5};
+    const double m[2] = {double(along(n, 1)), double(along(n, 2))};
+    const bool b[2] = {along(lo, 1) != 0, along(lo, 2) != 0};
     return R(builtin_profile(profile, x, m, b));
   }
 };
@@ -176,7 +184,6 @@ struct LevelStep {
   const V* reentry_value = nullptr;
   int n[3] = {1, 1, 1};        ///< this level's box in its cells
   int parity = 0;              ///< 0 or 1: this step's place in the coarser level's step
-  bool pressure = false;       ///< a face is held at its density (the general path needs u)
   DeviceFaces<R> faces;        ///< at this step's time (faces_at_time)
   LevelInletShapes<R> inlets;  ///< the velocity inlets' profiles
   R force[3] = {R(0), R(0), R(0)};
@@ -259,9 +266,7 @@ struct LevelStep {
     const Index s = t >> VS, l = t & (TV - 1);
     int p[3];
     position(s, l, p);
-    LevelCellState<R> st;
-    if (pressure) state(s, l, st);
-    arrived[j] = arriving(s, l, p, entry & 31, st, (links[t] & kLevelUnevenRead) != 0u);
+    arrived[j] = arriving(s, l, p, entry & 31, (links[t] & kLevelUnevenRead) != 0u);
   }
   /// General cell i of the list, gathered (every direction read before any is stored), then as
   /// `fast`: fused, the marked directions from the rules' values (LevelRuleTag); the baseline's
@@ -342,14 +347,12 @@ struct LevelStep {
     int p[3];
     position(s, l, p);
     const bool uneven = (mask & kLevelUnevenRead) != 0u;
-    LevelCellState<R> st;
-    if (pressure) state(s, l, st);
     // The directions through a rolled loop into an array of their own, copied into f at fixed
     // places: `arriving` is inlined (below), and 27 unrolled copies of it would make a kernel
     // of registers and code for the few general cells of this baseline.
     R g[L::Q];
     for (int q = 0; q < L::Q; ++q)
-      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, st, uneven) : from_leaf(s, l, p, q, mask);
+      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, uneven) : from_leaf(s, l, p, q, mask);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = g[q];
   }
@@ -408,8 +411,7 @@ struct LevelStep {
   /// every thread then first copies all of it (over 500 bytes) to its stack; so the rule kernel
   /// did until this was inlined (docs/performance.md, "the rule kernel's stack").
   KOKKOS_FORCEINLINE_FUNCTION R arriving(const Index s, const Index l, const int (&p)[3],
-                                         const int q, const LevelCellState<R>& st,
-                                         const bool uneven) const {
+                                         const int q, const bool uneven) const {
     if (q == 0) return own(s, 0, l);
     const int c[3] = {L::c(q, 0), L::c(q, 1), L::c(q, 2)};
     const int o = L::opposite(q);
@@ -430,13 +432,15 @@ struct LevelStep {
         }
         std::int32_t code = neighbours[s * 27 + block_offset(p, cell)];
         const V* from = nullptr;
-        int* x = one;
+        bool second = false;  // (a flag, not a pointer to one or two: that put both in memory)
         if (code <= -kRefinedBase && inside_finer(one)) {
           from = fine_now;
         } else if (code_behind <= -kRefinedBase && inside_finer(two)) {
-          from = fine_before, code = code_behind, x = two;
+          from = fine_before, code = code_behind, second = true;
         }
         if (!from) continue;  // this level's rule
+        const int x[3] = {second ? two[0] : one[0], second ? two[1] : one[1],
+                          second ? two[2] : one[2]};
         const Index r = -(code + kRefinedBase);
         const int octant = ((x[0] >> SX) & 1) | (((x[1] >> SX) & 1) << 1) |
                            (L::D == 3 ? ((x[2] >> SX) & 1) << 2 : 0);
@@ -447,24 +451,22 @@ struct LevelStep {
       constexpr R inv = R(1.0 / (1 << L::D));
       if (from_fine == (1 << L::D)) return sum * inv;
       if (from_fine > 0)
-        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, st, uneven)) * inv;
+        return (sum + R((1 << L::D) - from_fine) * same_level(s, l, p, q, o, c, uneven)) * inv;
     }
-    return same_level(s, l, p, q, o, c, st, uneven);
+    return same_level(s, l, p, q, o, c, uneven);
   }
 
   /// The rule of this level for arriving population q: from the upwind leaf cell, a face (one
   /// that reads its layer: from_layer), a solid cell (halfway bounce-back) or the coarser level
   /// (explosion).
   KOKKOS_INLINE_FUNCTION R same_level(const Index s, const Index l, const int (&p)[3], const int q,
-                                      const int o, const int (&c)[3], const LevelCellState<R>& st,
-                                      const bool uneven) const {
+                                      const int o, const int (&c)[3], const bool uneven) const {
     int b[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
     const int k = block_offset(p, b);
     int face;
     if (!inside(b, face))
-      return faces.from_layer(face)
-                 ? from_layer(s, l, p, q, o, c, face, st)
-                 : face_rule<L>(faces, q, face, own(s, o, l), st.u, inlets.at(face, p, n));
+      return faces.from_layer(face) ? from_layer(s, l, p, q, o, c, face)
+                                    : across_face(s, l, p, q, face, own(s, o, l));
     const std::int32_t code = neighbours[s * 27 + k];
     const int place = place_of(b[0], b[1], b[2]);
     if (code >= 0) {
@@ -492,8 +494,7 @@ struct LevelStep {
       int b2[3] = {p[0] - 2 * c[0], p[1] - 2 * c[1], p[2] - 2 * c[2]};
       const int k2 = block_offset(p, b2);
       if (!inside(b2, face) && !faces.from_layer(face))
-        return face_rule<L>(faces, q, face, S::template load<L>(dst[at(s, o, l)], o), st.u,
-                            inlets.at(face, p, n));
+        return across_face(s, l, p, q, face, S::template load<L>(dst[at(s, o, l)], o));
       if (face >= 0) {  // past a face that reads its layer: the coarse cell p - c lies in
         for (int d = 0; d < 3; ++d) x[d] = p[d] - c[d];
         return exploded(s, p, x, q, false, uneven);
@@ -516,10 +517,10 @@ struct LevelStep {
   /// (an interface meets the face there), p's own f*_q: the layer's value without its tangential
   /// offset. A pressure face adds pressure_step at p's state (Boundary::layer_arrival).
   KOKKOS_INLINE_FUNCTION R from_layer(const Index s, const Index l, const int (&p)[3], const int q,
-                                      const int o, const int (&c)[3], const int face,
-                                      const LevelCellState<R>& st) const {
-    int in[3] = {p[0], p[1], p[2]};
-    in[face / 2] += face % 2 == 0 ? 1 : -1;
+                                      const int o, const int (&c)[3], const int face) const {
+    const int axis = face / 2, inward = face % 2 == 0 ? 1 : -1;  // (no run-time array index)
+    const int in[3] = {p[0] + (axis == 0 ? inward : 0), p[1] + (axis == 1 ? inward : 0),
+                       p[2] + (axis == 2 ? inward : 0)};
     int b[3] = {in[0] - c[0], in[1] - c[1], in[2] - c[2]};
     const std::int32_t code_in = neighbours[s * 27 + block_offset(p, in)];
     const std::int32_t code_b = neighbours[s * 27 + block_offset(p, b)];
@@ -540,7 +541,18 @@ struct LevelStep {
       value = S::template load<L>(src[at(code_b, q, place_of(b[0], b[1], b[2]))], q);
     }
     if (!is_pressure(static_cast<FaceType>(faces.type[face]))) return value;
+    LevelCellState<R> st;
+    state(s, l, st);
     return value + pressure_step<L>(faces, q, face, st.rho, st.u);
+  }
+  /// Population q arriving at cell p across face `face` by the face's own rule (face_rule) from
+  /// the cell's `back`: a velocity inlet's profile at p; a pressure face's anti-bounce-back at
+  /// the cell's velocity, read here, where a rule needs it, not for every rule of the level.
+  KOKKOS_INLINE_FUNCTION R across_face(const Index s, const Index l, const int (&p)[3], const int q,
+                                       const int face, const R back) const {
+    LevelCellState<R> st;
+    if (is_pressure(static_cast<FaceType>(faces.type[face]))) state(s, l, st);
+    return face_rule<L>(faces, q, face, back, st.u, inlets.at(face, p, n));
   }
 
   /// The coarser level's f*_q at this level's position x (unwrapped: a cell within two cells of

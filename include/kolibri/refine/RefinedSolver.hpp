@@ -107,7 +107,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_ranks = cut_levels(m_tree, m_comm ? m_comm->size() : 1);
     check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
-    for (std::size_t f = 0; f < 6; ++f) m_pressure = m_pressure || is_pressure(cfg.faces[f].type);
     set_faces(cfg);
     for (const RefinedLevel& h : m_tree.levels) {
       DeviceLevel d;
@@ -865,7 +864,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
     for (int a = 0; a < 3; ++a) k.n[a] = h.n[std::size_t(a)];
     k.parity = parity;
-    k.pressure = m_pressure;
     // The faces at the step's time: a step of level l starts at d.steps / 2^l steps of level 0.
     k.faces =
         m_timed_faces
@@ -921,6 +919,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
     for (int a = 0; a < 3; ++a) m_inlets.bounded[a] = bounded_axis(domain, a);
     m_inlets.n0[0] = cfg.nx, m_inlets.n0[1] = cfg.ny, m_inlets.n0[2] = cfg.nz;
+    for (int f = 0; f < 6; ++f) m_inlets.plane[f] = inlet_plane_offset(m_inlets.n0, f);
     if (!file) return;
     const std::vector<double> plane =
         inlet_shape_plane(DenseGrid::whole(cfg.nx, cfg.ny, cfg.nz), cfg.faces, domain);
@@ -1060,10 +1059,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   LevelDeparting<Step> m_body_departing;
   std::int64_t m_body_time = 0;
   HaloExchange<V> m_body_exchange;  ///< several ranks: body_exchange_lists, before apply_bodies
-  bool m_pressure = false;
-  DeviceFaces<R> m_faces;        ///< the faces' rules (set_faces), at every time unless timed
-  bool m_timed_faces = false;    ///< a face's velocity changes in time (faces_at_time)
-  LevelInletShapes<R> m_inlets;  ///< shift set per level at its launch
+  DeviceFaces<R> m_faces;           ///< the faces' rules (set_faces), at every time unless timed
+  bool m_timed_faces = false;       ///< a face's velocity changes in time (faces_at_time)
+  LevelInletShapes<R> m_inlets;     ///< shift set per level at its launch
   Kokkos::View<R*, MemSpace> m_inlet_file;  ///< inlet_shape_plane of level 0 (a profile file)
   const Comm* m_comm = nullptr;             ///< several ranks (null: one)
   LevelRanks m_ranks;
