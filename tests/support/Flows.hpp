@@ -6,10 +6,27 @@
 
 #include <kolibri/solver/Solver.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 namespace kolibri::test {
+
+/// \brief Mid-channel of plates along x (2D, H cells high, nx long) driven by a pressure
+/// difference: the pressure gradient G from the centre line's densities two cells apart, the peak
+/// of u_x across the channel, the Poiseuille parabola's peak for G, umax = G H^2 / (8 nu), and its
+/// value at the cell centre next to H/2, umax (1 - 1/H^2).
+struct MidChannel {
+  double gradient = 0.0, peak = 0.0, umax = 0.0, parabola = 0.0;
+};
+inline MidChannel mid_channel(const MacroFields& m, int nx, int H, double nu) {
+  MidChannel c;
+  c.gradient = (m.rho[m.index(nx / 2 - 1, H / 2, 0)] - m.rho[m.index(nx / 2 + 1, H / 2, 0)]) / 6.0;
+  for (int y = 0; y < H; ++y) c.peak = std::max(c.peak, m.u[m.index(nx / 2, y, 0)][0]);
+  c.umax = c.gradient * H * H / (8.0 * nu);
+  c.parabola = c.umax * (1 - 1.0 / (H * H));
+  return c;
+}
 
 /// Relative L2 error of force-driven Poiseuille flow between the y walls of `c` (periodic in x,
 /// z), against u(y) = F/(2 nu) y (H - y) with the walls half a cell outside; F is set so that the

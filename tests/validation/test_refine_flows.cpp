@@ -143,19 +143,14 @@ TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradie
   ASSERT_GT(grid.octree().levels[0].fluid_cells, 0);
   ASSERT_GT(grid.octree().levels[1].fluid_cells, 0);
   s->step(std::int64_t(4.0 * H * H / c.viscosity()));
-  const MacroFields m = s->macroscopic();
-  const double G =
-      (m.rho[m.index(nx / 2 - 1, H / 2, 0)] - m.rho[m.index(nx / 2 + 1, H / 2, 0)]) / 6.0;
-  const double umax = G * H * H / (8.0 * c.viscosity());
-  double peak = 0;
-  for (int y = 0; y < H; ++y) peak = std::max(peak, m.u[m.index(nx / 2, y, 0)][0]);
-  const double mean = (1.0003 - 1.0) / (3.0 * nx), ratio = G / mean;
+  const test::MidChannel mid = test::mid_channel(s->macroscopic(), nx, H, c.viscosity());
+  const double mean = (1.0003 - 1.0) / (3.0 * nx), ratio = mid.gradient / mean;
   RecordProperty("gradient_over_mean", std::to_string(ratio));
-  RecordProperty("peak_over_parabola", std::to_string(peak / (umax * (1 - 1.0 / (H * H)))));
+  RecordProperty("peak_over_parabola", std::to_string(mid.peak / mid.parabola));
   std::printf("refined pressure-driven channel: G / mean %.5f, peak / parabola %.5f\n", ratio,
-              peak / (umax * (1 - 1.0 / (H * H))));
+              mid.peak / mid.parabola);
   EXPECT_NEAR(ratio, 1.0, 0.002);
-  EXPECT_NEAR(peak, umax * (1 - 1.0 / (H * H)), 0.01 * umax);  // the parabola at y + 1/2 = H/2
+  EXPECT_NEAR(mid.peak, mid.parabola, 0.01 * mid.umax);
 }
 
 }  // namespace
