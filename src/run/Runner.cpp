@@ -85,18 +85,13 @@ class Progress {
       const int width = 24, filled = int(pct / 100.0 * width);
       std::string bar(std::size_t(filled), '#');
       bar.resize(width, '.');
-      std::snprintf(
-          buf, sizeof buf,
-          "\r[%s] %5.1f%% step %lld/%lld | %8.1f MLUPS | ETA %s | max|u| %.4g | mass drift %.2e ",
-          bar.c_str(), pct, (long long)step, (long long)m_total, mlups, hms(eta).c_str(),
-          d.max_speed, drift);
+      std::snprintf(buf, sizeof buf, "\r[%s] %5.1f%% step %lld/%lld | %8.1f MLUPS | ETA %s | max|u| %.4g | mass drift %.2e ",
+                    bar.c_str(), pct, (long long)step, (long long)m_total, mlups, hms(eta).c_str(), d.max_speed, drift);
       m_log << buf << std::flush;
       m_open_bar = true;
     } else if (m_mode == "lines") {
-      std::snprintf(buf, sizeof buf,
-                    "step %lld/%lld (%5.1f%%)  %.1f MLUPS  ETA %s  max|u| %.6g  mass drift %.3e",
-                    (long long)step, (long long)m_total, pct, mlups, hms(eta).c_str(), d.max_speed,
-                    drift);
+      std::snprintf(buf, sizeof buf, "step %lld/%lld (%5.1f%%)  %.1f MLUPS  ETA %s  max|u| %.6g  mass drift %.3e",
+                    (long long)step, (long long)m_total, pct, mlups, hms(eta).c_str(), d.max_speed, drift);
       m_log << buf << std::endl;
     }
   }
@@ -117,8 +112,7 @@ class Progress {
 /// A CSV time series as a restart continues it: `header`, then the complete rows of the file at
 /// `path` (when `restart`) whose step is below `limit`. A row is complete with `fields` fields; a
 /// torn last row is dropped.
-std::string kept_rows(const std::string& path, const std::string& header, bool restart,
-                      long long limit, long fields) {
+std::string kept_rows(const std::string& path, const std::string& header, bool restart, long long limit, long fields) {
   std::string kept = header;
   if (!restart) return kept;
   std::ifstream in(path);
@@ -127,8 +121,7 @@ std::string kept_rows(const std::string& path, const std::string& header, bool r
     if (first || line.empty()) continue;
     char* end = nullptr;
     const long long s = std::strtoll(line.c_str(), &end, 10);
-    if (end != line.c_str() && *end == ',' && s < limit &&
-        std::count(line.begin(), line.end(), ',') == fields - 1)
+    if (end != line.c_str() && *end == ',' && s < limit && std::count(line.begin(), line.end(), ',') == fields - 1)
       kept += line + "\n";
   }
   return kept;
@@ -136,8 +129,7 @@ std::string kept_rows(const std::string& path, const std::string& header, bool r
 
 std::string csv_row(std::int64_t step, double rho, const std::array<double, 3>& u) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%lld,%.12g,%.12g,%.12g,%.12g\n", (long long)step, rho, u[0], u[1],
-                u[2]);
+  std::snprintf(buf, sizeof buf, "%lld,%.12g,%.12g,%.12g,%.12g\n", (long long)step, rho, u[0], u[1], u[2]);
   return buf;
 }
 
@@ -274,12 +266,12 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   RunResult res;
   const std::string dir = rc.output_dir;
   const BackendInfo bi = backend_info();
-  log << "kolibri: " << c.source << ": " << to_string(sc.lattice) << " " << to_string(sc.collision)
-      << " " << to_string(sc.precision) << ", " << sc.nx << "x" << sc.ny << "x" << sc.nz
-      << " cells, tau " << sc.tau << ", nu " << sc.viscosity();
+  log << "kolibri: " << c.source << ": " << to_string(sc.lattice) << " " << to_string(sc.collision) << " "
+      << to_string(sc.precision) << ", " << sc.nx << "x" << sc.ny << "x" << sc.nz << " cells, tau "
+      << sc.tau << ", nu " << sc.viscosity();
   if (c.reynolds > 0) log << ", Re " << c.reynolds;
-  log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos "
-      << bi.kokkos_version << ", output in " << dir << "/" << std::endl;
+  log << "\nkolibri: backend " << bi.execution_space << " (" << bi.device << "), Kokkos " << bi.kokkos_version
+      << ", output in " << dir << "/" << std::endl;
 
   for (std::size_t k = 0; k < sc.obstacles.size(); ++k)  // meshes: what was read
     if (const std::string m = describe_mesh_obstacle(sc.obstacles, k); !m.empty())
@@ -315,10 +307,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   TuneReport tuned;
   if (c.tune.enabled) {
     if (comm.size() > 1)
-      throw DeckError(
-          c.source +
-          ": tune.enabled: the tuner times one GPU; tune on one rank (kolibri tune) and set "
-          "the chosen [model] and [ib] keys for the multi-rank run");
+      throw DeckError(c.source + ": tune.enabled: the tuner times one GPU; tune on one rank (kolibri tune) and set "
+                                 "the chosen [model] and [ib] keys for the multi-rank run");
     try {
       tuned = autotune(c, log);
     } catch (const std::invalid_argument& e) {
@@ -365,31 +355,27 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     const bool gpu = !kHostMemory;
     if (rc.halo_transport == "nccl" && !(gpu && NcclComm::built()))
       throw DeckError(c.source + ": parallel.transport = \"nccl\": " +
-                      (gpu ? "this kolibri was built without NCCL (-DKOLIBRI_ENABLE_NCCL=ON)"
-                           : "NCCL needs a GPU backend"));
+                      (gpu ? "this kolibri was built without NCCL (-DKOLIBRI_ENABLE_NCCL=ON)" : "NCCL needs a GPU backend"));
     // NCCL takes one rank per GPU: with ranks sharing a device, auto falls back to MPI.
     const auto uids = comm.allgather(bi.device_uid);
     const bool distinct = std::set<std::string>(uids.begin(), uids.end()).size() == uids.size();
     if (rc.halo_transport == "nccl" && !distinct)
-      throw DeckError(
-          c.source +
-          ": parallel.transport = \"nccl\": some ranks share a GPU (NCCL needs one rank per GPU)");
+      throw DeckError(c.source + ": parallel.transport = \"nccl\": some ranks share a GPU (NCCL needs one rank per GPU)");
     std::string how;
     if (gpu && rc.halo_transport != "mpi" && NcclComm::built() && distinct) {
       nccl = std::make_unique<NcclComm>(comm);
       dist.nccl = nccl.get();
       how = "through NCCL (device to device)";
     } else {
-      dist.device_buffers = gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" &&
-                                                                 Comm::mpi_reports_gpu_support()));
+      dist.device_buffers =
+          gpu && (rc.gpu_aware_mpi == "on" || (rc.gpu_aware_mpi == "auto" && Comm::mpi_reports_gpu_support()));
       how = !gpu ? "through MPI from host memory"
-            : dist.device_buffers
-                ? "through GPU-aware MPI (device buffers)"
-                : (KOKKOS_VERSION >= 40000 ? "through MPI, staged in page-locked host buffers"
-                                           : "through MPI, staged in host buffers");
+            : dist.device_buffers ? "through GPU-aware MPI (device buffers)"
+                                  : (KOKKOS_VERSION >= 40000 ? "through MPI, staged in page-locked host buffers"
+                                                             : "through MPI, staged in host buffers");
     }
-    log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1]
-        << "x" << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
+    log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
+        << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
     if (sc.geometry.given()) log << "kolibri: " << slab_report(sc, dist.dc) << std::endl;
   }
 
@@ -513,11 +499,10 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     std::vector<std::string> old;
     if (comm.root()) old = list_checkpoints(dir, rc.name);
     if (comm.any(!old.empty()))
-      throw OutputError(
-          dir + ": holds checkpoints of an earlier run of '" + rc.name +
-          "' (newest: " + (old.empty() ? std::string("?") : old.back()) +
-          "). Continue it with --restart latest, or remove them (or use another run.name or output "
-          "directory) to start afresh.");
+      throw OutputError(dir + ": holds checkpoints of an earlier run of '" + rc.name + "' (newest: " +
+                      (old.empty() ? std::string("?") : old.back()) +
+                      "). Continue it with --restart latest, or remove them (or use another run.name or output "
+                      "directory) to start afresh.");
   }
   on_root(comm, [&] {
     std::error_code ec;
@@ -537,9 +522,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              (f == "obstacles.csv" && !sc.obstacles.empty());
       if (ours && fs::remove(e.path(), ec)) ++removed;
     }
-    if (removed > 0)
-      log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in "
-          << dir << "\n";
+    if (removed > 0) log << "kolibri: removed " << removed << " files of an earlier run of '" << rc.name << "' in " << dir << "\n";
   });
   const Diagnostics d0 = solver->diagnostics();
   const double mass0 = d0.mass;
@@ -565,8 +548,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       if (p.kind != Probe::Kind::Point) continue;
       const std::string path = dir + "/probe_" + p.name + ".csv";
       // The rows before the restart step: the restart samples its own step again.
-      const std::string kept =
-          kept_rows(path, "step,rho,ux,uy,uz\n", !restart_path.empty(), first_step, 5);
+      const std::string kept = kept_rows(path, "step,rho,ux,uy,uz\n", !restart_path.empty(), first_step, 5);
       point_files.emplace_back(path, kept);
     }
   });
@@ -575,8 +557,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   on_root(comm, [&] {
     if (sc.bodies.empty()) return;
     const std::string path = dir + "/bodies.csv";
-    // The rows up to the restart step, its own included (a restart writes no loads before it
-    // steps).
+    // The rows up to the restart step, its own included (a restart writes no loads before it steps).
     const std::string kept =
         kept_rows(path, "step,body,fx,fy,fz,tx,ty,tz,cx,cy,cz,vx,vy,vz,wx,wy,wz\n",
                   !restart_path.empty(), first_step + 1, 17);
@@ -738,8 +719,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   };
   if (!restart_path.empty() && rc.output_every > 0)  // the series so far, for the XDMF
     for (std::int64_t s = 0; s <= first_step; s += rc.output_every)
-      if (fs::exists(dir + "/" + field_file(s) + ".h5"))
-        outputs.emplace_back(s, field_file(s) + ".h5");
+      if (fs::exists(dir + "/" + field_file(s) + ".h5")) outputs.emplace_back(s, field_file(s) + ".h5");
   bool gathered_lines = false;  // line probes written from the gathered fields
   for (const auto& p : c.probes)
     gathered_lines = gathered_lines || (p.kind == Probe::Kind::Line && p.every == 0);
@@ -771,8 +751,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         const std::string file = field_file(step) + tag + ".h5";
         write_fields_hdf5(dir + "/" + file, f, step, c.units);
         if (tag.empty()) {
-          if (!outputs.empty() && outputs.back().first == step)
-            outputs.pop_back();  // e.g. a restart at the end
+          if (!outputs.empty() && outputs.back().first == step) outputs.pop_back();  // e.g. a restart at the end
           outputs.emplace_back(step, file);
         }
         write_file_atomic(dir + "/" + rc.name + ".xdmf",
@@ -865,9 +844,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   std::int64_t step = first_step, chunk = 1;
   Diagnostics d = d0;
   std::string stop_reason;
-  auto next_multiple = [](std::int64_t s, std::int64_t every) {
-    return every > 0 ? (s / every + 1) * every : INT64_MAX;
-  };
+  auto next_multiple = [](std::int64_t s, std::int64_t every) { return every > 0 ? (s / every + 1) * every : INT64_MAX; };
   while (step < rc.steps) {
     std::int64_t target = std::min(rc.steps, step + chunk);
     target = std::min(target, next_multiple(step, rc.output_every));
@@ -884,8 +861,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     const double dt = comm.max(seconds_since(t0));  // every rank takes the same next chunk
     t_step += dt;
     // Aim at about 0.2 s of stepping between checks: blow-ups are caught early, cost stays low.
-    chunk = std::clamp<std::int64_t>(
-        dt > 0 ? std::int64_t(double(target - step) * 0.2 / dt) : chunk * 2, 1, 100000);
+    chunk = std::clamp<std::int64_t>(dt > 0 ? std::int64_t(double(target - step) * 0.2 / dt) : chunk * 2, 1, 100000);
     step = target;
 
     d = solver->diagnostics();
@@ -909,14 +885,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     sample_lines(step, false);
     write_statistics(step);
     write_loads(step);
-    if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps)
-      write_output(step, false);
-    if (rc.checkpoint_every > 0 && step % rc.checkpoint_every == 0 && step < rc.steps)
-      write_ckpt(step);
+    if (rc.output_every > 0 && step % rc.output_every == 0 && step < rc.steps) write_output(step, false);
+    if (rc.checkpoint_every > 0 && step % rc.checkpoint_every == 0 && step < rc.steps) write_ckpt(step);
     if (progress.due(step)) {
       const double mlups = t_step > 0 ? fluid * double(step - first_step) / t_step * 1e-6 : 0.0;
-      const double eta =
-          step > first_step ? t_step / double(step - first_step) * double(rc.steps - step) : 0.0;
+      const double eta = step > first_step ? t_step / double(step - first_step) * double(rc.steps - step) : 0.0;
       progress.report(step, mlups, eta, d, mass0 > 0 ? (d.mass - mass0) / mass0 : 0.0);
     }
     // Stop requests: a signal on any rank, or too little wall time left for another chunk and a
@@ -1000,9 +973,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     exchange = comm.max(solver->exchange_time_per_step(20));
     const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "kolibri: halo exchange alone: %.3f ms per step (%.1f%% of a step of %.3f ms; "
-                  "the slowest rank)",
+    std::snprintf(buf, sizeof buf, "kolibri: halo exchange alone: %.3f ms per step (%.1f%% of a step of %.3f ms; the slowest rank)",
                   1e3 * exchange, per_step > 0 ? 100.0 * exchange / per_step : 0.0, 1e3 * per_step);
     log << buf << std::endl;
   }
@@ -1018,9 +989,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       log << "kolibri: --timeline: this solver (a refined grid) times no points; "
           << opts.timeline_steps << " more steps ran untimed" << std::endl;
   }
-  const char* status = res.exit_code == kExitOk        ? "completed"
-                       : res.exit_code == kExitStopped ? "stopped"
-                                                       : "diverged";
+  const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
   on_root(comm, [&] {
     JsonObject js;
     js.add("kolibri_version", bi.version)
@@ -1069,9 +1038,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
           .add_raw("refinement_fluid_cells", cells + "]");
     }
     if (c.tune.enabled)
-      js.add("tune_cached", tuned.cached)
-          .add("tune_trials", tuned.trials)
-          .add("tune_key", tuned.key)
+      js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);
     if (!sc.bodies.empty()) {
       js.add("ib_block", sc.ib.block).add("ib_retraction", sc.ib.retraction);
@@ -1179,10 +1146,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
 
   if (res.exit_code == kExitOk) {
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "kolibri: done: %lld steps in %.2f s (%.1f MLUPS), mass drift %.2e, max|u| %.4g",
-                  (long long)(res.steps - first_step), res.wall_seconds, res.mlups, res.mass_drift,
-                  res.max_speed);
+    std::snprintf(buf, sizeof buf, "kolibri: done: %lld steps in %.2f s (%.1f MLUPS), mass drift %.2e, max|u| %.4g",
+                  (long long)(res.steps - first_step), res.wall_seconds, res.mlups, res.mass_drift, res.max_speed);
     log << buf << std::endl;
   }
   return res;

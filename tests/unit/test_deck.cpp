@@ -76,8 +76,8 @@ TEST(Deck, PressureRuleAutoTakesTheDevelopedRuleInEveryScheme) {
 
 TEST(Deck, OverridesReplaceAndAddKeys) {
   const Case c = parse_deck(base, "case.toml",
-                            {"run.steps=42", "model.precision=fp32", "domain.nx=64",
-                             "physics.length=32", "model.streaming=in_place"});
+                            {"run.steps=42", "model.precision=fp32", "domain.nx=64", "physics.length=32",
+                             "model.streaming=in_place"});
   EXPECT_EQ(c.solver.streaming, Streaming::InPlace);
   EXPECT_EQ(c.run.steps, 42);
   EXPECT_EQ(c.solver.precision, Precision::FP32);
@@ -98,8 +98,7 @@ TEST_P(BadDeck, GivesAClearError) {
   const auto& b = GetParam();
   const std::string msg = error_of(base, b.overrides);
   EXPECT_NE(msg.find("case.toml"), std::string::npos) << msg;
-  for (const auto& e : b.expect)
-    EXPECT_NE(msg.find(e), std::string::npos) << "want '" << e << "' in: " << msg;
+  for (const auto& e : b.expect) EXPECT_NE(msg.find(e), std::string::npos) << "want '" << e << "' in: " << msg;
 }
 INSTANTIATE_TEST_SUITE_P(
     Mistakes, BadDeck,
@@ -304,21 +303,16 @@ bool has_warning(const Case& c, const std::string& needle) {
 
 TEST(Deck, WarnsAboutMovingWallsThatMoveThroughThemselves) {
   EXPECT_FALSE(has_warning(parse_deck(base, "case.toml"), "normal to the wall"));
-  const Case c =
-      parse_deck(base, "case.toml", {"boundary.y_max={type=\"moving_wall\",velocity=[0.1,0.01]}"});
-  EXPECT_TRUE(has_warning(
-      c, "boundary.y_max: the moving wall's velocity has a component normal to the wall"));
+  const Case c = parse_deck(base, "case.toml", {"boundary.y_max={type=\"moving_wall\",velocity=[0.1,0.01]}"});
+  EXPECT_TRUE(has_warning(c, "boundary.y_max: the moving wall's velocity has a component normal to the wall"));
 }
 
 TEST(Deck, WarnsAboutObstaclesThatCoverNoCell) {
-  const std::string inside =
-      base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 3.0\n";
+  const std::string inside = base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 3.0\n";
   EXPECT_FALSE(has_warning(parse_deck(inside, "case.toml"), "covers no cell"));
-  const std::string tiny =
-      base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 0.2\n";
+  const std::string tiny = base + "[[obstacle]]\ntype = \"sphere\"\ncenter = [16.0, 8.0]\nradius = 0.2\n";
   EXPECT_TRUE(has_warning(parse_deck(tiny, "case.toml"), "obstacle[0] covers no cell centre"));
-  const std::string outside =
-      base + "[[obstacle]]\ntype = \"box\"\nmin = [40.0, 2.0]\nmax = [50.0, 6.0]\n";
+  const std::string outside = base + "[[obstacle]]\ntype = \"box\"\nmin = [40.0, 2.0]\nmax = [50.0, 6.0]\n";
   EXPECT_TRUE(has_warning(parse_deck(outside, "case.toml"), "obstacle[0] covers no cell centre"));
 }
 
@@ -327,19 +321,15 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_EQ(d.solver.csoa_alpha, -1) << "automatic: csoa_alpha_for()";
   EXPECT_EQ(csoa_alpha_for(d.solver), 32);
   EXPECT_EQ(parse_deck(base, "case.toml", {"model.layout=\"soa\""}).solver.csoa_alpha, 0);
-  EXPECT_EQ(csoa_alpha_for(parse_deck(base, "case.toml",
-                                      {"model.precision=\"fp32\"", "model.storage=\"fp16\""})
-                               .solver),
-            0)
+  EXPECT_EQ(csoa_alpha_for(parse_deck(base, "case.toml", {"model.precision=\"fp32\"", "model.storage=\"fp16\""}).solver), 0)
       << "FP16 storage: SoA";
   EXPECT_FALSE(d.solver.face_kernels);
   EXPECT_EQ(d.solver.collision_kernels, 1);
   EXPECT_FALSE(d.tune.enabled);
-  const Case c = parse_deck(
-      base, "case.toml",
-      {"model.layout=\"csoa\"", "model.csoa_alpha=64", "model.boundary_kernels=\"faces\"",
-       "model.collision_kernels=2", "tune.enabled=true", "tune.steps=7", "tune.alpha=[0, 32]",
-       "tune.block=[3]", "tune.cache=\"/tmp/t.txt\""});
+  const Case c = parse_deck(base, "case.toml",
+                            {"model.layout=\"csoa\"", "model.csoa_alpha=64", "model.boundary_kernels=\"faces\"",
+                             "model.collision_kernels=2", "tune.enabled=true", "tune.steps=7", "tune.alpha=[0, 32]",
+                             "tune.block=[3]", "tune.cache=\"/tmp/t.txt\""});
   EXPECT_EQ(c.solver.csoa_alpha, 64);
   EXPECT_TRUE(c.solver.face_kernels);
   EXPECT_EQ(c.solver.collision_kernels, 2);
@@ -348,47 +338,32 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_EQ(c.tune.alpha, (std::vector<int>{0, 32}));
   EXPECT_EQ(c.tune.block, (std::vector<int>{3}));
   EXPECT_EQ(c.tune.cache, "/tmp/t.txt");
-  EXPECT_EQ(parse_deck(base, "case.toml", {"model.layout=\"csoa\""}).solver.csoa_alpha,
-            32);  // the default group
+  EXPECT_EQ(parse_deck(base, "case.toml", {"model.layout=\"csoa\""}).solver.csoa_alpha, 32);  // the default group
 
-  EXPECT_NE(error_of(base, {"model.layout=\"csoa\"", "model.csoa_alpha=48"})
-                .find("key 'model.csoa_alpha': expected a power of two"),
+  EXPECT_NE(error_of(base, {"model.layout=\"csoa\"", "model.csoa_alpha=48"}).find("key 'model.csoa_alpha': expected a power of two"),
             std::string::npos);
-  EXPECT_NE(error_of(base, {"model.csoa_alpha=64"}).find("only layout = \"csoa\" takes this key"),
-            std::string::npos);
-  EXPECT_NE(error_of(base, {"model.layout=\"aos\""}).find("'aos' is not one of auto, soa, csoa"),
-            std::string::npos);
+  EXPECT_NE(error_of(base, {"model.csoa_alpha=64"}).find("only layout = \"csoa\" takes this key"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.layout=\"aos\""}).find("'aos' is not one of auto, soa, csoa"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.collision_kernels=3"}).find("out of range"), std::string::npos);
   EXPECT_NE(error_of(base, {"model.streaming=\"in_place\"", "model.boundary_kernels=\"faces\""})
                 .find("key 'model.boundary_kernels': needs streaming = \"two_array\""),
             std::string::npos);
-  EXPECT_NE(error_of(base, {"tune.alpha=[0, 3]"})
-                .find("key 'tune.alpha': expected 0 (SoA) or powers of two"),
-            std::string::npos);
-  EXPECT_NE(error_of(base, {"tune.alpha=[]"}).find("expected a non-empty array"),
-            std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.alpha=[0, 3]"}).find("key 'tune.alpha': expected 0 (SoA) or powers of two"), std::string::npos);
+  EXPECT_NE(error_of(base, {"tune.alpha=[]"}).find("expected a non-empty array"), std::string::npos);
   EXPECT_NE(error_of(base, {"tune.steps=0"}).find("key 'tune.steps'"), std::string::npos);
-  const std::vector<std::string> moments = {"model.streaming=\"moments\"",
-                                            "model.collision=\"regularized\""};
+  const std::vector<std::string> moments = {"model.streaming=\"moments\"", "model.collision=\"regularized\""};
   auto with = [&](std::vector<std::string> v, const std::string& o) {
     v.push_back(o);
     return v;
   };
-  EXPECT_NE(error_of(base, with(moments, "tune.enabled=true"))
-                .find("needs streaming = \"two_array\" or \"in_place\""),
+  EXPECT_NE(error_of(base, with(moments, "tune.enabled=true")).find("needs streaming = \"two_array\" or \"in_place\""),
             std::string::npos);
-  EXPECT_NE(error_of(base, with(moments, "model.layout=\"csoa\""))
-                .find("key 'model.layout': the moment representation"),
+  EXPECT_NE(error_of(base, with(moments, "model.layout=\"csoa\"")).find("key 'model.layout': the moment representation"),
             std::string::npos);
   EXPECT_EQ(parse_deck(base, "case.toml", moments).solver.moment_arrays, 2);
-  EXPECT_EQ(
-      parse_deck(base, "case.toml", with(moments, "model.moment_arrays=1")).solver.moment_arrays,
-      1);
-  EXPECT_NE(
-      error_of(base, with(moments, "model.moment_arrays=3")).find("key 'model.moment_arrays'"),
-      std::string::npos);
-  EXPECT_NE(error_of(base, {"model.moment_arrays=2"})
-                .find("key 'model.moment_arrays': needs streaming = \"moments\""),
+  EXPECT_EQ(parse_deck(base, "case.toml", with(moments, "model.moment_arrays=1")).solver.moment_arrays, 1);
+  EXPECT_NE(error_of(base, with(moments, "model.moment_arrays=3")).find("key 'model.moment_arrays'"), std::string::npos);
+  EXPECT_NE(error_of(base, {"model.moment_arrays=2"}).find("key 'model.moment_arrays': needs streaming = \"moments\""),
             std::string::npos);
   EXPECT_EQ(parse_deck(base, "case.toml", moments).solver.moment_segment, 0);
   EXPECT_EQ(
@@ -400,11 +375,9 @@ TEST(Deck, KernelOptionsAndTheTuner) {
   EXPECT_NE(error_of(base, {"model.moment_segment=64"})
                 .find("key 'model.moment_segment': needs streaming = \"moments\""),
             std::string::npos);
-  EXPECT_EQ(
-      parse_deck(base, "case.toml",
-                 {"model.streaming=\"in_place\"", "model.layout=\"csoa\"", "tune.enabled=true"})
-          .solver.csoa_alpha,
-      32);
+  EXPECT_EQ(parse_deck(base, "case.toml", {"model.streaming=\"in_place\"", "model.layout=\"csoa\"", "tune.enabled=true"})
+                .solver.csoa_alpha,
+            32);
   EXPECT_NE(error_of(base, {"tune.speed=1"}).find("unknown key"), std::string::npos);
 }
 
