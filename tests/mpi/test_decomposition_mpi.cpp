@@ -39,9 +39,7 @@ const NcclComm* nccl() {
     const bool gpu = !std::is_same_v<MemSpace, Kokkos::HostSpace>;
     const auto uids = comm().allgather(backend_info().device_uid);  // NCCL: one rank per GPU
     const bool distinct = std::set<std::string>(uids.begin(), uids.end()).size() == uids.size();
-    return gpu && distinct && NcclComm::built() && comm().size() > 1
-               ? std::make_unique<NcclComm>(comm())
-               : nullptr;
+    return gpu && distinct && NcclComm::built() && comm().size() > 1 ? std::make_unique<NcclComm>(comm()) : nullptr;
   }();
   return n.get();
 }
@@ -83,8 +81,7 @@ SolverConfig tgv(LatticeKind lat) {
 void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int steps,
                       const std::string& what, Balance balance = Balance::Volume) {
   SCOPED_TRACE(what);
-  if (grid[0] > cfg.nx || grid[1] > cfg.ny || grid[2] > cfg.nz)
-    return;  // more ranks than cells along an axis
+  if (grid[0] > cfg.nx || grid[1] > cfg.ny || grid[2] > cfg.nz) return;  // more ranks than cells along an axis
   auto ref = make_solver(cfg);
   ref->step(steps);
   const MacroFields a = ref->macroscopic();
@@ -143,10 +140,8 @@ void expect_identical(const SolverConfig& cfg, std::array<int, 3> grid, int step
     if (a.rho[i] != b.rho[i] || a.u[i] != b.u[i] || a.solid[i] != b.solid[i]) {
       if (diff++ == 0) first = i;
     }
-  EXPECT_EQ(diff, 0u) << "cells differing from the single-rank run; the first at ("
-                      << first % std::size_t(a.nx) << ", "
-                      << first / std::size_t(a.nx) % std::size_t(a.ny) << ", "
-                      << first / std::size_t(a.nx * a.ny) << ")";
+  EXPECT_EQ(diff, 0u) << "cells differing from the single-rank run; the first at (" << first % std::size_t(a.nx) << ", "
+                      << first / std::size_t(a.nx) % std::size_t(a.ny) << ", " << first / std::size_t(a.nx * a.ny) << ")";
   double moved = 0.0;
   for (const auto& u : a.u) moved = std::max(moved, u[0] * u[0] + u[1] * u[1]);
   EXPECT_GT(moved, 0.0) << "the flow moved (the comparison is not trivial)";
@@ -164,8 +159,7 @@ std::vector<std::array<int, 3>> grids(bool two_d) {
 }
 
 std::string name(const std::array<int, 3>& g) {
-  return g[0] == 0 ? "auto"
-                   : std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+  return g[0] == 0 ? "auto" : std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
 }
 
 struct Variant {
@@ -517,8 +511,7 @@ TEST(Decomposition, IdenticalToOneRankInPlace) {
   for (auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27})
     for (const auto& g : grids(lat == LatticeKind::D2Q9))
       for (int steps : {11, 12}) {  // ending after a streaming step and after a local step
-        const std::string what =
-            std::string(to_string(lat)) + " in place " + name(g) + " " + std::to_string(steps);
+        const std::string what = std::string(to_string(lat)) + " in place " + name(g) + " " + std::to_string(steps);
         for (auto cfg : {closed_box(lat), channel(lat), tgv(lat)}) {
           cfg.streaming = Streaming::InPlace;
           expect_identical(cfg, g, steps, what);
@@ -539,9 +532,7 @@ TEST(Decomposition, IdenticalToOneRankMoments) {
           cfg.collision = CollisionKind::Regularized;
           cfg.moment_segment = segment;
           cfg.moment_arrays = segment == 0 ? 2 : 1;  // one array: a halo exchange for each parity
-          expect_identical(
-              cfg, g, 12,
-              what + " segment " + std::to_string(segment) + " scene " + std::to_string(scene++));
+          expect_identical(cfg, g, 12, what + " segment " + std::to_string(segment) + " scene " + std::to_string(scene++));
         }
       }
     }
@@ -564,14 +555,12 @@ TEST(Decomposition, IdenticalToOneRankEveryOperatorAndStorage) {
   for (const auto& v : variants)
     for (auto cfg : {closed_box(LatticeKind::D3Q19), channel(LatticeKind::D3Q27),
                      closed_box(LatticeKind::D2Q9)}) {
-      cfg.precision = v.precision, cfg.storage = v.storage, cfg.streaming = v.streaming,
-      cfg.collision = v.collision;
+      cfg.precision = v.precision, cfg.storage = v.storage, cfg.streaming = v.streaming, cfg.collision = v.collision;
       if (!supports(cfg.lattice, cfg.collision) ||
           (cfg.lattice == LatticeKind::D2Q9 && v.collision != CollisionKind::Kbc))
         continue;  // KBC: D2Q9 and D3Q27; the others as before
       expect_identical(cfg, {0, 0, 0}, 10,
-                       std::string(to_string(v.collision)) + " " + to_string(v.storage) + " " +
-                           to_string(v.streaming));
+                       std::string(to_string(v.collision)) + " " + to_string(v.storage) + " " + to_string(v.streaming));
     }
 }
 
@@ -724,9 +713,9 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
       c.faces[4].ramp_steps = 6;
       c.refinement.regions.push_back(band_around("walls", 1, 2));
     }
-    expect_refined_identical(
-        c, 8,
-        open ? "D3Q19 BGK channel along z, profile, outflow face" : "D3Q19 BGK channel along z");
+    expect_refined_identical(c, 8,
+                             open ? "D3Q19 BGK channel along z, profile, outflow face"
+                                  : "D3Q19 BGK channel along z");
   }
 }
 

@@ -267,8 +267,7 @@ class ImmersedBoundary {
     if (!(box == m_box)) zero(box, false);
     m_box = box;
     if (Index(m_node.extent(0)) < 4 * box.cells())
-      m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes",
-                                          std::size_t(4 * box.cells() * 5 / 4 + 64));
+      m_node = Kokkos::View<R*, MemSpace>("kolibri::ib_nodes", std::size_t(4 * box.cells() * 5 / 4 + 64));
     if (m_free.empty()) {  // the stencils' nodes first: the node table needs no others
       upload_poses();
       mark_reached(box, bc);
@@ -607,8 +606,7 @@ class ImmersedBoundary {
   /// then one thread per node sums the forces of the samples whose stencil covers it.
   void gather_forces(const NodeBox& box, const Boundary<L, R>& bc) {
     const Index nbc = box.cells(), ns = m_stats.samples;
-    if (Index(m_count.extent(0)) < nbc + 1)
-      m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
+    if (Index(m_count.extent(0)) < nbc + 1) m_count = Kokkos::View<Index*, MemSpace>("kolibri::ib_bins", std::size_t(nbc + 1));
     counting_sort(m_exec, ns, nbc, m_key, m_count, m_slot, m_list);
     using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
     const GatherNodes g{{grid(box, bc)}, m_sample_force, m_count, m_list};
@@ -790,8 +788,7 @@ class ImmersedBoundary {
         this->spread(st, g);
       } else {
         for (int d = 0; d < 3; ++d) sample_force(s, d) = g[d];
-        if (key.extent(0) > 0)
-          key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
+        if (key.extent(0) > 0) key(s) = this->box.local(st.base[0], st.base[1], st.base[2]);  // gather; -1 outside
       }
       // A sample that is not this rank's (a stencil on other ranks: g = 0 here) adds nothing.
       const bool counted = j < 0 || owns_shared;
@@ -1066,7 +1063,7 @@ class ImmersedBoundary {
     struct Loops {
       GatherNodes g;
       KOKKOS_INLINE_FUNCTION void operator()(const Index i, Kokkos::MinMaxScalar<int>& m) const {
-        const int l = g.visit(i, [](Index, const int(&)[3]) {});
+        const int l = g.visit(i, [](Index, const int (&)[3]) {});
         if (l == 0) return;
         if (l < m.min_val) m.min_val = l;
         if (l > m.max_val) m.max_val = l;
@@ -1113,7 +1110,7 @@ class ImmersedBoundary {
   std::vector<int> m_free_slot;  ///< per body: its place in m_free, or -1
   MotionSetting m_setting;
   int m_passes = 1;
-  Kokkos::View<R*[3], MemSpace> m_ref, m_sample_force;
+  Kokkos::View<R* [3], MemSpace> m_ref, m_sample_force;
   Kokkos::View<int*, MemSpace> m_body, m_slot;
   Kokkos::View<BodyPose<R>*, MemSpace> m_pose;
   typename Kokkos::View<BodyPose<R>*, MemSpace>::HostMirror m_pose_host;
