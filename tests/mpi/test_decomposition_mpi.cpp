@@ -713,9 +713,9 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
       c.faces[4].ramp_steps = 6;
       c.refinement.regions.push_back(band_around("walls", 1, 2));
     }
-    expect_refined_identical(c, 8,
-                             open ? "D3Q19 BGK channel along z, profile, outflow face"
-                                  : "D3Q19 BGK channel along z");
+    expect_refined_identical(
+        c, 8,
+        open ? "D3Q19 BGK channel along z, profile, outflow face" : "D3Q19 BGK channel along z");
   }
 }
 
