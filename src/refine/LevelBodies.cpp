@@ -75,29 +75,37 @@ BodyNeeds body_needs(const Body& b, const int dims, const ImmersedSettings& ib) 
     n.z[d] = span[1];
     n.m[d] = n.z[d] - n.a[d] + 1;
   }
-  // Of those, each sample's stencil nodes and their neighbours (the cells they stream from); for
-  // a turning body every cell within that reach of its bounding sphere (two cells a direction);
-  // at every centre the body passes through (swept_centres).
+  // Of those, each sample's stencil nodes and their neighbours (the cells they stream from) at
+  // every centre the body passes through (swept_centres); for a turning body every cell within
+  // that reach (two cells a direction) of its bounding sphere anywhere on its path.
   n.needed.assign(std::size_t(n.m[0]) * std::size_t(n.m[1]) * std::size_t(n.m[2]), 0);
   const auto mark = [&](const int(&p)[3]) {
     n.needed[std::size_t(cell_in(n.m, p[0] - n.a[0], p[1] - n.a[1], p[2] - n.a[2]))] = 1;
   };
-  for (const std::array<double, 3>& centre : swept_centres(b)) {
-    if (turns(b)) {
-      const double reach = s.extent + 2.0 * std::sqrt(double(dims));
-      for (int w = n.a[2]; w <= n.z[2]; ++w)
-        for (int y = n.a[1]; y <= n.z[1]; ++y)
-          for (int x = n.a[0]; x <= n.z[0]; ++x) {
-            const int p[3] = {x, y, w};
-            double r2 = 0.0;
-            for (int d = 0; d < dims; ++d) {
-              const double g = p[d] + 0.5 - centre[std::size_t(d)];
-              r2 += g * g;
-            }
-            if (r2 <= reach * reach) mark(p);
+  if (turns(b)) {  // one pass: each cell's distance to the segment its centre runs along
+    const double reach = s.extent + 2.0 * std::sqrt(double(dims));
+    double a2 = 0.0;
+    for (int d = 0; d < dims; ++d) a2 += b.amplitude[std::size_t(d)] * b.amplitude[std::size_t(d)];
+    for (int w = n.a[2]; w <= n.z[2]; ++w)
+      for (int y = n.a[1]; y <= n.z[1]; ++y)
+        for (int x = n.a[0]; x <= n.z[0]; ++x) {
+          const int p[3] = {x, y, w};
+          double g[3] = {0, 0, 0}, along = 0.0;  // from the position; its part along the path
+          for (int d = 0; d < dims; ++d) {
+            g[d] = p[d] + 0.5 - b.position[std::size_t(d)];
+            along += g[d] * b.amplitude[std::size_t(d)];
           }
-      continue;
-    }
+          const double k = a2 > 0.0 ? std::clamp(along / a2, -1.0, 1.0) : 0.0;
+          double r2 = 0.0;
+          for (int d = 0; d < dims; ++d) {
+            const double e = g[d] - k * b.amplitude[std::size_t(d)];
+            r2 += e * e;
+          }
+          if (r2 <= reach * reach) mark(p);
+        }
+    return n;
+  }
+  for (const std::array<double, 3>& centre : swept_centres(b)) {
     for (const auto& o : s.offsets) {
       int base[3] = {0, 0, 0};
       for (int d = 0; d < dims; ++d)
