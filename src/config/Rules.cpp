@@ -71,12 +71,6 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
   if (c.geometry.given())
     return RuleBreach{"refinement", "levels",
                       "[geometry] solids on a refined grid are not built yet (obstacles are)"};
-  for (std::size_t i = 0; i < c.obstacles.size(); ++i)
-    if (c.obstacles[i].link_rules())
-      return RuleBreach{"obstacle[" + std::to_string(i) + "]", "wall",
-                        need +
-                            "halfway bounce-back on obstacles for now: no interpolated or "
-                            "rotating walls"};
   const int dims = dimensions(c.lattice), edge = 1 << refine_block_shift(dims);
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};

@@ -471,7 +471,10 @@ class Builder {
     v.links.assign(v.flags.size(), 0u);
     v.reentry_start.assign(1, 0);
     const int Q = int(m_c.size());
-    std::vector<std::vector<std::pair<std::int32_t, std::uint8_t>>> links(m_cfg.obstacles.size());
+    const bool walls = any_link_rules(m_cfg.obstacles);
+    std::vector<std::vector<Link>> links(m_cfg.obstacles.size());
+    // Each wall rule's link while the lists grow: (rule, obstacle, place in that obstacle's).
+    std::vector<std::array<std::int64_t, 3>> wall_rules;
     for (std::size_t s = 0; s < v.leaf.size();
          v.reentry_start.push_back(std::int32_t(v.reentry_key.size())), ++s)
       for (std::size_t i = 0; i < bc; ++i) {
@@ -482,7 +485,9 @@ class Builder {
         for (int k = 0; k < 27 && l + 1 < m_levels; ++k)
           finer_near = finer_near || v.neighbours[s * 27 + std::size_t(k)] <= -kRefinedBase;
         std::uint32_t mask = 0, general_dirs = 0;
+        std::array<std::int64_t, 2> wall_of[32];  // direction q's wall link: obstacle, place
         for (int q = 1; q < Q; ++q) {
+          wall_of[q] = {-1, -1};
           const Pos& c = m_c[std::size_t(q)];
           const Found up = find_near(s, p, {p[0] - c[0], p[1] - c[1], p[2] - c[2]}, l);
           bool slow = false;
@@ -499,7 +504,14 @@ class Builder {
               cell_place(solid, l, face);  // wrapped across periodic faces
               for (std::size_t k = 0; k < m_cfg.obstacles.size(); ++k)
                 if (covers_point(m_cfg.obstacles[k], centre(solid, l))) {
-                  links[k].push_back({std::int32_t(s * bc + i), std::uint8_t(opposite(q))});
+                  const Obstacle& o = m_cfg.obstacles[k];
+                  Link link = wall_link(o, s, p, solid, q, l);
+                  link.cell = std::int32_t(s * bc + i);
+                  if (o.link_rules()) {  // its own rule (LevelStep::wall): a general direction
+                    slow = true;
+                    wall_of[q] = {std::int64_t(k), std::int64_t(links[k].size())};
+                  }
+                  links[k].push_back(link);
                   break;
                 }
             }
@@ -537,8 +549,13 @@ class Builder {
         if (mask & kLevelSlow) {
           ++v.slow_cells;
           const auto entry = std::int32_t(v.general_cell.size()) << 5;
-          for (int q = 1; q < Q; ++q)
-            if ((general_dirs >> q) & 1u) v.general_rule.push_back(entry | q);
+          for (int q = 1; q < Q; ++q) {
+            if (!((general_dirs >> q) & 1u)) continue;
+            if (wall_of[q][0] >= 0)
+              wall_rules.push_back(
+                  {std::int64_t(v.general_rule.size()), wall_of[q][0], wall_of[q][1]});
+            v.general_rule.push_back(entry | q);
+          }
           v.general_rule_start.push_back(std::int32_t(v.general_rule.size()));
           v.general_cell.push_back(std::int32_t(s * bc + i));
           v.general_dirs.push_back(general_dirs);
@@ -548,9 +565,57 @@ class Builder {
     check_level_numbering(l, std::int64_t(v.leaf.size() * bc), std::int64_t(v.general_cell.size()));
     v.link_start.assign(1, 0);
     for (const auto& per : links) {
-      for (const auto& [cell, dir] : per) v.link_cell.push_back(cell), v.link_dir.push_back(dir);
+      for (const Link& k : per) {
+        v.link_cell.push_back(k.cell), v.link_dir.push_back(k.dir);
+        if (!walls) continue;
+        v.link_distance.push_back(k.distance);
+        v.link_wall_velocity.push_back(k.wall_velocity);
+        v.link_behind.push_back(k.behind);
+      }
       v.link_start.push_back(std::int64_t(v.link_cell.size()));
     }
+    if (walls) v.rule_link.assign(v.general_rule.size(), -1);
+    for (const auto& [rule, k, at] : wall_rules)
+      v.rule_link[std::size_t(rule)] = std::int32_t(v.link_start[std::size_t(k)] + at);
+  }
+
+  /// A link from a fluid cell into an obstacle's solid cell (RefinedLevel::link_cell and what
+  /// the walls' rules read).
+  struct Link {
+    std::int32_t cell = 0;
+    std::uint8_t dir = 0;  ///< k, into the solid
+    double distance = 0.5;
+    std::array<double, 3> wall_velocity{0, 0, 0};
+    std::int32_t behind = -1;
+  };
+  /// The link from fluid cell p (leaf slot s) of level l, whose arriving direction q comes from
+  /// the solid cell `solid` (wrapped) of obstacle o: the dense box's rule (obstacle_link) at this
+  /// level's cell centres (level-0 cells; the fraction of the link is the same at any scale).
+  /// The solid's centre b and the fluid cell's a = b + c_q, one link apart on the solid's side of
+  /// a periodic face; the wall's distance where it is interpolated, else 1/2; the cell behind p,
+  /// p + c_q, where it is a fluid leaf of this level (else a distance under 1/2 becomes 1/2, as
+  /// at a face or a solid in the dense box); the wall's velocity at the crossing.
+  Link wall_link(const Obstacle& o, std::size_t s, const Pos& p, const Pos& solid, int q,
+                 int l) const {
+    Link out;
+    out.dir = std::uint8_t(opposite(q));
+    if (!o.link_rules()) return out;
+    const Pos& c = m_c[std::size_t(q)];
+    const double w = 1.0 / double(1 << l);  // a cell of level l in level-0 cells
+    const std::array<double, 3> b = centre(solid, l);
+    const std::array<double, 3> a{b[0] + c[0] * w, b[1] + c[1] * w, b[2] + c[2] * w};
+    const double wall = wall_crossing(o, a, b);
+    if (o.wall == Obstacle::Wall::Interpolated) out.distance = wall;
+    const Found behind = find_near(s, p, {p[0] + c[0], p[1] + c[1], p[2] + c[2]}, l);
+    if (behind.inside && behind.code >= 0 && behind.flag == kLevelFluid)
+      out.behind = std::int32_t((std::size_t(behind.code) << (m_sh[0] + m_sh[1] + m_sh[2])) +
+                                std::size_t(behind.place));
+    else if (out.distance < 0.5)
+      out.distance = 0.5;
+    if (o.rotating())
+      out.wall_velocity = wall_velocity(
+          o, {a[0] - wall * c[0] * w, a[1] - wall * c[1] * w, a[2] - wall * c[2] * w});
+    return out;
   }
 
   /// The direction opposite to q.
@@ -622,10 +687,12 @@ Octree build_octree(const SolverConfig& cfg, const std::vector<std::array<int, 3
 namespace {
 /// Level l's device memory: its cells at `bytes_per_cell`, its general list (cell, directions
 /// and first rule, 12 bytes an entry) and its general rules (entry and arrived value, 12 bytes
-/// a rule: the value's 8 in FP64, 4 in FP32).
+/// a rule: the value's 8 in FP64, 4 in FP32; 8 more where some rule is a wall's, its distance
+/// and moving-wall term).
 double level_bytes(const RefinedLevel& l, double bytes_per_cell) {
+  const bool walls = has_wall_rules(l);
   return double(l.cells()) * bytes_per_cell + 12.0 * double(l.general_cell.size()) +
-         12.0 * double(l.general_rule.size());
+         (walls ? 20.0 : 12.0) * double(l.general_rule.size());
 }
 std::string mib(double bytes) {
   std::ostringstream os;
@@ -643,7 +710,11 @@ std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell
     if (tree.dims == 3) os << " x " << l.n[2];
     os << " box, " << l.leaf.size() << " blocks of " << tree.block_cells() << " cells, "
        << l.fluid_cells << " fluid cells (" << l.slow_cells << " on the general path, "
-       << l.general_rule.size() << " general rules), " << mib(level_bytes(l, bytes_per_cell));
+       << l.general_rule.size() << " general rules";
+    const auto walls = std::count_if(l.rule_link.begin(), l.rule_link.end(),
+                                     [](std::int32_t k) { return k >= 0; });
+    if (walls > 0) os << ", " << walls << " of them obstacles' link rules";
+    os << "), " << mib(level_bytes(l, bytes_per_cell));
     out.push_back(os.str());
   }
   return out;

@@ -673,14 +673,17 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
     expect_refined_identical(c, 6, "D2Q9 TRT lid-driven box, unfused");
   }
   {  // 3D, periodic (the cut wraps across z): nested levels, a sphere in the finest, the body
-     // force across the cuts; KBC
+     // force across the cuts; KBC. The sphere's walls interpolated and turning (their rules
+     // read the cell behind each link, across the cut where the sphere meets it)
     auto c = test::periodic_box(LatticeKind::D3Q27, 16, 12, 32, 0.6);
     c.collision = CollisionKind::Kbc;
     c.precision = Precision::FP64;
     Obstacle o;
     o.shape = Obstacle::Shape::Sphere;
-    o.center = {8, 6, 15};
+    o.center = {8, 6, 15.9};
     o.radius = 2.5;
+    o.wall = Obstacle::Wall::Interpolated;
+    o.angular_velocity = {0.004, 0.0, -0.003};
     c.obstacles.push_back(o);
     c.force = {1e-5, 0, 3e-5};
     c.refinement.levels = 3;

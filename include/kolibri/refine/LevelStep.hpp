@@ -159,6 +159,11 @@ struct LevelStep {
   const std::int32_t* general_rule = nullptr;   ///< RefinedLevel::general_rule
   const std::int32_t* general_rule_start = nullptr;  ///< RefinedLevel::general_rule_start
   R* arrived = nullptr;  ///< a value a general rule (LevelRuleTag, then LevelStepTag)
+  /// Where the level has obstacles' link rules (interpolated or rotating walls; else null): a
+  /// value a general rule, the wall's distance (RefinedLevel::link_distance; 0: not a wall's
+  /// rule) and its moving-wall term (moving_wall_term; null where no wall moves).
+  const float* wall_distance = nullptr;
+  const float* wall_term = nullptr;
   /// LevelStepTag's cells: general cells first_general .. first_general + generals of the list,
   /// and cells first_cell .. first_cell + Cells stride of the level (all of them on one rank;
   /// this rank's range on several, refine/LevelRanks.hpp).
@@ -266,7 +271,34 @@ struct LevelStep {
     const Index s = t >> VS, l = t & (TV - 1);
     int p[3];
     position(s, l, p);
-    arrived[j] = arriving(s, l, p, entry & 31, (links[t] & kLevelUnevenRead) != 0u);
+    arrived[j] = rule_value(j, s, l, p, entry & 31, (links[t] & kLevelUnevenRead) != 0u);
+  }
+  /// General rule j, population q of the cell at p: an obstacle's link rule (`wall`) where the
+  /// rule has a wall distance, else the rules of docs/theory.md (`arriving`).
+  KOKKOS_FORCEINLINE_FUNCTION R rule_value(const Index j, const Index s, const Index l,
+                                           const int (&p)[3], const int q,
+                                           const bool uneven) const {
+    if (wall_distance) {
+      const R d = R(wall_distance[j]);
+      if (d > R(0)) return wall(s, l, p, q, d, wall_term ? R(wall_term[j]) : R(0));
+    }
+    return arriving(s, l, p, q, uneven);
+  }
+  /// Population q arriving at the cell at p across an obstacle's wall at distance d along the
+  /// link k = opposite(q) (interpolated_bounce_back, the dense box's rule): the cell's own f*_k
+  /// and f*_q, and where d < 1/2 f*_k of the cell behind it, p + c_q, a fluid leaf of this level
+  /// (the octree made d 1/2 where it is not).
+  KOKKOS_FORCEINLINE_FUNCTION R wall(const Index s, const Index l, const int (&p)[3], const int q,
+                                     const R d, const R term) const {
+    const int k = L::opposite(q);
+    return interpolated_bounce_back(
+        d, own(s, k, l), own(s, q, l),
+        [&] {
+          const int b[3] = {p[0] + L::c(q, 0), p[1] + L::c(q, 1), p[2] + L::c(q, 2)};
+          const std::int32_t code = neighbours[s * 27 + block_offset(p, b)];
+          return S::template load<L>(src[at(code, k, place_of(b[0], b[1], b[2]))], k);
+        },
+        term);
   }
   /// General cell i of the list, gathered (every direction read before any is stored), then as
   /// `fast`: fused, the marked directions from the rules' values (LevelRuleTag); the baseline's
@@ -279,7 +311,7 @@ struct LevelStep {
     if constexpr (Collide)
       from_rules(s, l, links[t], general_dirs[i], general_rule_start[i], f);
     else
-      general(s, l, links[t], general_dirs[i], f);
+      general(s, l, links[t], general_dirs[i], general_rule_start[i], f);
     finish<Collide, Bodies>(s, l, f);
   }
   template <bool Collide, bool Bodies>
@@ -339,11 +371,12 @@ struct LevelStep {
       f[q] = (dirs >> q) & 1u ? arrived[start + bit_count(dirs & ((1u << q) - 1u))]
                               : from_leaf(s, l, p, q, mask);
   }
-  /// The baseline's general path: the directions set in `dirs` by the rules of
-  /// docs/theory.md, the others from a leaf of this level or bounced back (`mask`), as the fast
-  /// path reads them.
+  /// The baseline's general path: the directions set in `dirs` by their rules (`rule_value`,
+  /// the cell's from `start` on), the others from a leaf of this level or bounced back (`mask`), as
+  /// the fast path reads them.
   KOKKOS_INLINE_FUNCTION void general(const Index s, const Index l, const std::uint32_t mask,
-                                      const std::uint32_t dirs, R (&f)[L::Q]) const {
+                                      const std::uint32_t dirs, const std::int32_t start,
+                                      R (&f)[L::Q]) const {
     int p[3];
     position(s, l, p);
     const bool uneven = (mask & kLevelUnevenRead) != 0u;
@@ -352,7 +385,9 @@ struct LevelStep {
     // of registers and code for the few general cells of this baseline.
     R g[L::Q];
     for (int q = 0; q < L::Q; ++q)
-      g[q] = (dirs >> q) & 1u ? arriving(s, l, p, q, uneven) : from_leaf(s, l, p, q, mask);
+      g[q] = (dirs >> q) & 1u
+                 ? rule_value(start + bit_count(dirs & ((1u << q) - 1u)), s, l, p, q, uneven)
+                 : from_leaf(s, l, p, q, mask);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = g[q];
   }
@@ -647,7 +682,10 @@ struct LevelStep {
 /// After each step of a level with obstacle links: each link's f*_k (its cell's post-collision
 /// population into the solid) into row `row` of the level's link history, one row a step of
 /// the level within a step of level 0 (the steps differ: a level alternates with the levels
-/// above it, so the loads average a whole cycle).
+/// above it, so the loads average a whole cycle). Where the level has obstacles' link rules
+/// (`back` not null), also the population the wall sends back from that state, as the dense
+/// box's loads take it (LinkMomentum: interpolated_bounce_back in double, from the link's cell,
+/// and the cell behind it where the wall is nearer than half a link).
 struct LinkRecordTag {
   static constexpr const char* label = "kolibri::refine_link_record";
 };
@@ -660,17 +698,34 @@ struct LinkRecord {
   const std::uint8_t* dir = nullptr;
   V* history = nullptr;
   Index row = 0, links = 0;
+  /// The walls' rules (RefinedLevel::link_distance, link_behind; the moving-wall term of the
+  /// reflected direction, as ObstacleLinks::term): null where the level has none.
+  double* back = nullptr;
+  const double* distance = nullptr;
+  const double* term = nullptr;
+  const std::int32_t* behind = nullptr;
+
+  KOKKOS_INLINE_FUNCTION double value(const Index t, const int q) const {
+    return double(
+        S::template load<L>(f[((((t >> VS) * L::Q) + q) << VS) + (t & ((Index(1) << VS) - 1))], q));
+  }
   KOKKOS_INLINE_FUNCTION void operator()(LinkRecordTag, const Index i) const {
     const Index t = cell[i];
-    history[row * links + i] =
-        f[((((t >> VS) * L::Q) + dir[i]) << VS) + (t & ((Index(1) << VS) - 1))];
+    const int k = dir[i];
+    history[row * links + i] = f[((((t >> VS) * L::Q) + k) << VS) + (t & ((Index(1) << VS) - 1))];
+    if (!back) return;
+    back[row * links + i] = interpolated_bounce_back(
+        distance[i], value(t, k), value(t, L::opposite(k)), [&] { return value(behind[i], k); },
+        term[i]);
   }
 };
 
 /// \brief The momentum a level's links into an obstacle give it in one recorded step (a row of
 /// the link history), in the level's lattice units: 2 c_k f*_k a link (halfway bounce-back at
 /// rest, ObstacleLoads.hpp), and the torque about `centre` (level-0 cells) with the arm to the
-/// link's midpoint.
+/// link's midpoint. Where the level has obstacles' link rules (`back` not null), the dense
+/// box's form (LinkMomentum): (c_k - u_w) f*_k + (c_k + u_w) f_q with the wall's returned f_q
+/// (`back`) and velocity, the arm to the wall's crossing.
 template <class L, class S>
 struct LevelLinkMomentum : LinkSumsReduction {
   using R = typename S::real;
@@ -683,6 +738,9 @@ struct LevelLinkMomentum : LinkSumsReduction {
   const std::int32_t* origin = nullptr;
   double width = 1.0;  ///< a cell of the level in level-0 cells
   double centre[3] = {0, 0, 0};
+  const double* back = nullptr;      ///< the recorded row of the walls' returned values
+  const double* distance = nullptr;  ///< RefinedLevel::link_distance (with `back`)
+  const double* wall_u = nullptr;    ///< RefinedLevel::link_wall_velocity, three a link
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, LinkSums& sum) const {
     const Index t = cell[i], s = t >> VS;
@@ -690,10 +748,12 @@ struct LevelLinkMomentum : LinkSumsReduction {
     int p[3];
     level_position<L::D, SX>(origin, s, t & ((Index(1) << VS) - 1), p);
     const double fk = double(S::template load<L>(f[i], k));
+    const double returned = back ? back[i] : fk, d = back ? distance[i] : 0.5;
     double F[3], r[3];
     for (int a = 0; a < 3; ++a) {
-      F[a] = 2.0 * L::c(k, a) * fk;
-      r[a] = a < L::D ? (p[a] + 0.5 + 0.5 * L::c(k, a)) * width - centre[a] : 0.5 - centre[a];
+      const double u = back ? wall_u[3 * i + a] : 0.0;
+      F[a] = L::c(k, a) * (fk + returned) - u * (fk - returned);
+      r[a] = a < L::D ? (p[a] + 0.5 + d * L::c(k, a)) * width - centre[a] : 0.5 - centre[a];
     }
     for (int a = 0; a < 3; ++a) sum.add(a, F[a]);
     sum.add(3, r[1] * F[2] - r[2] * F[1]);

@@ -28,7 +28,7 @@ inline constexpr std::uint8_t kLevelOutside = 2;
 /// A cell's links word, in the dense box's convention (grid/CellLists.hpp): bit k set where the
 /// cell sends direction k into a resting wall or a solid neighbour (so arriving population
 /// opposite(k) is its own f*_k, halfway bounce-back), and kLevelSlow where some direction needs
-/// the general path (another level, a moving wall, an inlet or an outlet).
+/// the general path (another level, a moving wall, an inlet or an outlet, an obstacle's link rule).
 inline constexpr std::uint32_t kLevelSlow = 1u << 31;
 /// Set in a cell's links word where some read of the coarser level (the explosion) takes a
 /// coarse cell not half of whose children are read in each fine step (a concave edge or corner
@@ -78,12 +78,23 @@ struct RefinedLevel {
   std::vector<std::int32_t> link_cell;
   std::vector<std::uint8_t> link_dir;
   std::vector<std::int64_t> link_start;
+  /// Where some obstacle's links need a rule of their own (Obstacle::link_rules: interpolated or
+  /// rotating walls; all empty where none does), each link's wall (ObstacleLink, the dense box's
+  /// rule at this level's cells): its distance as a fraction of the link (1/2 for halfway
+  /// bounce-back, and where the wall is nearer than half a link but the cell behind is no fluid
+  /// leaf of this level), the wall's velocity at the crossing and the cell behind the fluid cell
+  /// (slot V + place one link away from the wall, its f*_k read where the distance is under 1/2;
+  /// -1: none); and each general rule's link (an index into these; -1: not a wall's rule).
+  std::vector<double> link_distance;
+  std::vector<std::array<double, 3>> link_wall_velocity;
+  std::vector<std::int32_t> link_behind;
+  std::vector<std::int32_t> rule_link;
   std::vector<std::uint8_t> flags;   ///< kLevelFluid, kLevelSolid, kLevelOutside per leaf cell
   std::vector<std::uint32_t> links;  ///< per leaf cell (kLevelSlow and bounce-back bits)
   /// The cells that take the general path (kLevelSlow in their links word), in slot order:
   /// cell number (slot V + place) and the directions that need the general rule (bit q: another
-  /// level, a moving wall, an inlet or an outlet); the others read a leaf of this level or
-  /// bounce back, as in the fast path.
+  /// level, a moving wall, an inlet or an outlet, an obstacle's link rule); the others read a leaf
+  /// of this level or bounce back, as in the fast path.
   std::vector<std::int32_t> general_cell;
   std::vector<std::uint32_t> general_dirs;
   /// The general rules, one per general cell and direction its `general_dirs` marks, cell by
@@ -96,6 +107,14 @@ struct RefinedLevel {
 
   std::int64_t cells() const { return std::int64_t(flags.size()); }
 };
+
+/// \brief True where some general rule of level l is an obstacle's link rule (RefinedLevel::
+/// rule_link): the level's kernels then read a wall distance and term a rule.
+inline bool has_wall_rules(const RefinedLevel& l) {
+  for (const std::int32_t k : l.rule_link)
+    if (k >= 0) return true;
+  return false;
+}
 
 /// \brief The levels of a refined grid, coarsest first.
 struct Octree {
@@ -130,7 +149,7 @@ void check_level_numbering(int level, std::int64_t cells, std::int64_t general_c
 
 /// \brief One line per level: its cells, fluid cells, blocks, general-path cells and memory
 /// (`bytes_per_cell` a cell of the level, Solver::bytes_per_cell, and 12 bytes a general cell and
-/// a general rule).
+/// a general rule, 20 a rule on a level with obstacles' link rules).
 std::vector<std::string> octree_report(const Octree& tree, double bytes_per_cell);
 
 /// \brief The device memory the levels take (as octree_report counts it), in bytes.

@@ -135,6 +135,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       d.link_dir = to_device(h.link_dir, "kolibri::refine_link_dir");
       d.link_history =
           Kokkos::View<V*, MemSpace>("kolibri::refine_link_history", h.link_cell.size() << h.level);
+      set_walls(h, d);
       for (auto& f : d.f)
         f = Kokkos::View<V*, MemSpace>(
             Kokkos::view_alloc("kolibri::refine_f", Kokkos::WithoutInitializing),
@@ -449,7 +450,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         const RefinedLevel& h = m_tree.levels[l];
         const Index a = h.link_start[k], b = h.link_start[k + 1];
         if (b == a) continue;
-        const Kokkos::View<V*, MemSpace> history = link_history(l);
+        const Kokkos::View<V*, MemSpace> history = link_history(l, d.link_history);
+        const Kokkos::View<double*, MemSpace> back = link_history(l, d.link_back);
         // Each recorded step of the cycle; their sum times the mass of a cell (2^(-D l) of a
         // level-0 cell) is the momentum of one level-0 step.
         const double scale = std::ldexp(1.0, -L::D * h.level);
@@ -462,6 +464,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           sum.origin = d.origin.data();
           sum.width = 1.0 / double(1 << h.level);
           for (int c = 0; c < 3; ++c) sum.centre[c] = out[k].centre[std::size_t(c)];
+          if (back.extent(0) > 0) {
+            sum.back = back.data() + row * links;
+            sum.distance = d.link_distance.data();
+            sum.wall_u = d.link_wall_u.data();
+          }
           LinkSums s;
           Kokkos::parallel_reduce("kolibri::refine_obstacle_loads",
                                   Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(a, b),
@@ -593,6 +600,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<std::int32_t*, MemSpace> link_cell;
     Kokkos::View<std::uint8_t*, MemSpace> link_dir;
     Kokkos::View<V*, MemSpace> link_history;  ///< 2^level rows of f*_k a link (LinkRecord)
+    /// The obstacles' link rules (set_walls; empty where the level has none): a distance and a
+    /// moving-wall term a general rule (LevelStep::wall_distance, wall_term), and for the loads
+    /// each link's distance, term, wall velocity (three), cell behind, and 2^level rows of the
+    /// value the wall returns (LinkRecord::back).
+    Kokkos::View<float*, MemSpace> wall_distance, wall_term;
+    Kokkos::View<double*, MemSpace> link_distance, link_term, link_wall_u, link_back;
+    Kokkos::View<std::int32_t*, MemSpace> link_behind;
     Index link_row = 0;                       ///< the row of the level's next step
     Kokkos::View<V*, MemSpace> f[2];
     int cur = 0;
@@ -715,28 +729,30 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_shared = m_version;
   }
 
-  /// Level l's link history, on several ranks each link's values from the rank that steps its
-  /// cell (the others' copies of it are stale). Collective.
-  Kokkos::View<V*, MemSpace> link_history(std::size_t l) const {
-    const DeviceLevel& d = m_levels[l];
+  /// Level l's link history `history` (link_history or link_back: rows of a value a link), on
+  /// several ranks each link's values from the rank that steps its cell (the others' copies of
+  /// it are stale). Collective.
+  template <class T>
+  Kokkos::View<T*, MemSpace> link_history(std::size_t l,
+                                          const Kokkos::View<T*, MemSpace>& history) const {
     const RefinedLevel& h = m_tree.levels[l];
     const std::size_t links = h.link_cell.size();
-    if (!m_comm || links == 0) return d.link_history;
-    const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.link_history);
+    if (!m_comm || links == 0 || history.extent(0) == 0) return history;
+    const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, history);
     const std::size_t values = mine.extent(0), rows = values / links;
-    std::vector<V> merged(values), from(values);
+    std::vector<T> merged(values), from(values);
     for (int r = 0; r < m_comm->size(); ++r) {
       if (r == m_comm->rank()) std::copy(mine.data(), mine.data() + values, from.begin());
-      m_comm->bcast(from.data(), std::int64_t(values * sizeof(V)), r);
+      m_comm->bcast(from.data(), std::int64_t(values * sizeof(T)), r);
       for (std::size_t i = 0; i < links; ++i)
         if (m_ranks.owner(int(l), h.link_cell[i] >> VS) == r)
           for (std::size_t row = 0; row < rows; ++row)
             merged[row * links + i] = from[row * links + i];
     }
-    Kokkos::View<V*, MemSpace> out(
+    Kokkos::View<T*, MemSpace> out(
         Kokkos::view_alloc("kolibri::refine_link_history_merged", Kokkos::WithoutInitializing),
         values);
-    const Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+    const Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
         merged.data(), values);
     Kokkos::deep_copy(out, host);
     return out;
@@ -802,17 +818,58 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         }
   }
 
-  /// Level l's links' f*_k of the step just made into the next row of its link history.
+  /// Level l's links' f*_k of the step just made into the next row of its link history (and
+  /// where the level has walls' rules, the values they return).
   void record_links(int l) {
     DeviceLevel& d = m_levels[std::size_t(l)];
     const Index links = Index(d.link_cell.extent(0));
     if (links == 0) return;
+    LinkRecord<L, S> record{d.f[d.cur].data(),     d.link_cell.data(), d.link_dir.data(),
+                            d.link_history.data(), d.link_row,         links};
+    if (d.link_back.extent(0) > 0) {
+      record.back = d.link_back.data();
+      record.distance = d.link_distance.data();
+      record.term = d.link_term.data();
+      record.behind = d.link_behind.data();
+    }
     Kokkos::parallel_for(
         LinkRecordTag::label,
-        Kokkos::RangePolicy<ExecSpace, LinkRecordTag, Kokkos::IndexType<Index>>(0, links),
-        LinkRecord<L, S>{d.f[d.cur].data(), d.link_cell.data(), d.link_dir.data(),
-                         d.link_history.data(), d.link_row, links});
+        Kokkos::RangePolicy<ExecSpace, LinkRecordTag, Kokkos::IndexType<Index>>(0, links), record);
     d.link_row = (d.link_row + 1) % (Index(1) << l);
+  }
+
+  /// The obstacles' link rules of level h on the device (nothing where it has none): each
+  /// general rule's wall distance and term in the floats the dense box's kernels read
+  /// (LinkRules), each link's in double as its loads take them (ObstacleLinks).
+  static void set_walls(const RefinedLevel& h, DeviceLevel& d) {
+    if (h.link_distance.empty()) return;
+    const std::size_t links = h.link_cell.size();
+    std::vector<double> distance(links), term(links), wall_u(3 * links);
+    for (std::size_t i = 0; i < links; ++i) {
+      distance[i] = double(float(h.link_distance[i]));
+      term[i] = double(moving_wall_term<L>(L::opposite(h.link_dir[i]), h.link_wall_velocity[i]));
+      for (std::size_t a = 0; a < 3; ++a) wall_u[3 * i + a] = h.link_wall_velocity[i][a];
+    }
+    d.link_distance = to_device(distance, "kolibri::refine_link_distance");
+    d.link_term = to_device(term, "kolibri::refine_link_term");
+    d.link_wall_u = to_device(wall_u, "kolibri::refine_link_wall_velocity");
+    d.link_behind = to_device(h.link_behind, "kolibri::refine_link_behind");
+    d.link_back = Kokkos::View<double*, MemSpace>("kolibri::refine_link_back", links << h.level);
+    if (!has_wall_rules(h)) return;
+    std::vector<float> rule_distance(h.general_rule.size(), 0.0f), rule_term;
+    bool moving = false;
+    for (std::size_t j = 0; j < h.rule_link.size(); ++j) {
+      const std::int32_t k = h.rule_link[j];
+      if (k < 0) continue;
+      rule_distance[j] = float(h.link_distance[std::size_t(k)]);
+      moving = moving || term[std::size_t(k)] != 0.0;
+    }
+    d.wall_distance = to_device(rule_distance, "kolibri::refine_wall_distance");
+    if (!moving) return;
+    rule_term.assign(h.general_rule.size(), 0.0f);
+    for (std::size_t j = 0; j < h.rule_link.size(); ++j)
+      if (const std::int32_t k = h.rule_link[j]; k >= 0) rule_term[j] = float(term[std::size_t(k)]);
+    d.wall_term = to_device(rule_term, "kolibri::refine_wall_term");
   }
 
   /// One step of level l (parity: its place in the step of level l - 1) after the first of
@@ -847,6 +904,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.general_rule = d.general_rule.data();
     k.general_rule_start = d.general_rule_start.data();
     k.arrived = d.arrived.data();
+    k.wall_distance = d.wall_distance.extent(0) > 0 ? d.wall_distance.data() : nullptr;
+    k.wall_term = d.wall_term.extent(0) > 0 ? d.wall_term.data() : nullptr;
     k.reentry_start = d.reentry_start.data();
     k.reentry_key = d.reentry_key.data();
     k.reentry_value = d.reentry_value.data();
