@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "Annulus.hpp"
 #include "Cavity.hpp"
 #include "Flows.hpp"
 #include "Helpers.hpp"
@@ -154,96 +155,18 @@ TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradie
   EXPECT_NEAR(mid.peak, mid.parabola, 0.01 * mid.umax);
 }
 
-/// Circular Couette flow (test_curved_walls.cpp's annulus) on a refined grid: the inner
-/// cylinder (radius r1 level-0 cells, turning at a wall speed of 0.002) inside level 1, a band
-/// r1 / 16 level-0 cells wide around it (the blocks it touches: the interface lies in the gap),
-/// the outer cylinder (radius 2 r1, at rest, the solid outside it) on level 0; both walls
-/// interpolated. `levels` = 1: the same annulus on the dense box of level 0. The azimuthal
-/// velocity's relative L2 error over every level's fluid cells (each weighted by its area)
-/// against u_theta = A r + B / r, and the torques on both cylinders against -4 pi mu B.
-struct RefinedCouette {
-  double error, inner_torque, outer_torque;
-};
-RefinedCouette refined_couette(double r1, int levels = 2) {
-  constexpr double kWallSpeed = 0.002;  // the dense test's (Ma^2 below the walls' error)
-  const int n = 8 * int(std::ceil((4 * r1 + 4) / 8));  // a periodic axis takes whole blocks
-  const double centre[2] = {0.5 * n + 0.13, 0.5 * n - 0.21}, r2 = 2 * r1;
-  const double omega = kWallSpeed / r1;
-  SolverConfig c = test::periodic_box(LatticeKind::D2Q9, n, n, 1, 0.8);
-  Obstacle inner, outer;
-  inner.name = "inner", outer.name = "outer";
-  inner.shape = outer.shape = Obstacle::Shape::Cylinder;
-  inner.center = outer.center = {centre[0], centre[1], 0.5};
-  inner.radius = r1, outer.radius = r2;
-  inner.angular_velocity = {0, 0, omega};
-  outer.solid_outside = true;
-  inner.wall = outer.wall = Obstacle::Wall::Interpolated;
-  c.obstacles = {inner, outer};
-  if (levels > 1) {
-    c.refinement.levels = 2;
-    RefinementRegion band;
-    band.kind = RefinementRegion::Kind::Band;
-    band.around = "inner";
-    band.level = 1;
-    band.width = r1 / 8;  // level-1 cells
-    c.refinement.regions = {band};
-  }
-  auto s = make_solver(c);
-  const double gap = r2 - r1;
-  s->step(std::int64_t(2.5 * gap * gap / c.viscosity()));  // slowest mode decays by about e^-25
-  const double A = -omega * r1 * r1 / (r2 * r2 - r1 * r1);
-  const double B = omega * r1 * r1 * r2 * r2 / (r2 * r2 - r1 * r1);
-  double err = 0.0, norm = 0.0;
-  const auto add = [&](const std::array<double, 3>& x, const std::array<double, 3>& u,
-                       double area) {
-    const double dx = x[0] - centre[0], dy = x[1] - centre[1], r = std::hypot(dx, dy);
-    const double ut = (-dy * u[0] + dx * u[1]) / r, want = A * r + B / r;
-    err += area * (ut - want) * (ut - want), norm += area * want * want;
-  };
-  if (levels > 1) {
-    const auto& grid = dynamic_cast<const RefinedGrid&>(*s);
-    EXPECT_GT(grid.octree().levels[1].link_cell.size(), 0u);  // the inner wall on level 1
-    EXPECT_GT(grid.octree().levels[0].link_cell.size(), 0u);  // the outer on level 0
-    for (int l = 0; l < 2; ++l) {
-      const LevelFields f = grid.level_fields(l);
-      for (std::size_t t = 0; t < f.rho.size(); ++t)
-        if (f.flag[t] == kLevelFluid) add(f.centre[t], f.u[t], std::ldexp(1.0, -2 * l));
-    }
-  } else {
-    const MacroFields f = s->macroscopic();
-    for (int y = 0; y < n; ++y)
-      for (int x = 0; x < n; ++x)
-        if (!f.solid[f.index(x, y, 0)]) add({x + 0.5, y + 0.5, 0.5}, f.u[f.index(x, y, 0)], 1.0);
-  }
-  const auto loads = s->obstacle_loads();
-  const double torque = -4.0 * M_PI * c.viscosity() * B;  // per cell of length (nz = 1)
-  return {std::sqrt(err / norm), loads[0].torque[2] / torque, -loads[1].torque[2] / torque};
-}
-
 TEST(RefinedFlows, CouetteBetweenInterpolatedWallsOnTwoLevelsTakesTheAnalyticTorques) {
-  // Each cylinder's torque the analytic one within 1% at a gap of 16 level-0 cells, the dense
-  // annulus's band (test_curved_walls.cpp), the inner one from level 1's links.
-  const RefinedCouette r = refined_couette(16);
+  // The annulus of test_curved_walls.cpp with the square around its inner cylinder on level 1
+  // (test::refined_annulus): each cylinder's torque the analytic one within 1% at a gap of 16
+  // level-0 cells, the dense annulus's band, the inner one from level 1's links. The velocity's
+  // second order: test_refine_long.cpp (validation-long).
+  const test::RefinedAnnulus r = test::refined_annulus(16);
   RecordProperty("error", std::to_string(r.error));
   RecordProperty("torques", std::to_string(r.inner_torque) + " " + std::to_string(r.outer_torque));
   std::printf("refined annulus, gap 16: error %.3e, torques %.5f %.5f\n", r.error, r.inner_torque,
               r.outer_torque);
   EXPECT_NEAR(r.inner_torque, 1.0, 0.01);
   EXPECT_NEAR(r.outer_torque, 1.0, 0.01);
-}
-
-// The velocity's second order (Bouzidi, Firdaouss & Lallemand 2001; the dense annulus's band,
-// order above 1.8) from a gap of 16 to 32 level-0 cells. Disabled: it misses (2026-12-04:
-// errors 1.044e-3 and 4.773e-4, order 1.13; the dense box's at level 0 9.68e-4 and 2.47e-4,
-// order 1.97). docs/validation.md, "Curved walls on a refined grid", has the measurement and
-// what is known of the cause. About 50 s on the development machine.
-TEST(RefinedFlows, DISABLED_CouetteBetweenInterpolatedWallsOnTwoLevelsConvergesAtSecondOrder) {
-  const RefinedCouette a = refined_couette(16), b = refined_couette(32);
-  const double order = test::order(a.error, b.error, 16, 32);
-  RecordProperty("errors", std::to_string(a.error) + " " + std::to_string(b.error));
-  RecordProperty("order", std::to_string(order));
-  std::printf("refined annulus: errors %.4e %.4e, order %.3f\n", a.error, b.error, order);
-  EXPECT_GT(order, 1.8) << a.error << " " << b.error;
 }
 
 }  // namespace
