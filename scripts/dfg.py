@@ -3,12 +3,20 @@
 Turek (1996) with kolibri, at a cylinder diameter of D cells, and their analysis against the
 published bands (docs/validation.md).
 
-  python3 scripts/dfg.py run 2d1 40 OUT [--kolibri build/bin/kolibri] [--velocity U] [--immersed] [--set k=v ...]
-  python3 scripts/dfg.py analyse 2d1 40 OUT      (prints one JSON object)
+  python3 scripts/dfg.py run 2d1 40 OUT [--kolibri build/bin/kolibri] [--velocity U] [--immersed] [--levels L] [--set k=v ...]
+  python3 scripts/dfg.py analyse 2d1 40 OUT [--levels L]     (prints one JSON object)
 
 `--immersed` replaces the bounce-back cylinder by an immersed body of the same diameter (the deck
 is written to OUT/deck.toml; `--set ib.retraction=0.3 --set ib.iterations=3` set its forcing);
 `analyse` then reads bodies.csv.
+
+`--levels L` (L > 1) refines the grid (the deck is written to OUT/deck.toml): D is the cylinder's
+diameter in cells of the finest level, level 0 has D / 2^(L-1) across it (the channel, the steps
+and the loads in level-0 cells); the finest level is a band of 8 of its cells around the cylinder,
+level 1 (L >= 3) a box from one diameter upstream of the cylinder to three downstream, one to
+each side of its centre. The pressure probes stand 0.5 and 1.5 cells of the finest level off the
+surface (points between cells read the finest level there); the wake's rows are level 0's.
+`analyse` takes the same --levels.
 
 `run` takes inputs/dfg_2d1.toml or inputs/dfg_2d2.toml (written for D = 20) and scales the
 channel, the cylinder, the probes, the steps and the sampling to D; the lattice velocity stays,
@@ -45,9 +53,10 @@ U_LATTICE = {"2d1": 0.04, "2d2": 0.05}  # the decks' mean inflow (lattice units)
 STEPS_PER_D = 5500  # 2D-1: about ten flow-throughs; 2D-2: about 80 shedding periods
 
 
-def overrides(case, d, u=None, immersed=False):
-    """--set arguments that scale the D = 20 deck to diameter d (cells) and, where given, to the
-    mean inflow u (lattice units; the steps and the sampling scale with 1/u)."""
+def overrides(case, d, u=None, immersed=False, levels=1):
+    """--set arguments that scale the D = 20 deck to diameter d (cells of level 0) and, where
+    given, to the mean inflow u (lattice units; the steps and the sampling scale with 1/u); the
+    pressure probes 0.5 and 1.5 cells of the finest of `levels` off the surface."""
     c = 2 * d  # the centre, 0.2 m from the inlet and the lower wall
     slow = 1.0 if u is None else U_LATTICE[case] / u
     every = max(1, round((50 * d if case == "2d1" else d // 4) * slow))
@@ -61,7 +70,7 @@ def overrides(case, d, u=None, immersed=False):
     if u is not None:
         sets += [f"physics.velocity={u}", f"boundary.x_min.velocity=[{1.5 * u},0.0]"]
     front, back = c - d / 2, c + d / 2
-    near, far = probe_offsets(immersed)
+    near, far = (x / 2 ** (levels - 1) for x in probe_offsets(immersed))
     for i, x in enumerate([front - near, front - far, back + near, back + far]):
         sets += [f"probe[{i}].at=[{x},{c}]", f"probe[{i}].every={every}"]
     if case == "2d1":
@@ -85,6 +94,20 @@ def immersed_deck(text):
             'spacing = 0.3\n\n[ib]\nloads_every = 1000')
     text = text[:start] + body + text[end:]
     return re.sub(r"obstacle_loads_every = \d+\n", "", text)
+
+
+def refined_deck(text, levels, d):
+    """The deck with a [refinement] of `levels` levels around its cylinder (diameter d cells of
+    level 0, centred at (2 d, 2 d)): a band of 8 cells of the finest level, and from L = 3 on
+    level 1 in a box from one diameter upstream to three downstream, one diameter to each side."""
+    c = 2 * d
+    lines = ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]",
+             f"level = {levels - 1}", 'type = "band"', 'around = "cylinder"', "width = 8"]
+    if levels >= 3:
+        lines += ["", "[[refinement.region]]", "level = 1", f"min = [{c - d}, {c - d}]",
+                  f"max = [{c + 3 * d}, {c + d}]"]
+    start = text.index("[run]")
+    return text[:start] + "\n".join(lines[1:]) + "\n\n" + text[start:]
 
 
 def pressure(rho):
@@ -173,23 +196,31 @@ def main():
     ap.add_argument("--velocity", type=float, help="mean inflow in lattice units (default: the deck's)")
     ap.add_argument("--immersed", action="store_true", help="an immersed cylinder instead of the bounce-back one")
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
+    ap.add_argument("--levels", type=int, default=1,
+                    help="refinement levels (> 1: a refined grid, the cylinder in its finest level, D in its cells)")
     a = ap.parse_args()
-    if a.D < 4 or a.D % 2:
-        sys.exit("dfg.py: D must be an even number of cells >= 4")
+    if a.levels < 1 or a.D % 2 ** a.levels or a.D // 2 ** (a.levels - 1) < 4:
+        sys.exit(f"dfg.py: D must be a multiple of 2^levels = {2 ** a.levels} cells, at least 4 cells on level 0")
+    if a.levels > 1 and a.immersed:
+        sys.exit("dfg.py: --levels takes the obstacle cylinder, not --immersed")
+    d0 = a.D // 2 ** (a.levels - 1)  # the diameter in cells of level 0
     if a.action == "run":
         deck = os.path.join(ROOT, "inputs", f"dfg_{a.case}.toml")
-        if a.immersed:
+        if a.immersed or a.levels > 1:
             with open(deck) as f:
-                text = immersed_deck(f.read())
+                text = f.read()
+            text = immersed_deck(text) if a.immersed else refined_deck(text, a.levels, d0)
             os.makedirs(a.out, exist_ok=True)
             deck = os.path.join(a.out, "deck.toml")
             with open(deck, "w") as f:
                 f.write(text)
         cmd = [a.kolibri, "run", deck, "--output-dir", a.out, "--progress", "lines"]
-        for s in overrides(a.case, a.D, a.velocity, a.immersed) + a.set:
+        for s in overrides(a.case, d0, a.velocity, a.immersed, a.levels) + a.set:
             cmd += ["--set", s]
         sys.exit(subprocess.call(cmd))
-    print(json.dumps(analyse(a.case, a.D, a.out), indent=1))
+    res = analyse(a.case, d0, a.out)
+    res["D"], res["levels"] = a.D, a.levels
+    print(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":

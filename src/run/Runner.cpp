@@ -529,19 +529,31 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   const double fluid = double(solver->fluid_cells());
 
   // Probes: point probes append to CSV time series, line probes are written at output times.
-  // A point probe samples its cell, or the cells around its point (interpolated).
+  // A point probe samples its cell, or the cells around its point (interpolated). On a refined
+  // grid a point between cells reads the cells around it on the finest level there
+  // (RefinedGrid::level_at; `point_levels` > 0), a cell probe its deck cell (level 0's).
   std::vector<PointStencil> point_stencils;
+  std::vector<int> point_levels;
   std::vector<CsvFile> point_files;
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
   const std::array<bool, 3> periodic = sc.periodic_axes();
   for (const auto& p : c.probes) {
     if (p.kind != Probe::Kind::Point) continue;
-    if (p.interpolated)
+    const int level = p.interpolated && refined ? refined->level_at(p.at) : 0;
+    point_levels.push_back(level);
+    if (level > 0) {
+      const RefinedLevel& h = refined->octree().levels[std::size_t(level)];
+      std::array<double, 3> at = p.at;
+      for (int d = 0; d < 3; ++d)
+        if (h.n[std::size_t(d)] > 1) at[std::size_t(d)] = std::ldexp(at[std::size_t(d)], level);
+      point_stencils.push_back(point_stencil(at, h.n, periodic));
+    } else if (p.interpolated) {
       point_stencils.push_back(point_stencil(p.at, {sc.nx, sc.ny, sc.nz}, periodic));
-    else
+    } else {
       point_stencils.push_back(
           {{domain.global_index(p.position[0], p.position[1], p.position[2])}, {1.0}});
+    }
   }
   on_root(comm, [&] {
     for (const auto& p : c.probes) {
@@ -609,26 +621,34 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       loads_file.append(rows);  // all bodies of the step or none
     });
   };
+  // The point probes due at `step`, level by level (0: the deck's cells, Solver::sample; a finer
+  // level's own cells, RefinedGrid::level_cells), one collective call for each level with some.
+  int probe_levels = 1;
+  for (const int l : point_levels) probe_levels = std::max(probe_levels, l + 1);
   auto sample_points = [&](std::int64_t step, bool force) {
-    std::vector<std::int64_t> cells;
-    std::vector<std::size_t> which, offsets;  // the probes due, where their cells start
-    std::size_t k = 0;
-    for (const auto& p : c.probes) {
-      if (p.kind != Probe::Kind::Point) continue;
-      const std::int64_t every = p.every > 0 ? p.every : default_every;
-      if (force || step % every == 0) {
-        which.push_back(k), offsets.push_back(cells.size());
-        cells.insert(cells.end(), point_stencils[k].cells.begin(), point_stencils[k].cells.end());
+    std::vector<std::pair<std::size_t, PointValue>> values;  // probe, value
+    for (int level = 0; level < probe_levels; ++level) {
+      std::vector<std::int64_t> cells;
+      std::vector<std::size_t> which, offsets;  // the probes due, where their cells start
+      std::size_t k = 0;
+      for (const auto& p : c.probes) {
+        if (p.kind != Probe::Kind::Point) continue;
+        const std::int64_t every = p.every > 0 ? p.every : default_every;
+        if (point_levels[k] == level && (force || step % every == 0)) {
+          which.push_back(k), offsets.push_back(cells.size());
+          cells.insert(cells.end(), point_stencils[k].cells.begin(), point_stencils[k].cells.end());
+        }
+        ++k;
       }
-      ++k;
+      if (cells.empty()) continue;
+      const MacroFields m = level == 0 ? solver->sample(cells) : refined->level_cells(level, cells);
+      for (std::size_t i = 0; i < which.size(); ++i)
+        values.emplace_back(which[i], interpolate(point_stencils[which[i]], m, offsets[i]));
     }
-    if (cells.empty()) return;
-    const MacroFields m = solver->sample(cells);
+    std::sort(values.begin(), values.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     on_root(comm, [&] {
-      for (std::size_t i = 0; i < which.size(); ++i) {
-        const PointValue v = interpolate(point_stencils[which[i]], m, offsets[i]);
-        point_files[which[i]].append(csv_row(step, v.rho, v.u));
-      }
+      for (const auto& [probe, v] : values) point_files[probe].append(csv_row(step, v.rho, v.u));
     });
   };
   // Line probes: the cells of each line, from the gathered fields at output times or sampled

@@ -8,12 +8,15 @@
 #include <kolibri/io/Deck.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/RefinedSolver.hpp>
+#include <kolibri/run/Runner.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -686,6 +689,78 @@ TEST(Refinement, RefinedEverywhereTakesInterpolatedAndRotatingObstacleWalls) {
             << what << ", axis " << d;
       }
     }
+}
+
+/// The rows of a probe's CSV file without their step column.
+std::vector<std::string> probe_values(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string row; std::getline(in, row);) out.push_back(row.substr(row.find(',') + 1));
+  return out;
+}
+
+TEST(Refinement, ProbesBetweenCellsReadTheFinestLevelThere) {
+  // A point probe between cells (`at`) on a refined grid interpolates between the centres of
+  // the finest level's cells around it. With level 1 over the whole box (a disc with
+  // interpolated walls in a force-driven periodic box) those are the dense fine box's cells, the
+  // point at twice its coordinates: the same rows (12 significant digits), every sample (the
+  // refined run samples every second level-0 step, the dense one every fourth step).
+  const auto deck = [](int n, double tau, double force, double scale, const std::string& level) {
+    char text[1400];
+    std::snprintf(text, sizeof text, R"([model]
+lattice = "D2Q9"
+[domain]
+nx = %d
+ny = %d
+[physics]
+tau = %.17g
+force = [%.17g, %.17g]
+[boundary]
+x_min = "periodic"
+x_max = "periodic"
+y_min = "periodic"
+y_max = "periodic"
+[[obstacle]]
+type = "cylinder"
+center = [%.17g, %.17g]
+radius = %.17g
+wall = "interpolated"
+%s
+[run]
+steps = %d
+write_fields = false
+progress = "none"
+[[probe]]
+name = "near"
+at = [%.17g, %.17g]
+every = %d
+[[probe]]
+name = "far"
+at = [%.17g, %.17g]
+every = %d
+)",
+                  n, n, tau, force, -0.4 * force, 8.3 * scale, 7.9 * scale, 3.35 * scale,
+                  level.c_str(), int(40 * scale), 12.13 * scale, 6.71 * scale, int(2 * scale),
+                  1.37 * scale, 14.9 * scale, int(2 * scale));
+    return std::string(text);
+  };
+  const std::string levels =
+      "[refinement]\nlevels = 2\n[[refinement.region]]\nlevel = 1\n"
+      "min = [0, 0]\nmax = [16, 16]\n";
+  const std::string a = "probes_refined", b = "probes_dense";
+  std::filesystem::remove_all(a), std::filesystem::remove_all(b);
+  const Case refined =
+      parse_deck(deck(16, 0.6, 2e-5, 1.0, levels), "r.toml", {"run.output_dir=\"" + a + "\""});
+  const Case dense = parse_deck(deck(32, level_tau(0.6, 1), 1e-5, 2.0, ""), "d.toml",
+                                {"run.output_dir=\"" + b + "\""});
+  std::ostringstream log;
+  ASSERT_EQ(run_case(refined, log).exit_code, 0) << log.str();
+  ASSERT_EQ(run_case(dense, log).exit_code, 0) << log.str();
+  for (const char* probe : {"/probe_near.csv", "/probe_far.csv"}) {
+    const auto x = probe_values(a + probe), y = probe_values(b + probe);
+    EXPECT_EQ(x.size(), 22u) << probe;  // the header, step 0 and every second step to 40
+    EXPECT_EQ(x, y) << probe;
+  }
 }
 
 /// A body at rest in a periodic box of lattice `lat` with a uniform force: a disc in 2D (n x n),

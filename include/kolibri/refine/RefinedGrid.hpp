@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief What the code around a refined solver (refine/RefinedSolver.hpp) asks of it beyond
-/// Solver: its levels, their cells' fields and the conserved mass. No Kokkos here: the runner,
-/// output and tests include it.
+/// Solver: its levels, their cells' fields, the conserved mass and the cells at a point. No
+/// Kokkos here: the runner, output and tests include it.
 #pragma once
 
 #include <kolibri/refine/Octree.hpp>
+#include <kolibri/solver/Solver.hpp>
 
 #include <array>
 #include <cstdint>
@@ -36,6 +37,14 @@ class RefinedGrid {
   virtual double total_mass() const = 0;
   /// Where the levels are cut among the ranks, one line (empty on one rank).
   virtual std::string ranks_report() const = 0;
+  /// The finest level with a leaf cell (fluid or solid) holding the point x (level-0 cells; a
+  /// point on the box's far face belongs to the last cell): where a probe between cells reads.
+  virtual int level_at(const std::array<double, 3>& x) const = 0;
+  /// The density and velocity of level l's cells `cells` (linear indices over the level's box
+  /// RefinedLevel::n, x fastest), in a MacroFields of cells.size() x 1 x 1: `solid` where a cell
+  /// is not a fluid leaf of level l (solid, outside, or on another level), with rho 0 and u 0.
+  /// Collective.
+  virtual MacroFields level_cells(int l, const std::vector<std::int64_t>& cells) const = 0;
 };
 
 }  // namespace kolibri

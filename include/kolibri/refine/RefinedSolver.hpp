@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace kolibri {
@@ -268,6 +269,46 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       out.centre[std::size_t(t)] = centre(h, t);
       out.rho[std::size_t(t)] = hr(t);
       out.u[std::size_t(t)] = {hu(t, 0), hu(t, 1), hu(t, 2)};
+    }
+    return out;
+  }
+
+  int level_at(const std::array<double, 3>& x) const override {
+    for (int l = int(m_levels.size()) - 1; l > 0; --l)
+      if (leaf_cell(l, level_cell(l, x)) >= 0) return l;
+    return 0;
+  }
+
+  MacroFields level_cells(int l, const std::vector<std::int64_t>& cells) const override {
+    share_levels();
+    const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    const std::size_t m = cells.size();
+    std::vector<std::int32_t> leaf(m, -1);  // the level's cell number t, -1: not its leaf
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::int64_t c = cells[i], nx = h.n[0], ny = h.n[1];
+      leaf[i] = leaf_cell(l, {int(c % nx), int((c / nx) % ny), int(c / (nx * ny))});
+    }
+    const DeviceLevel& d = m_levels[std::size_t(l)];
+    const auto at = to_device(leaf, "kolibri::refine_probe_cells");
+    Kokkos::View<double* [5], MemSpace> values("kolibri::refine_probe_values", m);
+    const LevelCells<L, S> read = cells_of(d);
+    Kokkos::parallel_for(
+        "kolibri::refine_probe",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(m)),
+        KOKKOS_LAMBDA(const Index i) {
+          double r = 0.0, v[3] = {0.0, 0.0, 0.0};
+          const bool fluid = at(i) >= 0 && read(Index(at(i)), r, v);
+          values(i, 0) = fluid ? r : 0.0;
+          for (int k = 0; k < 3; ++k) values(i, 1 + k) = fluid ? v[k] : 0.0;
+          values(i, 4) = fluid ? 0.0 : 1.0;
+        });
+    const auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+    MacroFields out;
+    out.nx = int(m), out.ny = out.nz = 1;
+    for (std::size_t i = 0; i < m; ++i) {
+      out.rho.push_back(hv(i, 0));
+      out.u.push_back({hv(i, 1), hv(i, 2), hv(i, 3)});
+      out.solid.push_back(std::uint8_t(hv(i, 4) != 0.0));
     }
     return out;
   }
@@ -758,6 +799,39 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
+  /// The cell of level l holding the point x (level-0 cells), clamped into the level's box (a
+  /// point on its far face: the last cell).
+  std::array<int, 3> level_cell(int l, const std::array<double, 3>& x) const {
+    const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    std::array<int, 3> p{0, 0, 0};
+    for (std::size_t d = 0; d < 3; ++d)
+      p[d] = std::clamp(int(std::floor(std::ldexp(x[d], l))), 0, h.n[d] - 1);
+    return p;
+  }
+  /// Cell p of level l (inside its box) as the level's cell number (slot V + place) where it is a
+  /// leaf cell of that level (fluid or solid); -1 where its block is not a leaf of the level.
+  std::int32_t leaf_cell(int l, const std::array<int, 3>& p) const {
+    const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    if (m_leaf_of.empty()) {  // block position -> leaf slot, each level's, built once
+      m_leaf_of.resize(m_tree.levels.size());
+      for (std::size_t k = 0; k < m_tree.levels.size(); ++k) {
+        const RefinedLevel& g = m_tree.levels[k];
+        for (std::size_t s = 0; s < g.leaf.size(); ++s)
+          m_leaf_of[k][block_key(g, g.leaf[s])] = std::int32_t(s);
+      }
+    }
+    const int sh = m_tree.shift, e = (1 << sh) - 1;
+    const std::array<int, 3> b{p[0] >> sh, p[1] >> sh, p[2] >> sh};  // (p[2] = 0 in 2D)
+    const auto it = m_leaf_of[std::size_t(l)].find(block_key(h, b));
+    if (it == m_leaf_of[std::size_t(l)].end()) return -1;
+    const int place = (p[0] & e) | ((p[1] & e) << sh) | (L::D == 3 ? (p[2] & e) << (2 * sh) : 0);
+    const std::int32_t t = std::int32_t((Index(it->second) << VS) + place);
+    return h.flags[std::size_t(t)] == kLevelOutside ? -1 : t;
+  }
+  static std::int64_t block_key(const RefinedLevel& h, const std::array<int, 3>& b) {
+    return b[0] + std::int64_t(h.blocks[0]) * (b[1] + std::int64_t(h.blocks[1]) * b[2]);
+  }
+
   /// The centre of cell t of level h, in level-0 cells.
   std::array<double, 3> centre(const RefinedLevel& h, Index t) const {
     const int sh = m_tree.shift, e = (1 << sh) - 1;
@@ -1129,6 +1203,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
   std::int64_t m_version = 0;          ///< counts the states the levels went through
   mutable std::int64_t m_shared = -1;  ///< the state every rank holds whole (share_levels)
+  /// Each level's leaf slots by block position (block_key; leaf_cell builds it when first asked).
+  mutable std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_leaf_of;
 };
 
 }  // namespace kolibri
