@@ -14,7 +14,8 @@ is written to OUT/deck.toml; `--set ib.retraction=0.3 --set ib.iterations=3` set
 diameter in cells of the finest level, level 0 has D / 2^(L-1) across it (the channel, the steps
 and the loads in level-0 cells); the finest level is a band of 8 of its cells around the cylinder,
 level 1 (L >= 3) a box from one diameter upstream of the cylinder to three downstream, one to
-each side of its centre. The pressure probes stand 0.5 and 1.5 cells of the finest level off the
+each side of its centre (`--wall-band W`: the channel's walls too, a band of W of its cells). The
+pressure probes stand 0.5 and 1.5 cells of the finest level off the
 surface (points between cells read the finest level there); the wake's rows are level 0's.
 `analyse` takes the same --levels.
 
@@ -96,16 +97,20 @@ def immersed_deck(text):
     return re.sub(r"obstacle_loads_every = \d+\n", "", text)
 
 
-def refined_deck(text, levels, d):
+def refined_deck(text, levels, d, wall_band=0):
     """The deck with a [refinement] of `levels` levels around its cylinder (diameter d cells of
     level 0, centred at (2 d, 2 d)): a band of 8 cells of the finest level, and from L = 3 on
-    level 1 in a box from one diameter upstream to three downstream, one diameter to each side."""
+    level 1 in a box from one diameter upstream to three downstream, one diameter to each side;
+    with `wall_band` > 0 also a band of that many finest cells along the channel's walls."""
     c = 2 * d
     lines = ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]",
              f"level = {levels - 1}", 'type = "band"', 'around = "cylinder"', "width = 8"]
     if levels >= 3:
         lines += ["", "[[refinement.region]]", "level = 1", f"min = [{c - d}, {c - d}]",
                   f"max = [{c + 3 * d}, {c + d}]"]
+    if wall_band > 0:
+        lines += ["", "[[refinement.region]]", f"level = {levels - 1}", 'type = "band"', 'around = "walls"',
+                  f"width = {wall_band}"]
     start = text.index("[run]")
     return text[:start] + "\n".join(lines[1:]) + "\n\n" + text[start:]
 
@@ -198,6 +203,8 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
     ap.add_argument("--levels", type=int, default=1,
                     help="refinement levels (> 1: a refined grid, the cylinder in its finest level, D in its cells)")
+    ap.add_argument("--wall-band", type=int, default=0,
+                    help="with --levels: the channel's walls in the finest level too, a band of this many of its cells")
     a = ap.parse_args()
     if a.levels < 1 or a.D % 2 ** a.levels or a.D // 2 ** (a.levels - 1) < 4:
         sys.exit(f"dfg.py: D must be a multiple of 2^levels = {2 ** a.levels} cells, at least 4 cells on level 0")
@@ -209,7 +216,7 @@ def main():
         if a.immersed or a.levels > 1:
             with open(deck) as f:
                 text = f.read()
-            text = immersed_deck(text) if a.immersed else refined_deck(text, a.levels, d0)
+            text = immersed_deck(text) if a.immersed else refined_deck(text, a.levels, d0, a.wall_band)
             os.makedirs(a.out, exist_ok=True)
             deck = os.path.join(a.out, "deck.toml")
             with open(deck, "w") as f:
