@@ -609,6 +609,16 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
   EXPECT_EQ(ba.size(), cfg.bodies.size());
   const std::vector<std::int64_t> cells = {0, cfg.cells() / 3, cfg.cells() - 1};
   const MacroFields sa = ref->sample(cells);
+  // The finest level's cells that probes between cells read (RefinedGrid::level_cells): every
+  // 7th of its box, leaves or not.
+  const auto& ref_grid = dynamic_cast<const RefinedGrid&>(*ref);
+  const int finest = int(ref_grid.octree().levels.size()) - 1;
+  const auto& box = ref_grid.octree().levels[std::size_t(finest)].n;
+  std::vector<std::int64_t> fine_cells;
+  for (std::int64_t t = 0; t < std::int64_t(box[0]) * box[1] * box[2]; t += 7)
+    fine_cells.push_back(t);
+  const MacroFields fa = ref_grid.level_cells(finest, fine_cells);
+  EXPECT_LT(std::count(fa.solid.begin(), fa.solid.end(), 1), std::ptrdiff_t(fa.solid.size()));
   for (auto& par : runs) {
     EXPECT_EQ(par->fluid_cells(), ref->fluid_cells());
     par->step(steps);
@@ -630,6 +640,10 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
     const MacroFields sb = par->sample(cells);
     EXPECT_EQ(sa.rho, sb.rho);
     EXPECT_EQ(sa.u, sb.u);
+    const MacroFields fb = dynamic_cast<const RefinedGrid&>(*par).level_cells(finest, fine_cells);
+    EXPECT_EQ(fa.rho, fb.rho);
+    EXPECT_EQ(fa.u, fb.u);
+    EXPECT_EQ(fa.solid, fb.solid);
     expect_same_loads(la, par->obstacle_loads(), "obstacle");
     expect_same_loads(ba, par->body_loads(), "body");
     // The checkpoint pieces: slabs that tile the deck's box.
