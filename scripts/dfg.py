@@ -16,7 +16,8 @@ and the loads in level-0 cells); the finest level is a band of 8 of its cells ar
 level 1 (L >= 3) a box from one diameter upstream of the cylinder to three downstream, one to
 each side of its centre (`--wall-band W`: the channel's walls too, a band of W of its cells). The
 pressure probes stand 0.5 and 1.5 cells of the finest level off the
-surface (points between cells read the finest level there); the wake's rows are level 0's.
+surface (points between cells read the finest level there), and L_a is read on the axis itself,
+a line between cells through each leaf cell along it (on the finest level where it passes).
 `analyse` takes the same --levels.
 
 `run` takes inputs/dfg_2d1.toml or inputs/dfg_2d2.toml (written for D = 20) and scales the
@@ -74,7 +75,9 @@ def overrides(case, d, u=None, immersed=False, levels=1):
     near, far = (x / 2 ** (levels - 1) for x in probe_offsets(immersed))
     for i, x in enumerate([front - near, front - far, back + near, back + far]):
         sets += [f"probe[{i}].at=[{x},{c}]", f"probe[{i}].every={every}"]
-    if case == "2d1":
+    if case == "2d1" and levels > 1:  # the axis itself, on the finest level along it
+        sets += [f"probe[4].at=[0,{c}]", f"probe[5].at=[0,{c}]"]
+    elif case == "2d1":
         sets += [f"probe[4].start=[0,{c - 1}]", f"probe[5].start=[0,{c}]"]
     return sets
 
@@ -112,7 +115,10 @@ def refined_deck(text, levels, d, wall_band=0):
         lines += ["", "[[refinement.region]]", f"level = {levels - 1}", 'type = "band"', 'around = "walls"',
                   f"width = {wall_band}"]
     start = text.index("[run]")
-    return text[:start] + "\n".join(lines[1:]) + "\n\n" + text[start:]
+    text = text[:start] + "\n".join(lines[1:]) + "\n\n" + text[start:]
+    # The wake's two rows beside the axis become lines between cells on the axis (overrides
+    # places them): each leaf cell along it, on the finest level where it passes.
+    return text.replace("start = [0, 39]", "at = [0, 40.0]").replace("start = [0, 40]", "at = [0, 40.0]")
 
 
 def pressure(rho):
@@ -155,7 +161,9 @@ def analyse(case, d, out):
         res["dp"] = (front - back) * dp_unit
         below = rows(os.path.join(out, "line_wake_below.csv"))
         above = rows(os.path.join(out, "line_wake_above.csv"))
-        ux = [(float(a["x"]) + 0.5, 0.5 * (float(a["ux"]) + float(b["ux"]))) for a, b in zip(below, above)]
+        # Rows along cells give the cell (its centre + 0.5); lines between cells the point itself.
+        ux = [(float(a["x"]) + (0.0 if "level" in a else 0.5), 0.5 * (float(a["ux"]) + float(b["ux"])))
+              for a, b in zip(below, above)]
         back_x = 2 * d + d / 2
         behind = [(x, v) for x, v in ux if x > back_x]
         la = None

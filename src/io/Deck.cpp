@@ -1172,15 +1172,17 @@ Case parse_deck(const std::string& text, const std::string& file,
     p.kind = s.choice("type", "point", {"point", "line"}) == "line" ? Probe::Kind::Line : Probe::Kind::Point;
     const bool line = p.kind == Probe::Kind::Line;
     const int n[3] = {sc.nx, sc.ny, sc.nz};
-    const int places = int(s.has(line ? "start" : "position")) + int(!line && s.has("at")) +
-                       int(!line && s.has("at_m"));
-    if (!line && places > 1)
-      s.fail(s.has("position") ? "position" : "at",
-             "give one of position (a cell), at (a point in cell widths) or at_m (in metres)");
-    if (line && (s.has("at") || s.has("at_m")))
-      s.fail(s.has("at") ? "at" : "at_m", "line probes run along cells: give start = [x, y, z]");
-    if (!line && (s.has("at") || s.has("at_m"))) {
-      // A point between cells: the domain spans [0, n] on each axis, cell i's centre at i + 1/2.
+    const char* cell_key = line ? "start" : "position";
+    const int places = int(s.has(cell_key)) + int(s.has("at")) + int(s.has("at_m"));
+    if (places > 1)
+      s.fail(s.has(cell_key) ? cell_key : "at",
+             line ? "give one of start (a row of cells), at (a point on the line, in cell widths) "
+                    "or at_m (in metres)"
+                  : "give one of position (a cell), at (a point in cell widths) or at_m (in "
+                    "metres)");
+    if (s.has("at") || s.has("at_m")) {
+      // A point between cells: the domain spans [0, n] on each axis, cell i's centre at i + 1/2;
+      // a line through it along its axis (its coordinate on the axis does not matter).
       const char* key = s.has("at") ? "at" : "at_m";
       std::array<double, 3> at = *s.vec3<double>(key, dims);
       if (key == std::string("at_m")) {
@@ -1201,7 +1203,8 @@ Case parse_deck(const std::string& text, const std::string& file,
       if (!pos)
         s.fail(where, "missing: expected a cell index [x, y" +
                           std::string(dims == 3 ? ", z]" : "]") +
-                          (line ? "" : " (or at = [...], a point between cells)"));
+                          (line ? " (or at = [...], a point on a line between cells)"
+                                : " (or at = [...], a point between cells)"));
       p.position = *pos;
       for (int d = 0; d < 3; ++d)
         if (p.position[d] < 0 || p.position[d] >= n[d])

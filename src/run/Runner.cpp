@@ -531,29 +531,52 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   // Probes: point probes append to CSV time series, line probes are written at output times.
   // A point probe samples its cell, or the cells around its point (interpolated). On a refined
   // grid a point between cells reads the cells around it on the finest level there
-  // (RefinedGrid::level_at; `point_levels` > 0), a cell probe its deck cell (level 0's).
-  std::vector<PointStencil> point_stencils;
-  std::vector<int> point_levels;
-  std::vector<CsvFile> point_files;
+  // (RefinedGrid::level_at; Sampled::level > 0), a cell probe its deck cell (level 0's).
+  struct Sampled {
+    PointStencil stencil;
+    int level = 0;
+  };
   const std::int64_t default_every = std::max<std::int64_t>(1, rc.steps / 200);
   const DenseGrid domain = DenseGrid::whole(sc.nx, sc.ny, sc.nz);
   const std::array<bool, 3> periodic = sc.periodic_axes();
+  auto point_at = [&](const std::array<double, 3>& at) {
+    const int level = refined ? refined->level_at(at) : 0;
+    if (level == 0) return Sampled{point_stencil(at, {sc.nx, sc.ny, sc.nz}, periodic), 0};
+    const RefinedLevel& h = refined->octree().levels[std::size_t(level)];
+    std::array<double, 3> x = at;
+    for (std::size_t d = 0; d < 3; ++d)
+      if (h.n[d] > 1) x[d] = std::ldexp(x[d], level);
+    return Sampled{point_stencil(x, h.n, periodic), level};
+  };
+  // The values at `points` (collective): level by level, one sample of each level's cells.
+  auto values_at = [&](const std::vector<const Sampled*>& points) {
+    std::vector<PointValue> out(points.size());
+    int levels = 1;
+    for (const Sampled* p : points) levels = std::max(levels, p->level + 1);
+    for (int level = 0; level < levels; ++level) {
+      std::vector<std::int64_t> cells;
+      std::vector<std::size_t> which, offsets;  // the points of this level, their cells' start
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        if (points[i]->level != level) continue;
+        which.push_back(i), offsets.push_back(cells.size());
+        cells.insert(cells.end(), points[i]->stencil.cells.begin(), points[i]->stencil.cells.end());
+      }
+      if (cells.empty()) continue;
+      const MacroFields m = level == 0 ? solver->sample(cells) : refined->level_cells(level, cells);
+      for (std::size_t k = 0; k < which.size(); ++k)
+        out[which[k]] = interpolate(points[which[k]]->stencil, m, offsets[k]);
+    }
+    return out;
+  };
+  std::vector<Sampled> point_samples;
+  std::vector<CsvFile> point_files;
   for (const auto& p : c.probes) {
     if (p.kind != Probe::Kind::Point) continue;
-    const int level = p.interpolated && refined ? refined->level_at(p.at) : 0;
-    point_levels.push_back(level);
-    if (level > 0) {
-      const RefinedLevel& h = refined->octree().levels[std::size_t(level)];
-      std::array<double, 3> at = p.at;
-      for (int d = 0; d < 3; ++d)
-        if (h.n[std::size_t(d)] > 1) at[std::size_t(d)] = std::ldexp(at[std::size_t(d)], level);
-      point_stencils.push_back(point_stencil(at, h.n, periodic));
-    } else if (p.interpolated) {
-      point_stencils.push_back(point_stencil(p.at, {sc.nx, sc.ny, sc.nz}, periodic));
-    } else {
-      point_stencils.push_back(
-          {{domain.global_index(p.position[0], p.position[1], p.position[2])}, {1.0}});
-    }
+    if (p.interpolated)
+      point_samples.push_back(point_at(p.at));
+    else
+      point_samples.push_back(
+          {{{domain.global_index(p.position[0], p.position[1], p.position[2])}, {1.0}}, 0});
   }
   on_root(comm, [&] {
     for (const auto& p : c.probes) {
@@ -621,34 +644,22 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       loads_file.append(rows);  // all bodies of the step or none
     });
   };
-  // The point probes due at `step`, level by level (0: the deck's cells, Solver::sample; a finer
-  // level's own cells, RefinedGrid::level_cells), one collective call for each level with some.
-  int probe_levels = 1;
-  for (const int l : point_levels) probe_levels = std::max(probe_levels, l + 1);
+  // The point probes due at `step` (collective).
   auto sample_points = [&](std::int64_t step, bool force) {
-    std::vector<std::pair<std::size_t, PointValue>> values;  // probe, value
-    for (int level = 0; level < probe_levels; ++level) {
-      std::vector<std::int64_t> cells;
-      std::vector<std::size_t> which, offsets;  // the probes due, where their cells start
-      std::size_t k = 0;
-      for (const auto& p : c.probes) {
-        if (p.kind != Probe::Kind::Point) continue;
-        const std::int64_t every = p.every > 0 ? p.every : default_every;
-        if (point_levels[k] == level && (force || step % every == 0)) {
-          which.push_back(k), offsets.push_back(cells.size());
-          cells.insert(cells.end(), point_stencils[k].cells.begin(), point_stencils[k].cells.end());
-        }
-        ++k;
-      }
-      if (cells.empty()) continue;
-      const MacroFields m = level == 0 ? solver->sample(cells) : refined->level_cells(level, cells);
-      for (std::size_t i = 0; i < which.size(); ++i)
-        values.emplace_back(which[i], interpolate(point_stencils[which[i]], m, offsets[i]));
+    std::vector<std::size_t> due;
+    std::vector<const Sampled*> points;
+    std::size_t k = 0;
+    for (const auto& p : c.probes) {
+      if (p.kind != Probe::Kind::Point) continue;
+      const std::int64_t every = p.every > 0 ? p.every : default_every;
+      if (force || step % every == 0) due.push_back(k), points.push_back(&point_samples[k]);
+      ++k;
     }
-    std::sort(values.begin(), values.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (points.empty()) return;
+    const std::vector<PointValue> values = values_at(points);
     on_root(comm, [&] {
-      for (const auto& [probe, v] : values) point_files[probe].append(csv_row(step, v.rho, v.u));
+      for (std::size_t i = 0; i < due.size(); ++i)
+        point_files[due[i]].append(csv_row(step, values[i].rho, values[i].u));
     });
   };
   // Line probes: the cells of each line, from the gathered fields at output times or sampled
@@ -673,20 +684,76 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     }
     return csv;
   };
+  // A line between cells (`at`): a point at each cell it passes along its axis (on a refined
+  // grid each leaf cell, of whichever level holds it), interpolated across the line as a point
+  // between cells is; its rows give the points' coordinates and levels.
+  struct LinePoints {
+    std::vector<std::array<double, 3>> at;
+    std::vector<Sampled> sampled;
+  };
+  auto line_points = [&](const Probe& p) {
+    LinePoints out;
+    const std::size_t a = std::size_t(p.axis);
+    const int n = p.axis == 0 ? sc.nx : p.axis == 1 ? sc.ny : sc.nz;
+    const int finest = refined ? int(refined->octree().levels.size()) - 1 : 0;
+    for (double x = 0.0; x < n;) {  // x: where the next cell begins (a level's cell edge)
+      std::array<double, 3> at = p.at;
+      at[a] = x + std::ldexp(0.5, -finest);  // inside that cell
+      const int level = refined ? refined->level_at(at) : 0;
+      const double lo = std::ldexp(std::floor(std::ldexp(x, level)), -level);
+      at[a] = lo + std::ldexp(0.5, -level);  // its centre
+      out.at.push_back(at);
+      out.sampled.push_back(point_at(at));
+      x = lo + std::ldexp(1.0, -level);
+    }
+    return out;
+  };
+  std::vector<LinePoints> lines_between(c.probes.size());  // by probe; lines between cells only
+  for (std::size_t i = 0; i < c.probes.size(); ++i)
+    if (c.probes[i].kind == Probe::Kind::Line && c.probes[i].interpolated)
+      lines_between[i] = line_points(c.probes[i]);
+  auto between_csv = [&](std::size_t i) {  // collective
+    const LinePoints& line = lines_between[i];
+    std::vector<const Sampled*> points;
+    for (const Sampled& p : line.sampled) points.push_back(&p);
+    const std::vector<PointValue> v = values_at(points);
+    const std::size_t a = std::size_t(c.probes[i].axis);
+    const double n = a == 0 ? sc.nx : a == 1 ? sc.ny : sc.nz;
+    std::string csv = "x,y,z,s,rho,ux,uy,uz,p,level\n";
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      const auto& x = line.at[k];
+      char buf[320];
+      std::snprintf(buf, sizeof buf, "%.10g,%.10g,%.10g,%.8g,%.12g,%.12g,%.12g,%.12g,%.12g,%d\n",
+                    x[0], x[1], x[2], x[a] / n, v[k].rho, v[k].u[0], v[k].u[1], v[k].u[2],
+                    lattice_pressure(v[k].rho), line.sampled[k].level);
+      csv += buf;
+    }
+    return csv;
+  };
   auto write_line = [&](const Probe& p, const std::string& csv, std::int64_t step, bool final) {
     write_file_atomic(dir + "/line_" + p.name + "_" + std::to_string(step) + ".csv", csv);
     if (final) write_file_atomic(dir + "/line_" + p.name + ".csv", csv);
   };
-  auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final) {
+  // The lines written at field output: those along cells from the gathered fields (on rank 0),
+  // those between cells from `between` (their rows, sampled by every rank before).
+  auto write_lines = [&](const MacroFields& f, std::int64_t step, bool final,
+                         const std::vector<std::pair<std::size_t, std::string>>& between) {
     for (const auto& p : c.probes)
-      if (p.kind == Probe::Kind::Line && p.every == 0)
+      if (p.kind == Probe::Kind::Line && p.every == 0 && !p.interpolated)
         write_line(p, line_csv(p, f, false), step, final);
+    for (const auto& [i, csv] : between) write_line(c.probes[i], csv, step, final);
   };
   // The lines with their own cadence: their cells only, every `every` steps and at the end.
   auto sample_lines = [&](std::int64_t step, bool final) {
-    for (const auto& p : c.probes) {
+    for (std::size_t i = 0; i < c.probes.size(); ++i) {
+      const Probe& p = c.probes[i];
       if (p.kind != Probe::Kind::Line || p.every == 0) continue;
       if (!final && (step % p.every != 0 || step >= rc.steps)) continue;
+      if (p.interpolated) {
+        const std::string csv = between_csv(i);  // collective
+        on_root(comm, [&] { write_line(p, csv, step, final); });
+        continue;
+      }
       std::vector<std::int64_t> cells;
       for (const auto& cell : line_cells(p))
         cells.push_back(domain.global_index(cell[0], cell[1], cell[2]));
@@ -747,6 +814,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
     if (!rc.write_fields && !gathered_lines) return;
     const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
+    std::vector<std::pair<std::size_t, std::string>> between;  // lines between cells (collective)
+    for (std::size_t i = 0; i < c.probes.size(); ++i)
+      if (c.probes[i].kind == Probe::Kind::Line && c.probes[i].every == 0 &&
+          c.probes[i].interpolated)
+        between.emplace_back(i, between_csv(i));
     if (refined && rc.write_fields) {  // every level's cells as they are (collective), from rank 0
       std::vector<LevelFields> levels;
       for (std::size_t l = 0; l < refined->octree().levels.size(); ++l)
@@ -777,7 +849,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         write_file_atomic(dir + "/" + rc.name + ".xdmf",
                           xdmf_series(outputs, sc.nx, sc.ny, sc.nz, c.units));
       }
-      write_lines(f, step, final);
+      write_lines(f, step, final, between);
     });
   };
 

@@ -512,8 +512,13 @@ TEST(Deck, ProbesAtPointsAndTheirCadence) {
   EXPECT_NE(msg.find("give one of position"), std::string::npos) << msg;
   msg = error_of(base + "[[probe]]\nat_m = [0.1, 0.1]\n");
   EXPECT_NE(msg.find("positions in metres need a [units] section"), std::string::npos) << msg;
-  msg = error_of(base + "[[probe]]\ntype = \"line\"\nat = [3, 3]\n");
-  EXPECT_NE(msg.find("line probes run along cells"), std::string::npos) << msg;
+  msg = error_of(base + "[[probe]]\ntype = \"line\"\nat = [3, 3]\nstart = [3, 3]\n");
+  EXPECT_NE(msg.find("give one of start (a row of cells), at (a point on the line"),
+            std::string::npos)
+      << msg;
+  const Case between = parse_deck(base + "[[probe]]\ntype = \"line\"\nat = [3, 3.25]\n", "c.toml");
+  EXPECT_TRUE(between.probes[0].interpolated);
+  EXPECT_EQ(between.probes[0].at[1], 3.25);
   // Line probes take their own cadence (they were tied to the field output before).
   const Case c = parse_deck(
       base + "[[probe]]\ntype = \"line\"\nstart = [3, 0]\naxis = \"y\"\nevery = 5\n", "case.toml");

@@ -183,6 +183,11 @@ every = 25
 name = "twin"
 type = "line"
 start = [0, 6, 6]
+[[probe]]
+name = "through"
+type = "line"
+at = [3.0, 6.5, 6.5]
+every = 25
 )";
   const Case c = parse_deck(deck, "tg3d.toml", {"run.output_dir=\"" + dir + "\""});
   // dx = 0.24 m / 24 = 0.01 m, dt = 0.01 dx / 0.5 m/s = 2e-4 s: nu = 0.05 dt / dx^2 = 0.1
@@ -216,6 +221,16 @@ start = [0, 6, 6]
   const auto line = lines_of(dir + "/line_across_25.csv");
   ASSERT_EQ(line.size(), 25u);
   EXPECT_EQ(line[0], "x,y,z,s,rho,ux,uy,uz,p");
+  // A line between cells (`at`) through the centres of the same row: the same values, its rows
+  // giving the points and their level.
+  const auto through = lines_of(dir + "/line_through_25.csv");
+  ASSERT_EQ(through.size(), 25u);
+  EXPECT_EQ(through[0], "x,y,z,s,rho,ux,uy,uz,p,level");
+  EXPECT_EQ(through[1].substr(0, 12), "0.5,6.5,6.5,");
+  for (std::size_t i = 1; i < line.size(); ++i) {
+    const auto a = numbers_of(line[i]), b = numbers_of(through[i]);
+    for (std::size_t j = 3; j < 9; ++j) EXPECT_EQ(a[j], b[j]) << i << " " << j;
+  }
   // Sampled alone or from the gathered fields (its twin, written at the field output): the same.
   EXPECT_EQ(lines_of(dir + "/line_across_50.csv"), lines_of(dir + "/line_twin_50.csv"));
   EXPECT_EQ(lines_of(dir + "/line_across.csv"), lines_of(dir + "/line_twin.csv"));

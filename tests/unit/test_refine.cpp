@@ -738,10 +738,15 @@ every = %d
 name = "far"
 at = [%.17g, %.17g]
 every = %d
+[[probe]]
+name = "across"
+type = "line"
+at = [0, %.17g]
+every = %d
 )",
                   n, n, tau, force, -0.4 * force, 8.3 * scale, 7.9 * scale, 3.35 * scale,
                   level.c_str(), int(40 * scale), 12.13 * scale, 6.71 * scale, int(2 * scale),
-                  1.37 * scale, 14.9 * scale, int(2 * scale));
+                  1.37 * scale, 14.9 * scale, int(2 * scale), 5.3 * scale, int(10 * scale));
     return std::string(text);
   };
   const std::string levels =
@@ -760,6 +765,30 @@ every = %d
     const auto x = probe_values(a + probe), y = probe_values(b + probe);
     EXPECT_EQ(x.size(), 22u) << probe;  // the header, step 0 and every second step to 40
     EXPECT_EQ(x, y) << probe;
+  }
+  // A line between cells: a row at each leaf cell along it (level 1's 32), the dense box's rows
+  // at the same points (x, y at half its coordinates), the same values; `level` 1 against 0.
+  const auto line_values = [](const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::vector<std::string>> rows;
+    for (std::string row; std::getline(in, row);) {
+      std::vector<std::string> fields;
+      for (std::size_t at = 0, end; at != std::string::npos;
+           at = end == std::string::npos ? end : end + 1)
+        fields.push_back(row.substr(at, (end = row.find(',', at)) - at));
+      rows.push_back(fields);
+    }
+    return rows;
+  };
+  const auto x = line_values(a + "/line_across_40.csv"), y = line_values(b + "/line_across_80.csv");
+  ASSERT_EQ(x.size(), 33u);
+  ASSERT_EQ(y.size(), 33u);
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    EXPECT_EQ(2 * std::stod(x[i][0]), std::stod(y[i][0])) << i;
+    EXPECT_EQ(2 * std::stod(x[i][1]), std::stod(y[i][1])) << i;
+    for (std::size_t k = 4; k < 9; ++k) EXPECT_EQ(x[i][k], y[i][k]) << i << " " << k;
+    EXPECT_EQ(x[i][9], "1");
+    EXPECT_EQ(y[i][9], "0");
   }
 }
 
