@@ -648,7 +648,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<float*, MemSpace> wall_distance, wall_term;
     Kokkos::View<double*, MemSpace> link_distance, link_term, link_wall_u, link_back;
     Kokkos::View<std::int32_t*, MemSpace> link_behind;
-    Index link_row = 0;                       ///< the row of the level's next step
+    Index link_row = 0;  ///< the row of the level's next step
     Kokkos::View<V*, MemSpace> f[2];
     int cur = 0;
     std::int64_t steps = 0;  ///< the level's steps so far (its time times 2^level)
