@@ -6,8 +6,8 @@ Usage: test_restart.py KOLIBRI_BINARY DECK WORKDIR [MPIEXEC]
 
 Checks: a run restarted from a checkpoint ends with fields bit-identical to the uninterrupted
 run (two arrays and in place, from an odd step, on another rank count when MPIEXEC is given; also
-with curved walls, with an outflow face and on a refined grid, with and without an immersed body,
-with a profiled, ramped inlet and an outflow face);
+with curved walls, with an outflow face and on a refined grid, with a halfway or a curved turning
+sphere, with an immersed body, with a profiled, ramped inlet and an outflow face);
 SIGTERM / SIGUSR1 / --walltime stop with exit 6 and a checkpoint that continues bit-identically;
 corrupted, truncated and mismatched checkpoints are refused with exit 7 and a clear message,
 writing nothing; only the newest checkpoint_keep checkpoints remain; a checkpoint counts only once
@@ -162,69 +162,68 @@ for what, (tag, sets) in variants.items():
 # from an odd step continues bit-identically, and a stop by --walltime leaves one that does too.
 refine = ["--set", "refinement.levels=2",
           "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }]']
-ref = W("ref_refined")
-run(ref, *refine)
-odd = W("odd_refined")
-run(odd, *refine, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-check(os.path.isfile(os.path.join(odd, "restart_channel_ckpt_00000137", "levels.h5")),
-      "refined grid: the checkpoint holds levels.h5")
-run(odd, *refine, "--restart", "latest")
-same_fields(final(ref, 400), final(odd, 400), "refined grid: restart from step 137")
+def refined_restarts(label, sets, rank_pairs, loads=None):
+    """A refined grid with `sets`: a restart from step 137 ends bit-identical to the uninterrupted
+    run, and so does a checkpoint of W ranks continued on R for each (W, R) of `rank_pairs` (each
+    rank steps its range of every level's leaves), with the same `loads` rows where given."""
+    tag = label.replace(" ", "_")
+    ref_l = W(f"ref_refined_{tag}")
+    run(ref_l, *sets)
+    rows = load_rows(ref_l, loads) if loads else None
+    if loads:
+        check(len(rows) >= 100, f"refined grid, {label}: {len(rows)} rows of loads")
+    odd_l = W(f"odd_refined_{tag}")
+    run(odd_l, *sets, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
+    check(os.path.isfile(os.path.join(odd_l, "restart_channel_ckpt_00000137", "levels.h5")),
+          f"refined grid, {label}: the checkpoint holds levels.h5")
+    run(odd_l, *sets, "--restart", "latest")
+    same_fields(final(ref_l, 400), final(odd_l, 400), f"refined grid, {label}: restart from step 137")
+    if loads:
+        same_loads(rows, load_rows(odd_l, loads), f"refined grid, {label}: restart from step 137")
+    if MPIEXEC:
+        for write_ranks, read_ranks in rank_pairs:
+            a = W(f"mpi_refined_{tag}_{write_ranks}_{read_ranks}")
+            run(a, *sets, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
+            run(a, *sets, "--restart", "latest", ranks=read_ranks)
+            same_fields(final(ref_l, 400), final(a, 400),
+                        f"refined grid, {label}: checkpoint of {write_ranks} ranks continued on {read_ranks}")
+            if loads:
+                same_loads(rows, load_rows(a, loads),
+                           f"refined grid, {label}, on {write_ranks} then {read_ranks} ranks")
+    return ref_l, odd_l
+
+
+# On several ranks: the same run, and a checkpoint continued on another rank count, bit for bit,
+# with the same loads; the log names the cut.
+if MPIEXEC:
+    p = run(W("mpi_refined_cut"), *refine, "--set", "run.steps=10", ranks=2)
+    check("blocks in depth-first order" in p.stdout, "refined grid on 2 ranks: the log names the cut")
+# The obstacle's loads: each level's link history, rewritten every coarse step, at the steps both
+# runs wrote (the 137-step run wrote every step, the 400-step ones every second).
+ref, odd = refined_restarts("halfway sphere", refine, [(2, 3), (3, 1)], "obstacles.csv")
 with open(os.path.join(odd, "probe_wake.csv")) as f, open(os.path.join(ref, "probe_wake.csv")) as g:
     check(f.read() == g.read(), "refined grid: the probe series of the restarted run equals the reference")
-# The obstacle's loads (each level's link history, rewritten every coarse step) at the steps
-# both runs wrote (the 137-step run wrote every step, the 400-step ones every second).
-obstacle_loads = load_rows(ref, "obstacles.csv")
-same_loads(obstacle_loads, load_rows(odd, "obstacles.csv"), "refined grid: the obstacle")
-# On several ranks (each steps its range of every level's leaves): the same run, and a checkpoint
-# continued on another rank count, bit for bit, with the same loads.
-if MPIEXEC:
-    for write_ranks, read_ranks in [(2, 3), (3, 1)]:
-        a = W(f"mpi_refined_{write_ranks}_{read_ranks}")
-        p = run(a, *refine, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
-        check("blocks in depth-first order" in p.stdout, f"refined grid on {write_ranks} ranks: the log names the cut")
-        run(a, *refine, "--restart", "latest", ranks=read_ranks)
-        same_fields(final(ref, 400), final(a, 400),
-                    f"refined grid: checkpoint of {write_ranks} ranks continued on {read_ranks}")
-        same_loads(obstacle_loads, load_rows(a, "obstacles.csv"),
-                   f"refined grid on {write_ranks} then {read_ranks} ranks: the obstacle")
+# The sphere with interpolated walls, turning: its links' rules read the cell behind each link and
+# its loads the value each wall returns (rebuilt from the state at every step: not checkpointed).
+refined_restarts("curved sphere", refine + ["--set", 'obstacle[0].wall="interpolated"',
+                                            "--set", "obstacle[0].angular_velocity=[0.0, 0.0, 0.01]"],
+                 [(2, 3)], "obstacles.csv")
 # An immersed sphere inside the finest level, downstream of the obstacle: every rank runs the
-# bodies' kernels on the whole box around it, so its loads are one rank's; a checkpoint of 2 ranks
-# continued on 3 (and of 3 on 1) ends as the uninterrupted run of one rank, loads included.
-bodies = [*refine[:2], "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
-          '{ level = 1, type = "band", around = "ball", width = 4 }]',
-          "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.5 }]']
-ref_b = W("ref_refined_body")
-run(ref_b, *bodies)
-body_loads = load_rows(ref_b, "bodies.csv")
-check(len(body_loads) >= 100, f"refined grid with a body: {len(body_loads)} rows of loads")
-if MPIEXEC:
-    for write_ranks, read_ranks in [(2, 3), (3, 1)]:
-        a = W(f"mpi_refined_body_{write_ranks}_{read_ranks}")
-        run(a, *bodies, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=write_ranks)
-        run(a, *bodies, "--restart", "latest", ranks=read_ranks)
-        same_fields(final(ref_b, 400), final(a, 400),
-                    f"refined grid with a body: checkpoint of {write_ranks} ranks continued on {read_ranks}")
-        same_loads(body_loads, load_rows(a, "bodies.csv"),
-                   f"refined grid with a body on {write_ranks} then {read_ranks} ranks: the body")
-# A refined grid whose level meets the open faces (a band along the walls too): a parabolic inlet
-# that ramps up (each level's steps at their own times) and an outflow face (each level reads the
-# layer next to it). A restart continues bit-identically, also on another rank count.
-open_faces = [*refine[:2], "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
-              '{ level = 1, type = "band", around = "walls", width = 2 }]',
-              "--set", 'boundary.x_min.profile="parabolic"', "--set", "boundary.x_min.ramp_steps=300",
-              "--set", 'boundary.x_max="outflow"']
-ref_o = W("ref_refined_open")
-run(ref_o, *open_faces)
-odd_o = W("odd_refined_open")
-run(odd_o, *open_faces, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-run(odd_o, *open_faces, "--restart", "latest")
-same_fields(final(ref_o, 400), final(odd_o, 400), "refined grid with open faces: restart from step 137")
-if MPIEXEC:
-    a = W("mpi_refined_open")
-    run(a, *open_faces, "--set", "run.steps=137", "--set", "run.checkpoint_every=137", ranks=2)
-    run(a, *open_faces, "--restart", "latest", ranks=3)
-    same_fields(final(ref_o, 400), final(a, 400), "refined grid with open faces: checkpoint of 2 ranks continued on 3")
+# bodies' kernels on the whole box around it, so its loads are one rank's.
+refined_restarts("body", [*refine[:2], "--set",
+                          'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+                          '{ level = 1, type = "band", around = "ball", width = 4 }]',
+                          "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.5 }]'],
+                 [(2, 3), (3, 1)], "bodies.csv")
+# A level that meets the open faces (a band along the walls too): a parabolic inlet that ramps up
+# (each level's steps at their own times) and an outflow face (each level reads the layer next to
+# it).
+refined_restarts("open faces", [*refine[:2], "--set",
+                                'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+                                '{ level = 1, type = "band", around = "walls", width = 2 }]',
+                                "--set", 'boundary.x_min.profile="parabolic"', "--set", "boundary.x_min.ramp_steps=300",
+                                "--set", 'boundary.x_max="outflow"'],
+                 [(2, 3)])
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)
