@@ -1227,7 +1227,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                   (long long)ib.samples, sc.ib.retraction, forcing, to_string(sc.ib.spreading),
                   cost, ib.loops_min, ib.loops_max);
     log << buf;
-    if (comm.size() > 1 && sc.refinement.active())
+    if (ib.whole_box_on_every_rank)
       log << "; every rank runs them on the whole box of the finest level around the bodies";
     else if (comm.size() > 1)
       log << "; " << ib.shared_samples

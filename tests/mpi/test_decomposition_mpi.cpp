@@ -646,6 +646,9 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
     EXPECT_EQ(fa.solid, fb.solid);
     expect_same_loads(la, par->obstacle_loads(), "obstacle");
     expect_same_loads(ba, par->body_loads(), "body");
+    if (!cfg.bodies.empty()) {  // what the run's log says of the bodies' kernels over the ranks
+      EXPECT_EQ(par->ib_stats().whole_box_on_every_rank, comm().size() > 1);
+    }
     // The checkpoint pieces: slabs that tile the deck's box.
     int phase = -1;
     const StatePiece piece = par->state(phase);

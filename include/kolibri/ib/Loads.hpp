@@ -26,6 +26,9 @@ struct IbStats {
   int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)
   std::int64_t shared_samples =
       0;  ///< several ranks: the most samples a step whose stencils cross a rank border
+  /// Several ranks: every rank runs the kernels on the whole box around the bodies (a refined
+  /// grid's finest level), so no sample is shared between ranks.
+  bool whole_box_on_every_rank = false;
   // The implicit forcing (ib.forcing = "implicit"): its solves over the run.
   std::int64_t solver_iterations = 0;  ///< conjugate-gradient iterations, summed over the steps
   int solver_iterations_max = 0;       ///< ... the most in a step

@@ -475,6 +475,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (!m_ib) return {};
     IbStats s = m_ib->stats();
     s.steps >>= m_body_box.level;
+    s.whole_box_on_every_rank = m_comm != nullptr;
     return s;
   }
 
