@@ -664,8 +664,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   };
   // Line probes: the cells of each line, from the gathered fields at output times or sampled
   // alone on their own cadence (`every`).
+  const int extent[3] = {sc.nx, sc.ny, sc.nz};  // the deck's cells along each axis
   auto line_cells = [&](const Probe& p) {
-    const int n = p.axis == 0 ? sc.nx : p.axis == 1 ? sc.ny : sc.nz;
+    const int n = extent[p.axis];
     std::vector<std::array<int, 3>> cells(std::size_t(n), p.position);
     for (int i = 0; i < n; ++i) cells[std::size_t(i)][std::size_t(p.axis)] = i;
     return cells;
@@ -694,7 +695,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   auto line_points = [&](const Probe& p) {
     LinePoints out;
     const std::size_t a = std::size_t(p.axis);
-    const int n = p.axis == 0 ? sc.nx : p.axis == 1 ? sc.ny : sc.nz;
+    const int n = extent[p.axis];
     const int finest = refined ? int(refined->octree().levels.size()) - 1 : 0;
     for (double x = 0.0; x < n;) {  // x: where the next cell begins (a level's cell edge)
       std::array<double, 3> at = p.at;
@@ -718,7 +719,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     for (const Sampled& p : line.sampled) points.push_back(&p);
     const std::vector<PointValue> v = values_at(points);
     const std::size_t a = std::size_t(c.probes[i].axis);
-    const double n = a == 0 ? sc.nx : a == 1 ? sc.ny : sc.nz;
+    const double n = extent[a];
     std::string csv = "x,y,z,s,rho,ux,uy,uz,p,level\n";
     for (std::size_t k = 0; k < v.size(); ++k) {
       const auto& x = line.at[k];

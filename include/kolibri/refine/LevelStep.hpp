@@ -705,14 +705,17 @@ struct LinkRecord {
   const double* term = nullptr;
   const std::int32_t* behind = nullptr;
 
+  /// Where population q of cell t (slot V + place) lies in the level's state.
+  KOKKOS_INLINE_FUNCTION static Index at(const Index t, const int q) {
+    return ((((t >> VS) * L::Q) + q) << VS) + (t & ((Index(1) << VS) - 1));
+  }
   KOKKOS_INLINE_FUNCTION double value(const Index t, const int q) const {
-    return double(
-        S::template load<L>(f[((((t >> VS) * L::Q) + q) << VS) + (t & ((Index(1) << VS) - 1))], q));
+    return double(S::template load<L>(f[at(t, q)], q));
   }
   KOKKOS_INLINE_FUNCTION void operator()(LinkRecordTag, const Index i) const {
     const Index t = cell[i];
     const int k = dir[i];
-    history[row * links + i] = f[((((t >> VS) * L::Q) + k) << VS) + (t & ((Index(1) << VS) - 1))];
+    history[row * links + i] = f[at(t, k)];
     if (!back) return;
     back[row * links + i] = interpolated_bounce_back(
         distance[i], value(t, k), value(t, L::opposite(k)), [&] { return value(behind[i], k); },

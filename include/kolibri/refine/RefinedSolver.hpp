@@ -109,6 +109,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     set_faces(cfg);
+    for (const RefinedLevel& h : m_tree.levels) {  // block position -> leaf slot (leaf_cell)
+      auto& slots = m_leaf_of.emplace_back();
+      for (std::size_t s = 0; s < h.leaf.size(); ++s)
+        slots[block_key(h, h.leaf[s])] = std::int32_t(s);
+    }
     for (const RefinedLevel& h : m_tree.levels) {
       DeviceLevel d;
       d.cells = h.cells();
@@ -813,14 +818,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// leaf cell of that level (fluid or solid); -1 where its block is not a leaf of the level.
   std::int32_t leaf_cell(int l, const std::array<int, 3>& p) const {
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
-    if (m_leaf_of.empty()) {  // block position -> leaf slot, each level's, built once
-      m_leaf_of.resize(m_tree.levels.size());
-      for (std::size_t k = 0; k < m_tree.levels.size(); ++k) {
-        const RefinedLevel& g = m_tree.levels[k];
-        for (std::size_t s = 0; s < g.leaf.size(); ++s)
-          m_leaf_of[k][block_key(g, g.leaf[s])] = std::int32_t(s);
-      }
-    }
     const int sh = m_tree.shift, e = (1 << sh) - 1;
     const std::array<int, 3> b{p[0] >> sh, p[1] >> sh, p[2] >> sh};  // (p[2] = 0 in 2D)
     const auto it = m_leaf_of[std::size_t(l)].find(block_key(h, b));
@@ -931,20 +928,16 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     d.link_behind = to_device(h.link_behind, "kolibri::refine_link_behind");
     d.link_back = Kokkos::View<double*, MemSpace>("kolibri::refine_link_back", links << h.level);
     if (!has_wall_rules(h)) return;
-    std::vector<float> rule_distance(h.general_rule.size(), 0.0f), rule_term;
+    std::vector<float> rule_distance(h.general_rule.size(), 0.0f), rule_term(rule_distance);
     bool moving = false;
     for (std::size_t j = 0; j < h.rule_link.size(); ++j) {
-      const std::int32_t k = h.rule_link[j];
-      if (k < 0) continue;
-      rule_distance[j] = float(h.link_distance[std::size_t(k)]);
-      moving = moving || term[std::size_t(k)] != 0.0;
+      if (h.rule_link[j] < 0) continue;
+      const std::size_t k = std::size_t(h.rule_link[j]);
+      rule_distance[j] = float(h.link_distance[k]), rule_term[j] = float(term[k]);
+      moving = moving || term[k] != 0.0;
     }
     d.wall_distance = to_device(rule_distance, "kolibri::refine_wall_distance");
-    if (!moving) return;
-    rule_term.assign(h.general_rule.size(), 0.0f);
-    for (std::size_t j = 0; j < h.rule_link.size(); ++j)
-      if (const std::int32_t k = h.rule_link[j]; k >= 0) rule_term[j] = float(term[std::size_t(k)]);
-    d.wall_term = to_device(rule_term, "kolibri::refine_wall_term");
+    if (moving) d.wall_term = to_device(rule_term, "kolibri::refine_wall_term");
   }
 
   /// One step of level l (parity: its place in the step of level l - 1) after the first of
@@ -1204,8 +1197,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
   std::int64_t m_version = 0;          ///< counts the states the levels went through
   mutable std::int64_t m_shared = -1;  ///< the state every rank holds whole (share_levels)
-  /// Each level's leaf slots by block position (block_key; leaf_cell builds it when first asked).
-  mutable std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_leaf_of;
+  /// Each level's leaf slots by block position (block_key): where leaf_cell finds a cell.
+  std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_leaf_of;
 };
 
 }  // namespace kolibri
