@@ -6,7 +6,7 @@ kolibri, for the box and resolution studies of docs/validation.md (immersed boun
   python3 scripts/wake.py analyse OUT            (prints one JSON object)
   python3 scripts/wake.py run sphere 24 OUT --no-body ...   (the same box and stream, no body)
   python3 scripts/wake.py run sphere 32 OUT --levels 3 ...  (a refined grid, the body in its finest level)
-  python3 scripts/wake.py run sphere 32 OUT --levels 3 --obstacle ...  (a bounce-back sphere instead)
+  python3 scripts/wake.py run sphere 32 OUT [--levels 3] --obstacle ...  (a bounce-back sphere instead, on either grid)
 
 The stream U = 0.05 enters at x_min; the side faces move with it (the far field), the outlet is a
 pressure outlet. The body (diameter D cells) sits on the box's axis, `--upstream` diameters from
@@ -15,15 +15,19 @@ the inlet (default: 0.3 of the box's length). The run lasts `--time` convective 
 in 3D), averaged over the last tenth of the run, its change over that tenth, C_L the same from
 F_y, and the spread of C_D over that tenth; for a shedding cylinder the mean C_D and the amplitude of C_L over the last whole periods and
 St = f D / U from the lift's upward zero crossings; the recirculation length L/D from the rear of
-the body to where u_x on the axis turns positive (steady wakes).
+the body to where u_x on the axis turns positive (steady wakes; on a refined grid read on the axis itself,
+each leaf cell along it, so on the finest level where that passes).
 
 With `--levels L` (L > 1) the grid is refined ([refinement]): D is the body's diameter in cells of
 the finest level, level 0 has D / 2^(L-1) across it and the box in level-0 cells; the finest level
 is a band of 8 of its cells around the body, level 1 (L >= 3) a box from one diameter upstream of
 the body to three downstream, one diameter to each side of the axis. The body is immersed in the
-finest level (the uniform runs' operators and storage, its samples 0.3 cells of that level apart),
-or with `--obstacle` a halfway bounce-back `[[obstacle]]` (D3Q27 `kbc` FP64, D2Q9 for the
-cylinder; loads from obstacles.csv). Loads are in level-0 units, so C_D uses level 0's diameter.
+finest level (the uniform runs' operators and storage, its samples 0.3 cells of that level apart).
+Loads are in level-0 units, so C_D uses level 0's diameter.
+
+With `--obstacle` (either grid) the body is a halfway bounce-back `[[obstacle]]` instead (D3Q27
+`kbc` FP64, D2Q9 for the cylinder; loads from obstacles.csv; `--set 'obstacle[0].wall="interpolated"'`
+for Bouzidi's rule).
 """
 import argparse
 import json
@@ -39,7 +43,7 @@ U = 0.05
 
 def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=False):
     three = body == "sphere"
-    bounce = obstacle and levels > 1  # a bounce-back obstacle on a refined grid
+    bounce = obstacle  # a bounce-back obstacle instead of the immersed body
     d = d // 2 ** (levels - 1)  # level 0's diameter
     n = [round(b * d) for b in box]
     c = [upstream * d, n[1] / 2, n[2] / 2 if three else 0.5]
@@ -76,6 +80,10 @@ def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=Fa
             lines += ["", "[[refinement.region]]", "level = 1", f"min = {lo}", f"max = {hi}"]
     lines += ["", "[run]", f"steps = {round(time * d / U)}", "write_fields = false", "progress = \"lines\""]
     lines += [f"obstacle_loads_every = {every}", ""] if bounce else [""]
+    if levels > 1:  # the axis itself, a line between cells: each leaf cell along it (the finest where it passes)
+        at = f"[0, {n[1] // 2}.0, {n[2] // 2}.0]" if three else f"[0, {n[1] // 2}.0]"
+        lines += ["[[probe]]", 'name = "axis"', 'type = "line"', f"at = {at}", 'axis = "x"', ""]
+        return "\n".join(lines), nu
     # u_x on the rows of cells beside the axis (the centre lies on cell faces).
     rows = [(y, z) for y in (n[1] // 2 - 1, n[1] // 2) for z in ((n[2] // 2 - 1, n[2] // 2) if three else (None,))]
     for i, (y, z) in enumerate(rows):
@@ -90,7 +98,7 @@ def analyse(out):
     d = meta["D"] // 2 ** (levels - 1)  # in the cells of level 0, whose units the loads are in
     area = math.pi * d * d / 4 if three else d
     scale = 2.0 / (U * U * area)
-    loads = os.path.join(out, "obstacles.csv" if meta.get("obstacle") and levels > 1 else "bodies.csv")
+    loads = os.path.join(out, "obstacles.csv" if meta.get("obstacle") else "bodies.csv")
     hist = [(int(r["step"]), float(r["fx"]) * scale, float(r["fy"]) * scale) for r in rows(loads)]
     res = dict(meta)
     res["steps"] = hist[-1][0]
@@ -119,9 +127,12 @@ def analyse(out):
         res["cl_amplitude"] = 0.5 * (max(h[2] for h in window) - min(h[2] for h in window))
         res["periods"] = 5
     else:
-        probes = [rows(os.path.join(out, f"line_axis{i}.csv")) for i in range(4 if three else 2)]
         rear = meta["centre_x"] + d / 2  # level-0 cells, as the probes
-        ux = [(float(p[0]["x"]) + 0.5, sum(float(q["ux"]) for q in p) / len(p)) for p in zip(*probes)]
+        if levels > 1:  # one line between cells: its rows give the point itself
+            ux = [(float(r["x"]), float(r["ux"])) for r in rows(os.path.join(out, "line_axis.csv"))]
+        else:  # rows along cells give the cell (its centre + 0.5)
+            probes = [rows(os.path.join(out, f"line_axis{i}.csv")) for i in range(4 if three else 2)]
+            ux = [(float(p[0]["x"]) + 0.5, sum(float(q["ux"]) for q in p) / len(p)) for p in zip(*probes)]
         behind = [(x, v) for x, v in ux if x > rear]
         res["recirculation"] = None
         seen = False
@@ -151,7 +162,7 @@ def main():
     ap.add_argument("--levels", type=int, default=1,
                     help="refinement levels (> 1: a refined grid, the body in its finest level, D in its cells)")
     ap.add_argument("--obstacle", action="store_true",
-                    help="with --levels: a halfway bounce-back obstacle instead of the immersed body")
+                    help="a halfway bounce-back obstacle instead of the immersed body (KBC FP64)")
     ap.add_argument("--no-body", action="store_true",
                     help="the same box, stream and steps without the body: the fluid's step time, against which "
                          "a run with the body measures the immersed boundary's cost without ib.timing's fences")
