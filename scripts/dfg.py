@@ -12,7 +12,8 @@ is written to OUT/deck.toml; `--set ib.retraction=0.3 --set ib.iterations=3` set
 
 `--levels L` (L > 1) refines the grid (the deck is written to OUT/deck.toml): D is the cylinder's
 diameter in cells of the finest level, level 0 has D / 2^(L-1) across it (the channel, the steps
-and the loads in level-0 cells); the finest level is a band of 8 of its cells around the cylinder,
+and the loads in level-0 cells); the finest level is a band of 8 of its cells around the cylinder
+(`--band W`: W cells; about D keeps the recirculation bubble inside it, docs/user-guide.md),
 level 1 (L >= 3) a box from one diameter upstream of the cylinder to three downstream, one to
 each side of its centre (`--wall-band W`: the channel's walls too, a band of W of its cells). The
 pressure probes stand 0.5 and 1.5 cells of the finest level off the
@@ -100,14 +101,14 @@ def immersed_deck(text):
     return re.sub(r"obstacle_loads_every = \d+\n", "", text)
 
 
-def refined_deck(text, levels, d, wall_band=0):
+def refined_deck(text, levels, d, wall_band=0, band=8):
     """The deck with a [refinement] of `levels` levels around its cylinder (diameter d cells of
-    level 0, centred at (2 d, 2 d)): a band of 8 cells of the finest level, and from L = 3 on
+    level 0, centred at (2 d, 2 d)): a band of `band` cells of the finest level, and from L = 3 on
     level 1 in a box from one diameter upstream to three downstream, one diameter to each side;
     with `wall_band` > 0 also a band of that many finest cells along the channel's walls."""
     c = 2 * d
     lines = ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]",
-             f"level = {levels - 1}", 'type = "band"', 'around = "cylinder"', "width = 8"]
+             f"level = {levels - 1}", 'type = "band"', 'around = "cylinder"', f"width = {band}"]
     if levels >= 3:
         lines += ["", "[[refinement.region]]", "level = 1", f"min = [{c - d}, {c - d}]",
                   f"max = [{c + 3 * d}, {c + d}]"]
@@ -211,11 +212,15 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
     ap.add_argument("--levels", type=int, default=1,
                     help="refinement levels (> 1: a refined grid, the cylinder in its finest level, D in its cells)")
+    ap.add_argument("--band", type=int, default=8,
+                    help="with --levels: the finest level's band around the cylinder, in its cells")
     ap.add_argument("--wall-band", type=int, default=0,
                     help="with --levels: the channel's walls in the finest level too, a band of this many of its cells")
     a = ap.parse_args()
     if a.levels < 1 or a.D % 2 ** a.levels or a.D // 2 ** (a.levels - 1) < 4:
         sys.exit(f"dfg.py: D must be a multiple of 2^levels = {2 ** a.levels} cells, at least 4 cells on level 0")
+    if a.band < 1:
+        sys.exit("dfg.py: --band takes a width of at least one cell")
     if a.levels > 1 and a.immersed:
         sys.exit("dfg.py: --levels takes the obstacle cylinder, not --immersed")
     d0 = a.D // 2 ** (a.levels - 1)  # the diameter in cells of level 0
@@ -224,7 +229,7 @@ def main():
         if a.immersed or a.levels > 1:
             with open(deck) as f:
                 text = f.read()
-            text = immersed_deck(text) if a.immersed else refined_deck(text, a.levels, d0, a.wall_band)
+            text = immersed_deck(text) if a.immersed else refined_deck(text, a.levels, d0, a.wall_band, a.band)
             os.makedirs(a.out, exist_ok=True)
             deck = os.path.join(a.out, "deck.toml")
             with open(deck, "w") as f:

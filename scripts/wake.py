@@ -20,7 +20,8 @@ each leaf cell along it, so on the finest level where that passes).
 
 With `--levels L` (L > 1) the grid is refined ([refinement]): D is the body's diameter in cells of
 the finest level, level 0 has D / 2^(L-1) across it and the box in level-0 cells; the finest level
-is a band of 8 of its cells around the body, level 1 (L >= 3) a box from one diameter upstream of
+is a band of 8 of its cells around the body (`--band W`: W cells; about D keeps the recirculation
+bubble inside it, docs/user-guide.md), level 1 (L >= 3) a box from one diameter upstream of
 the body to three downstream, one diameter to each side of the axis. The body is immersed in the
 finest level (the uniform runs' operators and storage, its samples 0.3 cells of that level apart).
 Loads are in level-0 units, so C_D uses level 0's diameter.
@@ -41,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 U = 0.05
 
 
-def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=False):
+def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=False, band=8):
     three = body == "sphere"
     bounce = obstacle  # a bounce-back obstacle instead of the immersed body
     d = d // 2 ** (levels - 1)  # level 0's diameter
@@ -73,7 +74,7 @@ def deck(body, d, re, box, upstream, time, with_body=True, levels=1, obstacle=Fa
                   f"radius = {d / 2}", f"position = {pos}", "spacing = 0.3", "", "[ib]", f"loads_every = {every}"]
     if with_body and levels > 1:
         lines += ["", "[refinement]", f"levels = {levels}", "", "[[refinement.region]]", f"level = {levels - 1}",
-                  'type = "band"', 'around = "body"', "width = 8"]
+                  'type = "band"', 'around = "body"', f"width = {band}"]
         if levels >= 3:
             lo = [c[0] - d, c[1] - d] + ([c[2] - d] if three else [])
             hi = [c[0] + 3 * d, c[1] + d] + ([c[2] + d] if three else [])
@@ -161,6 +162,8 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="more deck overrides")
     ap.add_argument("--levels", type=int, default=1,
                     help="refinement levels (> 1: a refined grid, the body in its finest level, D in its cells)")
+    ap.add_argument("--band", type=int, default=8,
+                    help="with --levels: the finest level's band around the body, in its cells")
     ap.add_argument("--obstacle", action="store_true",
                     help="a halfway bounce-back obstacle instead of the immersed body (KBC FP64)")
     ap.add_argument("--no-body", action="store_true",
@@ -174,16 +177,18 @@ def main():
         sys.exit("wake.py: run needs a body and an even diameter D >= 4 (cells)")
     if a.levels < 1 or a.D % 2 ** a.levels:
         sys.exit(f"wake.py: --levels {a.levels}: D must be a multiple of 2^levels (an even diameter on level 0)")
+    if a.band < 1:
+        sys.exit("wake.py: --band takes a width of at least one cell")
     box = [float(x) for x in (a.box or ("20x10x10" if a.body == "sphere" else "32x20")).split("x")]
     if len(box) != (3 if a.body == "sphere" else 2):
         sys.exit("wake.py: --box takes three lengths for a sphere, two for a cylinder (diameters)")
     box += [0.0] * (3 - len(box))
     upstream = a.upstream if a.upstream is not None else 0.3 * box[0]
     text, _ = deck(a.body, a.D, a.re, box, upstream, a.time, with_body=not a.no_body, levels=a.levels,
-                   obstacle=a.obstacle)
+                   obstacle=a.obstacle, band=a.band)
     d0 = a.D // 2 ** (a.levels - 1)
     meta = {"body": a.body, "D": a.D, "re": a.re, "box": box, "upstream": upstream, "centre_x": upstream * d0,
-            "no_body": a.no_body, "levels": a.levels, "obstacle": a.obstacle}
+            "no_body": a.no_body, "levels": a.levels, "obstacle": a.obstacle, "band": a.band if a.levels > 1 else None}
     sys.exit(run_case(a.out, text, meta, a.kolibri, a.set))
 
 
