@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <kolibri/geometry/MeshShape.hpp>
 #include <kolibri/grid/DenseGrid.hpp>
+#include <kolibri/grid/LinkRules.hpp>
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/lattice/Lattice.hpp>
 #include <kolibri/refine/Octree.hpp>
@@ -592,9 +593,9 @@ class Builder {
   /// the solid cell `solid` (wrapped) of obstacle o: the dense box's rule (obstacle_link) at this
   /// level's cell centres (level-0 cells; the fraction of the link is the same at any scale).
   /// The solid's centre b and the fluid cell's a = b + c_q, one link apart on the solid's side of
-  /// a periodic face; the wall's distance where it is interpolated, else 1/2; the cell behind p,
+  /// a periodic face; the wall's distance and velocity from wall_on_link; the cell behind p,
   /// p + c_q, where it is a fluid leaf of this level (else a distance under 1/2 becomes 1/2, as
-  /// at a face or a solid in the dense box); the wall's velocity at the crossing.
+  /// at a face or a solid in the dense box).
   Link wall_link(const Obstacle& o, std::size_t s, const Pos& p, const Pos& solid, int q,
                  int l) const {
     Link out;
@@ -603,18 +604,16 @@ class Builder {
     const Pos& c = m_c[std::size_t(q)];
     const double w = 1.0 / double(1 << l);  // a cell of level l in level-0 cells
     const std::array<double, 3> b = centre(solid, l);
-    const std::array<double, 3> a{b[0] + c[0] * w, b[1] + c[1] * w, b[2] + c[2] * w};
-    const double wall = wall_crossing(o, a, b);
-    if (o.wall == Obstacle::Wall::Interpolated) out.distance = wall;
+    const std::array<double, 3> link{-c[0] * w, -c[1] * w, -c[2] * w};
+    const ObstacleLink wall =
+        wall_on_link(o, 0, {b[0] - link[0], b[1] - link[1], b[2] - link[2]}, link);
+    out.distance = wall.distance, out.wall_velocity = wall.wall_velocity;
     const Found behind = find_near(s, p, {p[0] + c[0], p[1] + c[1], p[2] + c[2]}, l);
     if (behind.inside && behind.code >= 0 && behind.flag == kLevelFluid)
       out.behind = std::int32_t((std::size_t(behind.code) << (m_sh[0] + m_sh[1] + m_sh[2])) +
                                 std::size_t(behind.place));
     else if (out.distance < 0.5)
       out.distance = 0.5;
-    if (o.rotating())
-      out.wall_velocity = wall_velocity(
-          o, {a[0] - wall * c[0] * w, a[1] - wall * c[1] * w, a[2] - wall * c[2] * w});
     return out;
   }
 

@@ -10,11 +10,41 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "Helpers.hpp"
 
 namespace kolibri::test {
+
+/// Circular Couette flow between a cylinder of radius r1 turning at omega and one of radius r2 at
+/// rest: u_theta = A r + B / r, and the torque on the inner cylinder a unit of length, -4 pi mu B.
+struct CouetteProfile {
+  double A, B;
+  CouetteProfile(double r1, double r2, double omega)
+      : A(-omega * r1 * r1 / (r2 * r2 - r1 * r1)),
+        B(omega * r1 * r1 * r2 * r2 / (r2 * r2 - r1 * r1)) {}
+  double at(double r) const { return A * r + B / r; }
+  double torque(double mu) const { return -4.0 * M_PI * mu * B; }
+};
+
+/// The annulus's cylinders about `centre` (their axis along z): the inner one of radius r1
+/// turning at omega, the outer one of radius r2 at rest with the solid outside it, both with
+/// `wall`.
+inline std::vector<Obstacle> annulus_cylinders(double r1, double r2, double omega,
+                                               const std::array<double, 2>& centre,
+                                               Obstacle::Wall wall) {
+  Obstacle inner, outer;
+  inner.name = "inner", outer.name = "outer";
+  inner.shape = outer.shape = Obstacle::Shape::Cylinder;
+  inner.center = outer.center = {centre[0], centre[1], 0.5};
+  inner.radius = r1, outer.radius = r2;
+  inner.angular_velocity = {0, 0, omega};
+  outer.solid_outside = true;
+  inner.wall = outer.wall = wall;
+  return {inner, outer};
+}
 
 /// The steady annulus: the azimuthal velocity's relative L2 error over every level's fluid cells
 /// (each weighted by its area), and each cylinder's torque over the analytic one, -4 pi mu B.
@@ -31,18 +61,10 @@ struct RefinedAnnulus {
 inline RefinedAnnulus refined_annulus(double r1, int levels = 2) {
   constexpr double kWallSpeed = 0.002;
   const int n = 8 * int(std::ceil((4.25 * r1 + 1) / 8));  // a periodic axis takes whole blocks
-  const double centre[2] = {2.25 * r1 + 0.13, 2.25 * r1 - 0.21}, r2 = 2 * r1;
-  const double omega = kWallSpeed / r1;
+  const std::array<double, 2> centre{2.25 * r1 + 0.13, 2.25 * r1 - 0.21};
+  const double r2 = 2 * r1, omega = kWallSpeed / r1;
   SolverConfig c = periodic_box(LatticeKind::D2Q9, n, n, 1, 0.8);
-  Obstacle inner, outer;
-  inner.name = "inner", outer.name = "outer";
-  inner.shape = outer.shape = Obstacle::Shape::Cylinder;
-  inner.center = outer.center = {centre[0], centre[1], 0.5};
-  inner.radius = r1, outer.radius = r2;
-  inner.angular_velocity = {0, 0, omega};
-  outer.solid_outside = true;
-  inner.wall = outer.wall = Obstacle::Wall::Interpolated;
-  c.obstacles = {inner, outer};
+  c.obstacles = annulus_cylinders(r1, r2, omega, centre, Obstacle::Wall::Interpolated);
   if (levels > 1) {
     c.refinement.levels = 2;
     RefinementRegion square;
@@ -54,13 +76,12 @@ inline RefinedAnnulus refined_annulus(double r1, int levels = 2) {
   auto s = make_solver(c);
   const double gap = r2 - r1;
   s->step(std::int64_t(2.5 * gap * gap / c.viscosity()));  // slowest mode decays by about e^-25
-  const double A = -omega * r1 * r1 / (r2 * r2 - r1 * r1);
-  const double B = omega * r1 * r1 * r2 * r2 / (r2 * r2 - r1 * r1);
+  const CouetteProfile exact(r1, r2, omega);
   double err = 0.0, norm = 0.0;
   const auto add = [&](const std::array<double, 3>& x, const std::array<double, 3>& u,
                        double area) {
     const double dx = x[0] - centre[0], dy = x[1] - centre[1], r = std::hypot(dx, dy);
-    const double ut = (-dy * u[0] + dx * u[1]) / r, want = A * r + B / r;
+    const double ut = (-dy * u[0] + dx * u[1]) / r, want = exact.at(r);
     err += area * (ut - want) * (ut - want), norm += area * want * want;
   };
   if (levels > 1) {
@@ -79,7 +100,7 @@ inline RefinedAnnulus refined_annulus(double r1, int levels = 2) {
         if (!f.solid[f.index(x, y, 0)]) add({x + 0.5, y + 0.5, 0.5}, f.u[f.index(x, y, 0)], 1.0);
   }
   const auto loads = s->obstacle_loads();
-  const double torque = -4.0 * M_PI * c.viscosity() * B;  // per cell of length (nz = 1)
+  const double torque = exact.torque(c.viscosity());  // per cell of length (nz = 1)
   return {std::sqrt(err / norm), loads[0].torque[2] / torque, -loads[1].torque[2] / torque};
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "Annulus.hpp"
 #include "Helpers.hpp"
 
 namespace {
@@ -20,11 +21,6 @@ using namespace kolibri;
 /// The inner wall's speed: low, so the compressibility error (O(Ma^2)) stays below the wall's at
 /// the finest resolution (at 0.01 it floored the errors near 1e-4: measured).
 constexpr double kWallSpeed = 0.002;
-
-struct Annulus {
-  double r1, r2, omega;
-  double centre[2];
-};
 
 /// The steady annulus: the relative L2 error of the azimuthal velocity over its fluid cells, and
 /// the torques on the inner and outer cylinders (momentum exchange) relative to the analytic one
@@ -64,40 +60,33 @@ constexpr double kMeshEdge = 0.25;
 CouetteResult couette(LatticeKind lat, CollisionKind col, Obstacle::Wall wall, double r1,
                       bool mesh_outer = false) {
   const int n = int(std::ceil(4 * r1)) + 4;
-  Annulus a{
-      r1, 2 * r1, kWallSpeed / r1, {0.5 * n + 0.13, 0.5 * n - 0.21}};  // off the lattice's symmetry
+  const std::array<double, 2> centre{0.5 * n + 0.13, 0.5 * n - 0.21};  // off the lattice's symmetry
+  const double r2 = 2 * r1, omega = kWallSpeed / r1;
   SolverConfig c = test::periodic_box(lat, n, n, lat == LatticeKind::D2Q9 ? 1 : 2, 0.8);
   c.collision = col;
-  Obstacle inner, outer;
-  inner.shape = outer.shape = Obstacle::Shape::Cylinder;
-  inner.center = outer.center = {a.centre[0], a.centre[1], 0.5};
-  inner.radius = a.r1, outer.radius = a.r2;
-  inner.angular_velocity = {0, 0, a.omega};
-  outer.solid_outside = true;
-  inner.wall = outer.wall = wall;
+  c.obstacles = test::annulus_cylinders(r1, r2, omega, centre, wall);
   if (mesh_outer) {
+    Obstacle& outer = c.obstacles[1];
     outer.shape = Obstacle::Shape::Mesh;
-    outer.mesh = std::make_shared<const MeshShape>(polygon_prism(a.r2, kMeshEdge, outer.center));
+    outer.mesh = std::make_shared<const MeshShape>(polygon_prism(r2, kMeshEdge, outer.center));
   }
-  c.obstacles = {inner, outer};
   auto s = make_solver(c);
-  const double gap = a.r2 - a.r1;
+  const double gap = r2 - r1;
   s->step(std::int64_t(2.5 * gap * gap / c.viscosity()));  // slowest mode decays by about e^-25
   const auto f = s->macroscopic();
-  const double A = -a.omega * a.r1 * a.r1 / (a.r2 * a.r2 - a.r1 * a.r1);
-  const double B = a.omega * a.r1 * a.r1 * a.r2 * a.r2 / (a.r2 * a.r2 - a.r1 * a.r1);
+  const test::CouetteProfile exact(r1, r2, omega);
   double err = 0.0, norm = 0.0;
   for (int y = 0; y < n; ++y)
     for (int x = 0; x < n; ++x) {
-      const double dx = x + 0.5 - a.centre[0], dy = y + 0.5 - a.centre[1];
+      const double dx = x + 0.5 - centre[0], dy = y + 0.5 - centre[1];
       const double r = std::hypot(dx, dy);
-      if (r <= a.r1 || r > a.r2) continue;  // solid (covers: r <= r1 inner, r > r2 outer)
+      if (r <= r1 || r > r2) continue;  // solid (covers: r <= r1 inner, r > r2 outer)
       const auto& u = f.u[f.index(x, y, 0)];
-      const double ut = (-dy * u[0] + dx * u[1]) / r, want = A * r + B / r;
+      const double ut = (-dy * u[0] + dx * u[1]) / r, want = exact.at(r);
       err += (ut - want) * (ut - want), norm += want * want;
     }
   const auto loads = s->obstacle_loads();
-  const double torque = -4.0 * M_PI * c.viscosity() * B;  // per cell of length (nz = 1)
+  const double torque = exact.torque(c.viscosity());  // per cell of length (nz = 1)
   return {std::sqrt(err / norm), loads[0].torque[2] / torque, -loads[1].torque[2] / torque};
 }
 double couette_error(LatticeKind lat, CollisionKind col, Obstacle::Wall wall, double r1,

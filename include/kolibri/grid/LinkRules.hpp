@@ -36,31 +36,44 @@ inline int owning_obstacle(const std::vector<Obstacle>& obstacles, const Coord& 
   return -1;
 }
 
+/// \brief The wall of obstacle `ob` (number `obstacle` in the deck) on the link from a fluid
+/// cell's centre `a` to a solid cell's centre a + `link` (deck coordinates, a link of any
+/// level's length): its distance, the fraction of the link where the shape crosses it where the
+/// wall is interpolated (else 1/2), and the wall's velocity there (rotating obstacles, also for
+/// halfway bounce-back). The caller sets a distance under 1/2 to 1/2 where the cell behind the
+/// fluid cell (a - link) is no fluid cell: the dense box (obstacle_link) and the refined levels.
+inline ObstacleLink wall_on_link(const Obstacle& ob, int obstacle, const std::array<double, 3>& a,
+                                 const std::array<double, 3>& link) {
+  ObstacleLink out;
+  out.obstacle = obstacle;
+  const std::array<double, 3> b{a[0] + link[0], a[1] + link[1], a[2] + link[2]};
+  const double wall = ob.link_rules() ? wall_crossing(ob, a, b) : 0.5;  // where the shape is
+  if (ob.wall == Obstacle::Wall::Interpolated) out.distance = wall;
+  if (ob.rotating())
+    out.wall_velocity =
+        wall_velocity(ob, {a[0] + wall * link[0], a[1] + wall * link[1], a[2] + wall * link[2]});
+  return out;
+}
+
 /// \brief The link from local cell p along c_k, whose neighbour m there is solid: its obstacle,
 /// the wall's distance and velocity. `type` are the faces' types (the grid's neighbour rule).
 template <class L>
 ObstacleLink obstacle_link(const DenseGrid& grid, const int (&type)[6],
                            const std::vector<Flag>& flags, const std::vector<Obstacle>& obstacles,
                            const Coord& p, Index m, int k) {
-  ObstacleLink out;
   const Coord gs = grid.global_coords(grid.coords(m));
-  out.obstacle = owning_obstacle(obstacles, gs);
-  if (out.obstacle < 0) return out;
-  const Obstacle& ob = obstacles[std::size_t(out.obstacle)];
-  // The solid cell's centre and the fluid cell's, one link apart (across a periodic face the
-  // fluid cell is taken on the solid's side).
-  const std::array<double, 3> b{gs.x + 0.5, gs.y + 0.5, gs.z + 0.5};
-  const std::array<double, 3> a{b[0] - L::c(k, 0), b[1] - L::c(k, 1), b[2] - L::c(k, 2)};
-  const double wall = ob.link_rules() ? wall_crossing(ob, a, b) : 0.5;  // where the shape is
-  if (ob.wall == Obstacle::Wall::Interpolated) out.distance = wall;
+  const int o = owning_obstacle(obstacles, gs);
+  if (o < 0) return ObstacleLink{};
+  // The fluid cell's centre one link from the solid's (across a periodic face the fluid cell is
+  // taken on the solid's side).
+  const std::array<double, 3> link{double(L::c(k, 0)), double(L::c(k, 1)), double(L::c(k, 2))};
+  const std::array<double, 3> a{gs.x + 0.5 - link[0], gs.y + 0.5 - link[1], gs.z + 0.5 - link[2]};
+  ObstacleLink out = wall_on_link(obstacles[std::size_t(o)], o, a, link);
   if (out.distance < 0.5) {
     int face;
     const Index behind = grid.neighbour<L>(type, p, k, -1, face);
     if (behind < 0 || flags[std::size_t(behind)] == kSolid) out.distance = 0.5;
   }
-  if (ob.rotating())  // at the wall itself, also for halfway bounce-back
-    out.wall_velocity = wall_velocity(
-        ob, {a[0] + wall * L::c(k, 0), a[1] + wall * L::c(k, 1), a[2] + wall * L::c(k, 2)});
   return out;
 }
 

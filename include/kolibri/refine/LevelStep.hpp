@@ -727,8 +727,8 @@ struct LinkRecord {
 /// the link history), in the level's lattice units: 2 c_k f*_k a link (halfway bounce-back at
 /// rest, ObstacleLoads.hpp), and the torque about `centre` (level-0 cells) with the arm to the
 /// link's midpoint. Where the level has obstacles' link rules (`back` not null), the dense
-/// box's form (LinkMomentum): (c_k - u_w) f*_k + (c_k + u_w) f_q with the wall's returned f_q
-/// (`back`) and velocity, the arm to the wall's crossing.
+/// box's form (LinkSums::add_link, as LinkMomentum): (c_k - u_w) f*_k + (c_k + u_w) f_q with the
+/// wall's returned f_q (`back`) and velocity, the arm to the wall's crossing.
 template <class L, class S>
 struct LevelLinkMomentum : LinkSumsReduction {
   using R = typename S::real;
@@ -752,16 +752,12 @@ struct LevelLinkMomentum : LinkSumsReduction {
     level_position<L::D, SX>(origin, s, t & ((Index(1) << VS) - 1), p);
     const double fk = double(S::template load<L>(f[i], k));
     const double returned = back ? back[i] : fk, d = back ? distance[i] : 0.5;
-    double F[3], r[3];
+    double ck[3], u[3], r[3];
     for (int a = 0; a < 3; ++a) {
-      const double u = back ? wall_u[3 * i + a] : 0.0;
-      F[a] = L::c(k, a) * (fk + returned) - u * (fk - returned);
+      ck[a] = L::c(k, a), u[a] = back ? wall_u[3 * i + a] : 0.0;
       r[a] = a < L::D ? (p[a] + 0.5 + d * L::c(k, a)) * width - centre[a] : 0.5 - centre[a];
     }
-    for (int a = 0; a < 3; ++a) sum.add(a, F[a]);
-    sum.add(3, r[1] * F[2] - r[2] * F[1]);
-    sum.add(4, r[2] * F[0] - r[0] * F[2]);
-    sum.add(5, r[0] * F[1] - r[1] * F[0]);
+    sum.add_link(ck, u, fk, returned, r);
   }
 };
 

@@ -96,6 +96,19 @@ struct LinkSums {
   KOKKOS_INLINE_FUNCTION void add(const LinkSums& b) {
     for (int k = 0; k < 6; ++k) add(k, b.v[k]), c[k] += b.c[k];
   }
+  /// One link's momentum exchange in the Galilean-invariant form of Wen et al. (2014): the force
+  /// (c_k - u_w) f*_k + (c_k + u_w) f_q, written c_k (f*_k + f_q) - u_w (f*_k - f_q), with
+  /// `leaving` = f*_k, `back` = f_q, `ck` the link's direction into the wall and `u` the wall's
+  /// velocity; and its torque r x F about the arm `r`.
+  KOKKOS_INLINE_FUNCTION void add_link(const double (&ck)[3], const double (&u)[3], double leaving,
+                                       double back, const double (&r)[3]) {
+    double F[3];
+    for (int a = 0; a < 3; ++a) F[a] = ck[a] * (leaving + back) - u[a] * (leaving - back);
+    for (int a = 0; a < 3; ++a) add(a, F[a]);
+    add(3, r[1] * F[2] - r[2] * F[1]);
+    add(4, r[2] * F[0] - r[0] * F[2]);
+    add(5, r[0] * F[1] - r[1] * F[0]);
+  }
   double total(int k) const { return v[k] + c[k]; }
 };
 
@@ -186,12 +199,7 @@ struct LinkMomentum : LinkSumsReduction {
     const double r[3] = {origin[0] + x.x + d * c[0] - centre[0],
                          origin[1] + x.y + d * c[1] - centre[1],
                          origin[2] + x.z + d * c[2] - centre[2]};
-    double F[3];
-    for (int a = 0; a < 3; ++a) F[a] = c[a] * (leaving + back) - u[a] * (leaving - back);
-    for (int a = 0; a < 3; ++a) sum.add(a, F[a]);
-    sum.add(3, r[1] * F[2] - r[2] * F[1]);
-    sum.add(4, r[2] * F[0] - r[0] * F[2]);
-    sum.add(5, r[0] * F[1] - r[1] * F[0]);
+    sum.add_link(c, u, leaving, back, r);
   }
 };
 
