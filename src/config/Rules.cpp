@@ -142,10 +142,6 @@ std::optional<RuleBreach> outflow_rule(const SolverConfig& c) {
                         "expected a rate a time step from 0 to 1 (0: the density never returns "
                         "to the face's), got " +
                             std::to_string(face.relaxation)};
-    if (characteristic && c.refinement.active())
-      return RuleBreach{section, "pressure_rule",
-                        "the characteristic rule runs with one level for now (refined grids take "
-                        "\"developed\", which \"auto\" takes, or \"anti_bounce_back\")"};
   }
   if (const int f = thin_outflow_face(c, {1, 1, 1}); f >= 0)  // one rank: the whole domain
     return RuleBreach{

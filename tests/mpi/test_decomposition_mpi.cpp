@@ -709,16 +709,21 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
     c.refinement.regions = {wide, band_around("obstacles", 2, 2)};
     expect_refined_identical(c, 6, "D3Q27 KBC periodic, nested");
   }
-  for (const bool open : {false, true}) {
+  enum { Developed, OutflowFace, Characteristic };
+  for (const int outlet : {Developed, OutflowFace, Characteristic}) {
     // 3D: an inlet and an outlet on the faces the cut separates, walls, a level around the
     // sphere (its outlet the developed pressure rule); `open`: a level along the walls too, which
     // meets the inlet, a parabola that ramps up, and the outlet, an outflow face (the rules that
-    // read the layer next to the face, and the profile at each level's cells)
+    // read the layer next to the face, and the profile at each level's cells) or a
+    // characteristic outlet (its density from the velocities summed over both levels' cells of
+    // its layer on every rank, in integers)
+    const bool open = outlet != Developed;
     auto c = test::periodic_box(LatticeKind::D3Q19, 12, 12, 32, 0.8);
     for (std::size_t f = 0; f < 4; ++f) c.faces[f].type = FaceType::Wall;
     c.faces[4].type = FaceType::VelocityInlet;
     c.faces[4].velocity = {0.0, 0.0, 0.04};
-    c.faces[5].type = open ? FaceType::Outflow : FaceType::PressureOutlet;
+    c.faces[5].type = outlet == OutflowFace ? FaceType::Outflow : FaceType::PressureOutlet;
+    if (outlet == Characteristic) c.faces[5].pressure_rule = PressureRule::Characteristic;
     c.faces[5].density = 1.0;
     c.initial.velocity = {0.0, 0.0, 0.04};  // the sphere takes a load from the first step
     Obstacle o;
@@ -733,9 +738,12 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
       c.faces[4].ramp_steps = 6;
       c.refinement.regions.push_back(band_around("walls", 1, 2));
     }
-    expect_refined_identical(
-        c, 8,
-        open ? "D3Q19 BGK channel along z, profile, outflow face" : "D3Q19 BGK channel along z");
+    expect_refined_identical(c, 8,
+                             outlet == Developed ? "D3Q19 BGK channel along z"
+                             : outlet == OutflowFace
+                                 ? "D3Q19 BGK channel along z, profile, outflow face"
+                                 : "D3Q19 BGK channel along z, profile, "
+                                   "characteristic outlet");
   }
 }
 

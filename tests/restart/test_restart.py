@@ -162,10 +162,11 @@ for what, (tag, sets) in variants.items():
 # from an odd step continues bit-identically, and a stop by --walltime leaves one that does too.
 refine = ["--set", "refinement.levels=2",
           "--set", 'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }]']
-def refined_restarts(label, sets, rank_pairs, loads=None):
+def refined_restarts(label, sets, rank_pairs, loads=None, files=("levels.h5",)):
     """A refined grid with `sets`: a restart from step 137 ends bit-identical to the uninterrupted
     run, and so does a checkpoint of W ranks continued on R for each (W, R) of `rank_pairs` (each
-    rank steps its range of every level's leaves), with the same `loads` rows where given."""
+    rank steps its range of every level's leaves), with the same `loads` rows where given; the
+    checkpoint of step 137 holds `files` beside its pieces."""
     tag = label.replace(" ", "_")
     ref_l = W(f"ref_refined_{tag}")
     run(ref_l, *sets)
@@ -174,8 +175,9 @@ def refined_restarts(label, sets, rank_pairs, loads=None):
         check(len(rows) >= 100, f"refined grid, {label}: {len(rows)} rows of loads")
     odd_l = W(f"odd_refined_{tag}")
     run(odd_l, *sets, "--set", "run.steps=137", "--set", "run.checkpoint_every=137")
-    check(os.path.isfile(os.path.join(odd_l, "restart_channel_ckpt_00000137", "levels.h5")),
-          f"refined grid, {label}: the checkpoint holds levels.h5")
+    for name in files:
+        check(os.path.isfile(os.path.join(odd_l, "restart_channel_ckpt_00000137", name)),
+              f"refined grid, {label}: the checkpoint holds {name}")
     run(odd_l, *sets, "--restart", "latest")
     same_fields(final(ref_l, 400), final(odd_l, 400), f"refined grid, {label}: restart from step 137")
     if loads:
@@ -224,6 +226,13 @@ refined_restarts("open faces", [*refine[:2], "--set",
                                 "--set", 'boundary.x_min.profile="parabolic"', "--set", "boundary.x_min.ramp_steps=300",
                                 "--set", 'boundary.x_max="outflow"'],
                  [(2, 3)])
+# A characteristic outlet on both levels (the band along the walls meets it): its state (two
+# values, kept once a step of level 0) goes into outlets.h5 beside levels.h5.
+refined_restarts("characteristic outlet", [*refine[:2], "--set",
+                                           'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+                                           '{ level = 1, type = "band", around = "walls", width = 2 }]',
+                                           "--set", 'boundary.x_max.pressure_rule="characteristic"'],
+                 [(2, 3)], files=("levels.h5", "outlets.h5"))
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)

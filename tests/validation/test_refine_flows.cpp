@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "Annulus.hpp"
 #include "Cavity.hpp"
@@ -124,13 +127,13 @@ TEST(RefinedFlows, CavityRe100RefinedTowardsTheWallsMatchesGhia) {
   EXPECT_LT(r.rms_dev, 0.01);
 }
 
-TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradient) {
-  // The dense test of pressure faces (test_inlets.cpp) on a refined grid: plates between a
-  // pressure inlet and a pressure outlet, both on the developed rule (the default), the blocks
-  // next to the walls on level 1, so both faces meet the interfaces and read the layer next to
-  // them on each level. Mid-channel (level 0) the gradient is the imposed mean to 0.2% and the
-  // peak the Poiseuille parabola's of that gradient to 1%, the dense box's bands. TRT with
-  // Lambda = 3/16 (each level alone holds the parabola exactly); 4 H^2 / nu steps of level 0.
+/// The dense test of pressure faces (test_inlets.cpp) on a refined grid: plates between a
+/// pressure inlet (the developed rule) and a pressure outlet on `outlet`'s rule, the blocks next
+/// to the walls on level 1, so both faces meet the interfaces and read the layer next to them on
+/// each level; TRT with Lambda = 3/16 (each level alone holds the parabola exactly), 4 H^2 / nu
+/// steps of level 0. Checks the gradient mid-channel (level 0) against the imposed mean to 0.2%
+/// and the peak against the Poiseuille parabola's of that gradient to 1%, the dense box's bands.
+void expect_refined_channel_takes_the_imposed_gradient(PressureRule outlet, const char* name) {
   const int nx = 64, H = 32;
   SolverConfig c = test::plates(LatticeKind::D2Q9, H, 1.1, CollisionKind::Trt);
   c.nx = nx;
@@ -138,6 +141,7 @@ TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradie
   c.faces[0].type = FaceType::PressureInlet;
   c.faces[0].density = 1.0003;
   c.faces[1].type = FaceType::PressureOutlet;
+  c.faces[1].pressure_rule = outlet;
   c.refinement.levels = 2;
   c.refinement.regions = {band_around_walls(1, 2.0)};  // the 8-cell blocks along the walls
   auto s = make_solver(c);
@@ -147,12 +151,93 @@ TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradie
   s->step(std::int64_t(4.0 * H * H / c.viscosity()));
   const test::MidChannel mid = test::mid_channel(s->macroscopic(), nx, H, c.viscosity());
   const double mean = (1.0003 - 1.0) / (3.0 * nx), ratio = mid.gradient / mean;
-  RecordProperty("gradient_over_mean", std::to_string(ratio));
-  RecordProperty("peak_over_parabola", std::to_string(mid.peak / mid.parabola));
-  std::printf("refined pressure-driven channel: G / mean %.5f, peak / parabola %.5f\n", ratio,
-              mid.peak / mid.parabola);
+  ::testing::Test::RecordProperty(std::string(name) + "_gradient_over_mean", std::to_string(ratio));
+  ::testing::Test::RecordProperty(std::string(name) + "_peak_over_parabola",
+                                  std::to_string(mid.peak / mid.parabola));
+  std::printf("refined pressure-driven channel, %s outlet: G / mean %.5f, peak / parabola %.5f\n",
+              name, ratio, mid.peak / mid.parabola);
   EXPECT_NEAR(ratio, 1.0, 0.002);
   EXPECT_NEAR(mid.peak, mid.parabola, 0.01 * mid.umax);
+}
+
+TEST(RefinedFlows, PressureDrivenChannelAcrossTheInterfacesTakesTheImposedGradient) {
+  expect_refined_channel_takes_the_imposed_gradient(PressureRule::Auto, "developed");
+}
+
+// The same with a characteristic outlet (refine/LevelOutlets.hpp: its density stepped once a
+// step of level 0 from the mean velocity leaving across both levels' cells of its layer).
+TEST(RefinedFlows, CharacteristicOutletHoldsTheImposedPressureDrop) {
+  expect_refined_channel_takes_the_imposed_gradient(PressureRule::Characteristic, "characteristic");
+}
+
+/// The reflection of test_outflow.cpp's sound pulse (a strip 240 cells long, periodic across
+/// its 8, D2Q9 BGK tau 0.55; amplitude A = 1e-4, 6 cells wide, from the middle) off faces x_min
+/// and x_max of rule `face`, with the strip's last third on level 1: face x_max lies on level 1,
+/// x_min on level 0, and the pulse crosses the interface on its way out and back. The largest
+/// |rho - 1| / A over every level's fluid cells after twice the travel from the middle to a
+/// face, and (`incident`) after half of it.
+double refined_reflection(const FaceBC& face, double& incident) {
+  SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 240, 8, 1, 0.55);
+  c.faces[0] = c.faces[1] = face;
+  c.refinement.levels = 2;
+  RefinementRegion far;
+  far.level = 1;
+  far.min = {160.0, 0.0, 0.0}, far.max = {240.0, 8.0, 1.0};
+  c.refinement.regions = {far};
+  auto s = make_solver(c);
+  const auto& grid = dynamic_cast<const RefinedGrid&>(*s);
+  const double A = 1e-4, sigma = 6.0, x0 = 0.5 * c.nx;
+  std::vector<double> rho(std::size_t(c.cells()));
+  std::vector<std::array<double, 3>> u(rho.size(), {0.0, 0.0, 0.0});
+  for (int y = 0; y < c.ny; ++y)
+    for (int x = 0; x < c.nx; ++x) {
+      const double d = (x + 0.5 - x0) / sigma;
+      rho[std::size_t(x + c.nx * y)] = 1.0 + A * std::exp(-0.5 * d * d);
+    }
+  s->initialize(rho, u);
+  const auto peak = [&] {
+    double p = 0;
+    for (int l = 0; l < 2; ++l) {
+      const LevelFields f = grid.level_fields(l);
+      for (std::size_t t = 0; t < f.rho.size(); ++t)
+        if (f.flag[t] == kLevelFluid) p = std::max(p, std::fabs(f.rho[t] - 1.0));
+    }
+    return p / A;
+  };
+  const auto travel = std::int64_t(std::lround(x0 * std::sqrt(3.0)));  // the middle to a face
+  s->step(travel / 2);
+  incident = peak();
+  s->step(2 * travel - travel / 2);
+  return peak();
+}
+
+FaceBC outlet_of(FaceType type, PressureRule rule = PressureRule::Auto, double relaxation = -1.0) {
+  FaceBC f;
+  f.type = type;
+  f.pressure_rule = rule;
+  f.relaxation = relaxation;
+  return f;
+}
+
+// test_outflow.cpp's characteristic outlet on a refined grid: the pulse leaves through faces on
+// either level with what comes back (the slow return of the face's density, and what the
+// interface sends back) far below the outflow face's on the same grid: the dense box's bands.
+TEST(RefinedFlows, CharacteristicOutletSendsASoundPulseBackFarLessThanTheOutflowFace) {
+  double incident = 0, incident_outflow = 0;
+  const double outflow = refined_reflection(outlet_of(FaceType::Outflow), incident_outflow);
+  const double relaxed = refined_reflection(
+      outlet_of(FaceType::PressureOutlet, PressureRule::Characteristic), incident);
+  EXPECT_NEAR(incident, 0.5, 0.05);
+  const double free = refined_reflection(
+      outlet_of(FaceType::PressureOutlet, PressureRule::Characteristic, 0.0), incident);
+  RecordProperty("reflection_outflow", std::to_string(outflow));
+  RecordProperty("reflection_characteristic", std::to_string(relaxed));
+  RecordProperty("reflection_characteristic_unrelaxed", std::to_string(free));
+  std::printf("refined strip: reflection outflow %.5f, characteristic %.5f, unrelaxed %.5f\n",
+              outflow, relaxed, free);
+  EXPECT_LT(relaxed, 0.01);
+  EXPECT_LT(free, 0.005);
+  EXPECT_LT(relaxed, outflow / 20);
 }
 
 TEST(RefinedFlows, CouetteBetweenInterpolatedWallsOnTwoLevelsTakesTheAnalyticTorques) {

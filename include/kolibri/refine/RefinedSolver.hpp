@@ -17,6 +17,7 @@
 #include <kolibri/ib/Immersed.hpp>
 #include <kolibri/parallel/Halo.hpp>
 #include <kolibri/refine/LevelBodies.hpp>
+#include <kolibri/refine/LevelOutlets.hpp>
 #include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/LevelStep.hpp>
 #include <kolibri/refine/Octree.hpp>
@@ -168,6 +169,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                 double(std::int64_t(std::popcount(read)) << l) * double(L::Q * Index(sizeof(V)));
       }
     }
+    set_outlets(cfg);
     if (!cfg.bodies.empty()) set_bodies(cfg, dist);
     if (cfg.initial.kind == InitialCondition::Kind::Uniform) {
       const auto n = std::size_t(cfg.cells());
@@ -187,6 +189,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::int64_t i = 0; i < n; ++i) {
       m_body_time = (m_steps + i) << m_body_box.level;
       for (std::size_t l = 0; l < m_levels.size(); ++l) m_levels[l].steps = (m_steps + i) << l;
+      if (m_outlets.active()) step_outlets();
       advance(0, 0);
     }
     Kokkos::fence();
@@ -244,6 +247,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       for (std::size_t r = 0; r < (std::size_t(1) << l); ++r) record_links(int(l));
     }
     Kokkos::fence();
+    m_outlets.reset();
     m_shared = ++m_version;  // every rank set every cell
   }
 
@@ -610,6 +614,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
     m_shared = ++m_version;  // every rank set every cell
   }
+  /// The characteristic outlets' state (LevelOutlets::state; empty without such faces).
+  std::vector<double> outlet_state() const override { return m_outlets.state(); }
+  void set_outlet_state(const std::vector<double>& s) override {
+    if (!m_outlets.active()) return Solver::set_outlet_state(s);
+    m_outlets.set_state(s);
+  }
+
   std::string value_type() const override { return sizeof(V) == 8 ? "float64" : "float32"; }
   int populations_per_cell() const override { return L::Q; }
   /// Read and write Q values, the flag and the links word; the unfused baseline writes the
@@ -996,6 +1007,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         m_timed_faces
             ? DeviceFaces<R>::from(faces_at_time(m_cfg.faces, std::ldexp(double(d.steps), -l)))
             : m_faces;
+    m_outlets.apply(k.faces);  // the characteristic outlets' densities of this step of level 0
     k.inlets = m_inlets;
     k.inlets.shift = l;
     for (int a = 0; a < 3; ++a) k.force[a] = d.force[a];
@@ -1053,6 +1065,22 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_inlet_file =
         to_device(std::vector<R>(plane.begin(), plane.end()), "kolibri::refine_inlet_file");
     m_inlets.file = m_inlet_file.data();
+  }
+
+  /// The characteristic outlets (LevelOutlets) over this rank's leaf slots of every level.
+  void set_outlets(const SolverConfig& cfg) {
+    const int rank = m_comm ? m_comm->rank() : 0;
+    std::vector<std::array<std::int64_t, 2>> slots;
+    for (const auto& starts : m_ranks.slot_start)
+      slots.push_back({starts[std::size_t(rank)], starts[std::size_t(rank) + 1]});
+    m_outlets = LevelOutlets(cfg, m_tree, slots, m_comm);
+  }
+  /// The characteristic outlets' densities for the next step of level 0, from every level's
+  /// current state (collective).
+  void step_outlets() {
+    std::vector<LevelCells<L, S>> cells;
+    for (const DeviceLevel& d : m_levels) cells.push_back(cells_of(d));
+    m_outlets.step(cells);
   }
 
   /// The immersed bodies on the finest level: their box and its tables (level_body_box; solid
@@ -1189,6 +1217,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   DeviceFaces<R> m_faces;           ///< the faces' rules (set_faces), at every time unless timed
   bool m_timed_faces = false;       ///< a face's velocity changes in time (faces_at_time)
   LevelInletShapes<R> m_inlets;     ///< shift set per level at its launch
+  LevelOutlets m_outlets;           ///< the characteristic outlets (set_outlets)
   Kokkos::View<R*, MemSpace> m_inlet_file;  ///< inlet_shape_plane of level 0 (a profile file)
   const Comm* m_comm = nullptr;             ///< several ranks (null: one)
   LevelRanks m_ranks;

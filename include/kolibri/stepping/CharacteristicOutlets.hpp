@@ -77,10 +77,28 @@ struct OutletRule {
   std::int64_t count = 0;  ///< fluid cells of the layer over all ranks
 };
 
-/// \brief The step of characteristic face `k` from its summed outgoing velocity `sum`
-/// (outgoing_fixed): the mean u_out over its cells,
+/// \brief One step of a characteristic face's state from the mean velocity `mean` leaving
+/// across it: with u_out the mean of this step's and the last step's (`last`; NaN: none yet),
 /// rho_b = (1 - K)(s + rho_w u_out / c_s) + K rho_w (rho_w where s is not kept yet, NaN), then
-/// s = rho_b - rho_w u_out / c_s; rho_b becomes the face's density (OutletExchange::density).
+/// s = rho_b - rho_w u_out / c_s and last = mean. Returns rho_b, the face's density for the
+/// step. The one formula of the dense box (OutletDensityStep) and the refined levels.
+KOKKOS_INLINE_FUNCTION double outlet_density_step(const OutletRule& f, const double mean, double& s,
+                                                  double& last) {
+  // The mean of this step's and the last step's: a face-mean velocity that alternates from
+  // step to step does not move the density (docs/theory.md: it grew without bound in a
+  // porous sample, whose dead-end cells in the layer reverse their momentum every step).
+  const double two_steps = math::is_finite(last) ? 0.5 * (mean + last) : mean;
+  const double acoustic = f.density * 1.7320508075688772 * two_steps;
+  const double rho_b =
+      math::is_finite(s) ? (1.0 - f.rate) * (s + acoustic) + f.rate * f.density : f.density;
+  s = rho_b - acoustic;
+  last = mean;
+  return rho_b;
+}
+
+/// \brief The step of characteristic face `k` from its summed outgoing velocity `sum`
+/// (outgoing_fixed): outlet_density_step with the mean over its cells; rho_b becomes the face's
+/// density (OutletExchange::density).
 template <class R>
 struct OutletDensityStep {
   Kokkos::View<const OutletRule*, MemSpace> rules;
@@ -90,17 +108,10 @@ struct OutletDensityStep {
   KOKKOS_INLINE_FUNCTION void operator()(const int k, const std::int64_t sum) const {
     const OutletRule& f = rules(k);
     const double mean = f.count > 0 ? double(sum) / kOutletFixedPoint / double(f.count) : 0.0;
-    // The mean of this step's and the last step's: a face-mean velocity that alternates from
-    // step to step does not move the density (docs/theory.md: it grew without bound in a
-    // porous sample, whose dead-end cells in the layer reverse their momentum every step).
-    const double last = invariant(2 * k + 1);
-    const double two_steps = math::is_finite(last) ? 0.5 * (mean + last) : mean;
-    const double acoustic = f.density * 1.7320508075688772 * two_steps;
-    const double s = invariant(2 * k);
-    const double rho_b =
-        math::is_finite(s) ? (1.0 - f.rate) * (s + acoustic) + f.rate * f.density : f.density;
-    invariant(2 * k) = rho_b - acoustic;
-    invariant(2 * k + 1) = mean;
+    double s = invariant(2 * k), last = invariant(2 * k + 1);
+    const double rho_b = outlet_density_step(f, mean, s, last);
+    invariant(2 * k) = s;
+    invariant(2 * k + 1) = last;
     exchange().density[f.face] = R(rho_b);
   }
 };
