@@ -225,11 +225,6 @@ INSTANTIATE_TEST_SUITE_P(
                 {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"extrapolated\"}"},
                 {"boundary.x_max.pressure_rule", "'extrapolated' is not one of", "developed",
                  "anti_bounce_back"}},
-        BadCase{"characteristic_pressure_on_a_refined_grid",
-                {"refinement.levels=2", "refinement.region=[{level=1, min=[8,4], max=[16,12]}]",
-                 "boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"characteristic\"}"},
-                {"boundary.x_max.pressure_rule", "the characteristic rule runs with one level",
-                 "developed"}},
         BadCase{"negative_relaxation",
                 {"boundary.x_max={type=\"pressure_outlet\", pressure_rule=\"characteristic\", "
                  "relaxation=-0.1}"},

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Helpers.hpp"
+#include "Pulse.hpp"
 
 namespace {
 using namespace kolibri;
@@ -65,46 +66,21 @@ TEST(Outflow, FullyDevelopedFlowLeavesUnchanged) {
   }
 }
 
-/// The reflection coefficient of face `face` on the faces x_min and x_max of a periodic
-/// strip (D2Q9 BGK, tau 0.55): a Gaussian density pulse (amplitude A = 1e-4, width 6 cells) in
-/// the middle splits into two of amplitude A/2 that reach the faces; what comes back meets in
-/// the middle after twice the travel time, where a face that reflects the amplitude R gives a
-/// peak of R A. Returns that peak's |rho - 1| over A, and the largest |rho - 1| over A after
-/// the outgoing pulses' travel (`incident`, about 1/2).
+/// The reflection coefficient of face `face` on the faces x_min and x_max of a periodic strip
+/// (D2Q9 BGK, tau 0.55): test::pulse_reflection over the strip's cells.
 double reflection(const FaceBC& face, double& incident) {
   SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 240, 2, 1, 0.55);
   c.faces[0] = c.faces[1] = face;
   auto s = make_solver(c);
-  const double A = 1e-4, sigma = 6.0, x0 = 0.5 * c.nx;
-  std::vector<double> rho(std::size_t(c.cells()));
-  std::vector<std::array<double, 3>> u(rho.size(), {0.0, 0.0, 0.0});
-  for (int y = 0; y < c.ny; ++y)
-    for (int x = 0; x < c.nx; ++x) {
-      const double d = (x + 0.5 - x0) / sigma;
-      rho[std::size_t(x + c.nx * y)] = 1.0 + A * std::exp(-0.5 * d * d);
-    }
-  s->initialize(rho, u);
   const auto peak = [&] {
     const MacroFields m = s->macroscopic();
     double p = 0;
     for (double r : m.rho) p = std::max(p, std::fabs(r - 1.0));
-    return p / A;
+    return p;
   };
-  const double cs = 1.0 / std::sqrt(3.0);
-  const auto travel = std::int64_t(std::lround(x0 / cs));  // from the middle to a face
-  s->step(travel / 2);
-  incident = peak();
-  s->step(2 * travel - travel / 2);
-  return peak();
+  return test::pulse_reflection(*s, c, peak, incident);
 }
-
-FaceBC face_of(FaceType type, PressureRule rule = PressureRule::Auto, double relaxation = -1.0) {
-  FaceBC f;
-  f.type = type;
-  f.pressure_rule = rule;
-  f.relaxation = relaxation;
-  return f;
-}
+using test::face_of;
 
 // The outflow face lets a sound pulse leave with less reflection than the pressure outlet
 // (density held), which sends it back inverted, nearly whole (the target: smaller than

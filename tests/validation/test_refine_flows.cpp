@@ -18,6 +18,7 @@
 #include "Cavity.hpp"
 #include "Flows.hpp"
 #include "Helpers.hpp"
+#include "Pulse.hpp"
 
 namespace {
 using namespace kolibri;
@@ -170,12 +171,10 @@ TEST(RefinedFlows, CharacteristicOutletHoldsTheImposedPressureDrop) {
   expect_refined_channel_takes_the_imposed_gradient(PressureRule::Characteristic, "characteristic");
 }
 
-/// The reflection of test_outflow.cpp's sound pulse (a strip 240 cells long, periodic across
-/// its 8, D2Q9 BGK tau 0.55; amplitude A = 1e-4, 6 cells wide, from the middle) off faces x_min
-/// and x_max of rule `face`, with the strip's last third on level 1: face x_max lies on level 1,
-/// x_min on level 0, and the pulse crosses the interface on its way out and back. The largest
-/// |rho - 1| / A over every level's fluid cells after twice the travel from the middle to a
-/// face, and (`incident`) after half of it.
+/// The reflection of test_outflow.cpp's sound pulse (test::pulse_reflection; a strip 240 cells
+/// long, periodic across its 8, D2Q9 BGK tau 0.55) off faces x_min and x_max of rule `face`,
+/// with the strip's last third on level 1: face x_max lies on level 1, x_min on level 0, and the
+/// pulse crosses the interface on its way out and back. The peaks over every level's fluid cells.
 double refined_reflection(const FaceBC& face, double& incident) {
   SolverConfig c = test::periodic_box(LatticeKind::D2Q9, 240, 8, 1, 0.55);
   c.faces[0] = c.faces[1] = face;
@@ -186,15 +185,6 @@ double refined_reflection(const FaceBC& face, double& incident) {
   c.refinement.regions = {far};
   auto s = make_solver(c);
   const auto& grid = dynamic_cast<const RefinedGrid&>(*s);
-  const double A = 1e-4, sigma = 6.0, x0 = 0.5 * c.nx;
-  std::vector<double> rho(std::size_t(c.cells()));
-  std::vector<std::array<double, 3>> u(rho.size(), {0.0, 0.0, 0.0});
-  for (int y = 0; y < c.ny; ++y)
-    for (int x = 0; x < c.nx; ++x) {
-      const double d = (x + 0.5 - x0) / sigma;
-      rho[std::size_t(x + c.nx * y)] = 1.0 + A * std::exp(-0.5 * d * d);
-    }
-  s->initialize(rho, u);
   const auto peak = [&] {
     double p = 0;
     for (int l = 0; l < 2; ++l) {
@@ -202,34 +192,23 @@ double refined_reflection(const FaceBC& face, double& incident) {
       for (std::size_t t = 0; t < f.rho.size(); ++t)
         if (f.flag[t] == kLevelFluid) p = std::max(p, std::fabs(f.rho[t] - 1.0));
     }
-    return p / A;
+    return p;
   };
-  const auto travel = std::int64_t(std::lround(x0 * std::sqrt(3.0)));  // the middle to a face
-  s->step(travel / 2);
-  incident = peak();
-  s->step(2 * travel - travel / 2);
-  return peak();
+  return test::pulse_reflection(*s, c, peak, incident);
 }
-
-FaceBC outlet_of(FaceType type, PressureRule rule = PressureRule::Auto, double relaxation = -1.0) {
-  FaceBC f;
-  f.type = type;
-  f.pressure_rule = rule;
-  f.relaxation = relaxation;
-  return f;
-}
+using test::face_of;
 
 // test_outflow.cpp's characteristic outlet on a refined grid: the pulse leaves through faces on
 // either level with what comes back (the slow return of the face's density, and what the
 // interface sends back) far below the outflow face's on the same grid: the dense box's bands.
 TEST(RefinedFlows, CharacteristicOutletSendsASoundPulseBackFarLessThanTheOutflowFace) {
   double incident = 0, incident_outflow = 0;
-  const double outflow = refined_reflection(outlet_of(FaceType::Outflow), incident_outflow);
-  const double relaxed = refined_reflection(
-      outlet_of(FaceType::PressureOutlet, PressureRule::Characteristic), incident);
+  const double outflow = refined_reflection(face_of(FaceType::Outflow), incident_outflow);
+  const double relaxed =
+      refined_reflection(face_of(FaceType::PressureOutlet, PressureRule::Characteristic), incident);
   EXPECT_NEAR(incident, 0.5, 0.05);
   const double free = refined_reflection(
-      outlet_of(FaceType::PressureOutlet, PressureRule::Characteristic, 0.0), incident);
+      face_of(FaceType::PressureOutlet, PressureRule::Characteristic, 0.0), incident);
   RecordProperty("reflection_outflow", std::to_string(outflow));
   RecordProperty("reflection_characteristic", std::to_string(relaxed));
   RecordProperty("reflection_characteristic_unrelaxed", std::to_string(free));
