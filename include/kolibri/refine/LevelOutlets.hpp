@@ -27,21 +27,20 @@ namespace kolibri {
 
 /// \brief The fluid cells (slot V + place) of level h that lie in face `face`'s layer (the first
 /// or last cell of the level's box along the face's axis), among leaf slots [first, end): a
-/// rank's own cells. `shift` is the block edge's log2, `dims` the lattice's dimensions.
-inline std::vector<std::int32_t> level_face_layer(const RefinedLevel& h, int shift, int dims,
-                                                  int face, std::int64_t first, std::int64_t end) {
-  const int axis = face / 2, e = (1 << shift) - 1,
-            at = face % 2 == 0 ? 0 : h.n[std::size_t(axis)] - 1;
-  const int vs = shift * dims;
+/// rank's own cells. `shift` is the block edge's log2, `dims` the lattice's dimensions,
+/// `position(h, t)` cell t's position in the level's cells (RefinedSolver::position).
+template <class Position>
+std::vector<std::int32_t> level_face_layer(const RefinedLevel& h, int shift, int dims, int face,
+                                           std::int64_t first, std::int64_t end,
+                                           Position position) {
+  const auto axis = std::size_t(face / 2);
+  const int at = face % 2 == 0 ? 0 : h.n[axis] - 1;
   std::vector<std::int32_t> out;
   for (std::int64_t s = first; s < end; ++s) {
-    const auto& b = h.leaf[std::size_t(s)];
-    for (int place = 0; place < (1 << vs); ++place) {
-      const int p[3] = {(b[0] << shift) + (place & e), (b[1] << shift) + ((place >> shift) & e),
-                        dims == 3 ? (b[2] << shift) + (place >> (2 * shift)) : 0};
-      const std::int64_t t = (s << vs) + place;
-      if (p[axis] == at && h.flags[std::size_t(t)] == kLevelFluid) out.push_back(std::int32_t(t));
-    }
+    if (h.leaf[std::size_t(s)][axis] != at >> shift) continue;  // the blocks at the face only
+    for (std::int64_t t = s << (shift * dims); t < (s + 1) << (shift * dims); ++t)
+      if (position(h, t)[axis] == at && h.flags[std::size_t(t)] == kLevelFluid)
+        out.push_back(std::int32_t(t));
   }
   return out;
 }
@@ -68,10 +67,12 @@ struct LevelOutletFlux {
 class LevelOutlets {
  public:
   LevelOutlets() = default;
-  /// `slots` this rank's leaf slots [first, end) of each level; collective over `comm` (null:
-  /// one rank).
+  /// `slots` this rank's leaf slots [first, end) of each level, `position` as level_face_layer
+  /// reads it; collective over `comm` (null: one rank).
+  template <class Position>
   LevelOutlets(const SolverConfig& cfg, const Octree& tree,
-               const std::vector<std::array<std::int64_t, 2>>& slots, const Comm* comm)
+               const std::vector<std::array<std::int64_t, 2>>& slots, const Comm* comm,
+               Position position)
       : m_comm(comm), m_dims(tree.dims) {
     for (int f = 0; f < 6; ++f) {
       const FaceBC& bc = cfg.faces[std::size_t(f)];
@@ -85,10 +86,11 @@ class LevelOutlets {
       for (const RefinedLevel& h : tree.levels) {
         const auto& range = slots[std::size_t(h.level)];
         const std::vector<std::int32_t> layer =
-            level_face_layer(h, tree.shift, tree.dims, f, range[0], range[1]);
+            level_face_layer(h, tree.shift, tree.dims, f, range[0], range[1], position);
         const std::int64_t count = sum(std::int64_t(layer.size()));
         area += std::ldexp(double(count), -(tree.dims - 1) * h.level);
         face.layer.push_back(to_device(layer, "kolibri::refine_outlet_layer"));
+        face.count.push_back(count);
       }
       face.area = area;
       m_faces.push_back(face);
@@ -105,6 +107,7 @@ class LevelOutlets {
     for (Face& face : m_faces) {
       double mean = 0.0;
       for (std::size_t l = 0; l < face.layer.size(); ++l) {
+        if (face.count[l] == 0) continue;  // no rank holds a cell of the level at the face
         std::int64_t s = 0;
         const auto& layer = face.layer[l];
         if (layer.extent(0) > 0)
@@ -151,6 +154,7 @@ class LevelOutlets {
   struct Face {
     OutletRule rule;
     std::vector<Kokkos::View<std::int32_t*, MemSpace>> layer;  ///< a level's cells, this rank's
+    std::vector<std::int64_t> count;  ///< a level's cells of the layer over all ranks
     double area = 0.0;  ///< the layer's fluid cells over all ranks, in level-0 cells' shares
     double s = 0.0, last = 0.0;
   };

@@ -841,13 +841,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return b[0] + std::int64_t(h.blocks[0]) * (b[1] + std::int64_t(h.blocks[1]) * b[2]);
   }
 
+  /// The position of cell t of level h in the level's cells (level_position on the host).
+  static std::array<int, 3> position(const RefinedLevel& h, Index t) {
+    int p[3];
+    level_position<L::D, Step::SX>(h.leaf[std::size_t(t >> VS)].data(), 0, t & (TV - 1), p);
+    return {p[0], p[1], p[2]};
+  }
   /// The centre of cell t of level h, in level-0 cells.
   std::array<double, 3> centre(const RefinedLevel& h, Index t) const {
-    const int sh = m_tree.shift, e = (1 << sh) - 1;
-    const auto& b = h.leaf[std::size_t(t >> VS)];
-    const int pl = int(t & (TV - 1));
-    const int p[3] = {(b[0] << sh) + (pl & e), (b[1] << sh) + ((pl >> sh) & e),
-                      L::D == 3 ? (b[2] << sh) + (pl >> (2 * sh)) : 0};
+    const std::array<int, 3> p = position(h, t);
     std::array<double, 3> x{0.5, 0.5, 0.5};
     for (int d = 0; d < L::D; ++d) x[std::size_t(d)] = (p[d] + 0.5) / double(1 << h.level);
     return x;
@@ -1073,7 +1075,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     std::vector<std::array<std::int64_t, 2>> slots;
     for (const auto& starts : m_ranks.slot_start)
       slots.push_back({starts[std::size_t(rank)], starts[std::size_t(rank) + 1]});
-    m_outlets = LevelOutlets(cfg, m_tree, slots, m_comm);
+    m_outlets = LevelOutlets(cfg, m_tree, slots, m_comm, &position);
   }
   /// The characteristic outlets' densities for the next step of level 0, from every level's
   /// current state (collective).
