@@ -261,12 +261,8 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
     if (refined) {
       tree = kolibri::build_octree(c.solver);
       cuts = kolibri::cut_levels(tree, ranks);
-      if (!c.solver.bodies.empty()) {  // as RefinedSolver refuses them
-        if (ranks > 1)
-          throw std::invalid_argument(
-              "immersed bodies ([[body]]) on a refined grid run on one rank for now");
+      if (!c.solver.bodies.empty())  // as RefinedSolver refuses them (any number of ranks)
         bodies = kolibri::level_body_box(tree, c.solver);
-      }
     } else {
       const auto all = kolibri::Decomposition::every_rank(
           c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));
