@@ -68,9 +68,6 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
                             "turning, oscillating: the finest level must hold every place they "
                             "reach): no steady translation or free motion"};
   }
-  if (c.geometry.given())
-    return RuleBreach{"refinement", "levels",
-                      "[geometry] solids on a refined grid are not built yet (obstacles are)"};
   const int dims = dimensions(c.lattice), edge = 1 << refine_block_shift(dims);
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};
@@ -103,20 +100,23 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
     }
     if (!(g.width > 0))
       return RuleBreach{section, "width", "expected a band width > 0 (cells of its level)"};
-    bool known = g.around == "obstacles" || g.around == "walls" || g.around == "bodies";
+    bool known = g.around == "obstacles" || g.around == "walls" || g.around == "bodies" ||
+                 g.around == "geometry";
     for (std::size_t k = 0; k < c.obstacles.size() && !known; ++k)
       known = obstacle_name(c.obstacles, k) == g.around;
     for (std::size_t k = 0; k < c.bodies.size() && !known; ++k)
       known = c.bodies[k].name == g.around;
     if (!known)
       return RuleBreach{section, "around",
-                        "expected \"obstacles\", \"walls\", \"bodies\", an obstacle's or a "
-                        "body's name, got " +
+                        "expected \"obstacles\", \"walls\", \"bodies\", \"geometry\", an "
+                        "obstacle's or a body's name, got " +
                             quoted(g.around.c_str())};
     if (g.around == "obstacles" && c.obstacles.empty())
       return RuleBreach{section, "around", "around = \"obstacles\", but the deck has none"};
     if (g.around == "bodies" && c.bodies.empty())
       return RuleBreach{section, "around", "around = \"bodies\", but the deck has no [[body]]"};
+    if (g.around == "geometry" && !c.geometry.given())
+      return RuleBreach{section, "around", "around = \"geometry\", but the deck has no [geometry]"};
   }
   return std::nullopt;
 }

@@ -157,14 +157,18 @@ GeometryReport geometry_report(const SolverConfig& whole) {
                 100.0 * m.bandwidth_two_copies, 100.0 * m.bandwidth_ghost_buffers);
   r.text += buf;
   // layout = "auto": the tiled grid where its kept tiles hold few enough of the box's cells and
-  // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies).
+  // the run is one the tiles take (the rules: two arrays, one collision launch, no bodies, no
+  // refinement).
   const double kept_share = t.porosity / t.tile_porosity;
   const bool automatic = whole.tile_edge == 0 && whole.csoa_alpha == -1;
   // (3D only: the threshold was measured with D3Q19; 2D tiles are not measured yet)
   const bool takes_tiles = whole.streaming == Streaming::TwoArray && whole.bodies.empty() &&
-                           whole.collision_kernels == 1 && dims == 3;
+                           whole.collision_kernels == 1 && dims == 3 &&
+                           whole.refinement.levels <= 1;
   if (automatic && takes_tiles && kept_share <= kAutoTilesKeptShare) r.auto_tile_edge = t.edge;
-  if (whole.tile_edge > 0) {
+  if (whole.refinement.levels > 1) {
+    r.text += "tiles: this run steps on the refined grid's blocks (refinement.levels > 1)\n";
+  } else if (whole.tile_edge > 0) {
     r.text += "tiles: this run steps on the tiled grid (two copies, T2C)\n";
   } else if (r.auto_tile_edge > 0) {
     std::snprintf(buf, sizeof buf,

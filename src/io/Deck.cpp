@@ -1075,7 +1075,8 @@ Case parse_deck(const std::string& text, const std::string& file,
         const auto around = s.string("around");
         if (!around)
           s.fail("around",
-                 "missing: a band goes around \"obstacles\", \"walls\" or an obstacle's name");
+                 "missing: a band goes around \"obstacles\", \"walls\", \"bodies\", "
+                 "\"geometry\" or an obstacle's or a body's name");
         g.around = *around;
         const auto width = s.number("width");
         if (!width) s.fail("width", "missing: the band's width in cells of its level");

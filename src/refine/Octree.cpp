@@ -55,6 +55,11 @@ class Builder {
     if (bands_around_bodies)  // a body's reach: its farthest sample and the retraction
       for (const Body& b : cfg.bodies)
         m_body_reach.push_back(sample_body(b, m_dims, cfg.ib).extent + cfg.ib.retraction);
+    for (const RefinementRegion& r : cfg.refinement.regions)
+      if (r.kind == RefinementRegion::Kind::Band && r.around == "geometry") {
+        const int reach = geometry_reach(r);
+        if (!m_geometry_bands.count(reach)) m_geometry_bands[reach] = geometry_band(reach);
+      }
   }
 
   Octree build() {
@@ -199,6 +204,8 @@ class Builder {
       return true;
     }
     const double width = r.width / double(1 << r.level);  // level-0 cells
+    if (r.around == "geometry")
+      return band_overlaps(m_geometry_bands.at(geometry_reach(r)), lo, hi);
     if (r.around == "walls") {
       for (int f = 0; f < 2 * m_dims; ++f) {
         if (m_type[f] == static_cast<int>(FaceType::Periodic)) continue;
@@ -218,6 +225,81 @@ class Builder {
         return true;
     }
     return false;
+  }
+
+  /// A band around "geometry" reaches this many level-0 cells along each axis from [geometry]'s
+  /// surface: its width in level-0 cells, rounded up.
+  static int geometry_reach(const RefinementRegion& r) {
+    return int(std::ceil(r.width / double(1 << r.level) - 1e-9));
+  }
+  std::size_t voxel(int x, int y, int z) const {
+    return std::size_t(x + std::int64_t(m_n0[0]) * (y + std::int64_t(m_n0[1]) * z));
+  }
+  /// Level-0 cell p moved into the box across periodic faces; false past another face.
+  bool voxel_place(Pos& p) const {
+    for (int d = 0; d < m_dims; ++d) {
+      int& v = p[std::size_t(d)];
+      const int n = m_n0[std::size_t(d)];
+      if (v >= 0 && v < n) continue;
+      if (!m_periodic[std::size_t(d)]) return false;
+      v = ((v % n) + n) % n;
+    }
+    return true;
+  }
+  /// The level-0 cells within `reach` cells along each axis (across periodic faces) of
+  /// [geometry]'s surface: its solid cells with a fluid cell among their 3^D neighbours.
+  std::vector<std::uint8_t> geometry_band(int reach) const {
+    const SolidGeometry& g = m_cfg.geometry;
+    std::vector<std::uint8_t> near(voxel(0, 0, m_n0[2]), 0);
+    for (int z = 0; z < m_n0[2]; ++z)
+      for (int y = 0; y < m_n0[1]; ++y)
+        for (int x = 0; x < m_n0[0]; ++x) {
+          if (!g.solid_at(m_n0, x, y, z)) continue;
+          for (int k = 0; k < 27; ++k) {
+            Pos q{x + offset_of(k)[0], y + offset_of(k)[1], z + offset_of(k)[2]};
+            if (!used(k) || !voxel_place(q)) continue;
+            if (!g.solid_at(m_n0, q[0], q[1], q[2])) {
+              near[voxel(x, y, z)] = 1;
+              break;
+            }
+          }
+        }
+    for (int d = 0; d < m_dims; ++d) {  // grown along each axis in turn
+      std::vector<std::uint8_t> grown(near.size(), 0);
+      for (int z = 0; z < m_n0[2]; ++z)
+        for (int y = 0; y < m_n0[1]; ++y)
+          for (int x = 0; x < m_n0[0]; ++x) {
+            if (!near[voxel(x, y, z)]) continue;
+            for (int s = -reach; s <= reach; ++s) {
+              Pos q{x, y, z};
+              q[std::size_t(d)] += s;
+              if (voxel_place(q)) grown[voxel(q[0], q[1], q[2])] = 1;
+            }
+          }
+      near.swap(grown);
+    }
+    return near;
+  }
+  /// True where a cell of `near` overlaps the box [lo, hi) (level-0 cells).
+  bool band_overlaps(const std::vector<std::uint8_t>& near, const double (&lo)[3],
+                     const double (&hi)[3]) const {
+    int a[3], b[3];
+    for (int d = 0; d < 3; ++d) {
+      a[d] = std::max(0, int(std::floor(lo[d])));
+      b[d] = std::min(m_n0[std::size_t(d)], int(std::ceil(hi[d])));
+    }
+    for (int z = a[2]; z < b[2]; ++z)
+      for (int y = a[1]; y < b[1]; ++y)
+        for (int x = a[0]; x < b[0]; ++x)
+          if (near[voxel(x, y, z)]) return true;
+    return false;
+  }
+  /// True where [geometry] makes the level-0 cell holding point x solid (the finer levels'
+  /// cells take their level-0 cell's solid: the image's or the mesh's voxels).
+  bool geometry_solid(const std::array<double, 3>& x) const {
+    if (!m_cfg.geometry.given()) return false;
+    return m_cfg.geometry.solid_at(m_n0, int(std::floor(x[0])), int(std::floor(x[1])),
+                                   m_dims == 3 ? int(std::floor(x[2])) : 0);
   }
 
   /// A band around "bodies" or a [[body]] by name?
@@ -400,6 +482,7 @@ class Builder {
         const std::array<double, 3> x = centre(p, l);
         for (const Obstacle& o : m_cfg.obstacles)
           if (covers_point(o, x)) f = kLevelSolid;
+        if (f == kLevelFluid && geometry_solid(x)) f = kLevelSolid;
         if (f == kLevelFluid) ++v.fluid_cells;
       }
   }
@@ -446,12 +529,13 @@ class Builder {
 
   [[noreturn]] void cut(const Pos& p, int l) const {
     std::ostringstream os;
-    os << "refinement: an obstacle is cut by the interface between levels " << l - 1 << " and " << l
-       << " near level-0 cell (";
+    os << "refinement: a solid (an obstacle or [geometry]) is cut by the interface between levels "
+       << l - 1 << " and " << l << " near level-0 cell (";
     const std::array<double, 3> x = centre(p, l);
     for (int d = 0; d < m_dims; ++d) os << (d ? ", " : "") << int(std::floor(x[std::size_t(d)]));
-    os << "): obstacles must lie inside one level with at least one cell of it around them "
-          "(a [[refinement.region]] type = \"band\" around = \"obstacles\" does that)";
+    os << "): solids must lie inside one level with at least one cell of it around them (a "
+          "[[refinement.region]] type = \"band\" around = \"obstacles\" or \"geometry\" does "
+          "that)";
     throw std::invalid_argument(os.str());
   }
 
@@ -671,6 +755,8 @@ class Builder {
   std::array<bool, 3> m_periodic{};
   Pos m_n0{1, 1, 1};
   std::vector<double> m_body_reach;  ///< each body's bounding radius (bands around bodies)
+  /// Bands around [geometry]: the level-0 cells each reach refines (geometry_band).
+  std::unordered_map<int, std::vector<std::uint8_t>> m_geometry_bands;
   Octree* m_tree = nullptr;
   std::vector<std::unordered_set<std::int64_t>> m_refined;
   std::vector<std::vector<std::int64_t>> m_refined_order;

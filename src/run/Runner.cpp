@@ -376,7 +376,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     }
     log << "kolibri: " << comm.size() << " ranks as a " << dist.dc.dims[0] << "x" << dist.dc.dims[1] << "x"
         << dist.dc.dims[2] << " grid, halo exchange " << how << std::endl;
-    if (sc.geometry.given()) log << "kolibri: " << slab_report(sc, dist.dc) << std::endl;
+    // (a refined grid cuts its levels' blocks instead and says where: RefinedGrid::ranks_report)
+    if (sc.geometry.given() && sc.refinement.levels <= 1)
+      log << "kolibri: " << slab_report(sc, dist.dc) << std::endl;
   }
 
   std::unique_ptr<Solver> solver;
@@ -1040,6 +1042,15 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << buf << std::endl;
   }
 
+  // The fluid's share of the box: on a refined grid each level's fluid leaf cells at their volume
+  // (2^(-D l) of a level-0 cell), where fluid_cells() counts the updates of a level-0 step.
+  double fluid_volume = double(solver->fluid_cells());
+  if (const auto* grid = dynamic_cast<const RefinedGrid*>(solver.get())) {
+    fluid_volume = 0.0;
+    for (const RefinedLevel& l : grid->octree().levels)
+      fluid_volume += std::ldexp(double(l.fluid_cells), -grid->octree().dims * l.level);
+  }
+  const double porosity = fluid_volume / double(sc.cells());
   // Porous cases (solids, a body force, periodic along it): Darcy's permeability k = nu <u> / f,
   // with <u> the superficial velocity along the force (momentum / all cells, reference density 1).
   double permeability = 0.0;
@@ -1055,7 +1066,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     char buf[240];
     std::snprintf(buf, sizeof buf,
                   "kolibri: permeability %.6g cells^2 (Darcy, along the body force; porosity %.4f)",
-                  permeability, double(solver->fluid_cells()) / double(sc.cells()));
+                  permeability, porosity);
     log << buf;
     if (c.units.given) log << ", " << permeability * c.units.dx * c.units.dx << " m^2";
     log << std::endl;
@@ -1170,9 +1181,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
              ", \"centre\": " + vec(final_loads[k].centre) + "}";
       js.add_raw("obstacle_loads", a + "]");
     }
-    if (porous)
-      js.add("porosity", double(solver->fluid_cells()) / double(sc.cells()))
-          .add("permeability", permeability);
+    if (porous) js.add("porosity", porosity).add("permeability", permeability);
     if (porous && c.units.given) js.add("permeability_m2", permeability * c.units.dx * c.units.dx);
     if (sc.geometry.given())
       js.add("tile_edge", sparse.tiles.edge)

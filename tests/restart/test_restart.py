@@ -233,6 +233,13 @@ refined_restarts("characteristic outlet", [*refine[:2], "--set",
                                            '{ level = 1, type = "band", around = "walls", width = 2 }]',
                                            "--set", 'boundary.x_max.pressure_rule="characteristic"'],
                  [(2, 3)], files=("levels.h5", "outlets.h5"))
+# [geometry] solids on the refined grid (random spheres, level 1 in a band around their surface
+# and around the obstacle): the solids are rebuilt from the deck, the populations from levels.h5.
+refined_restarts("geometry", [*refine[:2], "--set",
+                              'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+                              '{ level = 1, type = "band", around = "geometry", width = 2 }]',
+                              "--set", 'geometry={ type = "random_spheres", diameter = 3, porosity = 0.97, seed = 3 }'],
+                 [(2, 3)])
 out = W("walltime_refined")
 p = run(out, *refine, "--set", "run.steps=100000000", "--set", "run.checkpoint_every=0",
         "--set", "run.output_every=0", "--walltime", "3", expect=6)

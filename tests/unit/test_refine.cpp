@@ -384,6 +384,116 @@ TEST(Refinement, RefinedEverywhereIsTheDenseSolverAtTheFineResolution) {
   }
 }
 
+/// [geometry]'s solid cells for a box of n cells (x fastest), each level-0 cell of the pattern
+/// `scale` cells a side: every cell (x, y, z) of the pattern with (x + 2y + 3z) % 7 == 3 (cells
+/// alone, in diagonal rows and against the walls).
+std::shared_ptr<const std::vector<std::uint8_t>> scattered_solids(const std::array<int, 3>& n,
+                                                                  int scale) {
+  const std::size_t cells = std::size_t(n[0]) * std::size_t(n[1]) * std::size_t(n[2]);
+  std::vector<std::uint8_t> solid(cells);
+  for (int z = 0; z < n[2]; ++z)
+    for (int y = 0; y < n[1]; ++y)
+      for (int x = 0; x < n[0]; ++x)
+        solid[std::size_t(x + n[0] * (y + n[1] * z))] =
+            (x / scale + 2 * (y / scale) + 3 * (z / scale)) % 7 == 3;
+  return std::make_shared<const std::vector<std::uint8_t>>(std::move(solid));
+}
+
+TEST(Refinement, RefinedEverywhereTakesGeometrySolids) {
+  // [geometry] on a refined grid: each leaf cell takes the solid of the level-0 cell holding its
+  // centre. Refined everywhere, level 1 is the dense box of twice the cells whose image has each
+  // voxel doubled along every axis: the same bits.
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    const bool two_d = lat == LatticeKind::D2Q9;
+    auto fine = test::closed_box(lat);
+    fine.obstacles.clear();
+    fine.nx = 16, fine.ny = 16, fine.nz = two_d ? 1 : 16;
+    fine.tau = level_tau(0.6, 1);
+    fine.force = {1e-5, -2e-5, 0.0};
+    fine.geometry.kind = SolidGeometry::Kind::Voxels;
+    fine.geometry.solid = scattered_solids({fine.nx, fine.ny, fine.nz}, 2);
+    auto coarse = fine;
+    coarse.nx = 8, coarse.ny = 8, coarse.nz = two_d ? 1 : 8;
+    coarse.tau = 0.6;
+    coarse.force = {2e-5, -4e-5, 0.0};
+    coarse.geometry.solid = scattered_solids({coarse.nx, coarse.ny, coarse.nz}, 1);
+    coarse.refinement.levels = 2;
+    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
+    EXPECT_FALSE(broken_rule(coarse));
+    auto dense = make_solver(fine);
+    auto refined = make_solver(coarse);
+    const auto solid = dense->macroscopic().solid;
+    EXPECT_GT(std::count(solid.begin(), solid.end(), 1), 8) << to_string(lat);
+    dense->step(20);
+    refined->step(10);
+    expect_level_one_is(*dense, *refined, to_string(lat));
+  }
+}
+
+TEST(Refinement, BandAroundGeometryHoldsItsSurfaceOnTheFinestLevel) {
+  // around = "geometry": the blocks within the band's width (along each axis) of a solid cell
+  // next to fluid are refined, so the finest level holds every such cell, no interface cuts a
+  // solid, and the solid far inside stays on level 0. The leaf cells take their level-0 cell's
+  // solid.
+  auto c = test::periodic_box(LatticeKind::D2Q9, 128, 64, 1, 0.7);
+  const std::array<int, 3> n{c.nx, c.ny, 1};
+  std::vector<std::uint8_t> image(std::size_t(n[0] * n[1]), 0);
+  for (int y = 8; y < 56; ++y)  // a thick block, and a cell alone
+    for (int x = 24; x < 104; ++x) image[std::size_t(x + n[0] * y)] = 1;
+  image[std::size_t(4 + n[0] * 32)] = 1;
+  c.geometry.kind = SolidGeometry::Kind::Voxels;
+  c.geometry.solid = std::make_shared<const std::vector<std::uint8_t>>(image);
+  c.force = {1e-5, 0.0, 0.0};
+  c.refinement.levels = 3;
+  RefinementRegion band;
+  band.kind = RefinementRegion::Kind::Band;
+  band.around = "geometry";
+  band.level = 2;
+  band.width = 4;
+  c.refinement.regions = {band};
+  EXPECT_FALSE(broken_rule(c));
+  const Octree t = build_octree(c);
+  const int e = t.edge();
+  // The level-l leaf cell holding level-0 cell (x, y)'s centre: its flag, or -1 (not a leaf).
+  const auto flag_at = [&](int l, int x, int y) -> int {
+    const int cx = (x << l) + (1 << l) / 2, cy = (y << l) + (1 << l) / 2;
+    const RefinedLevel& v = t.levels[std::size_t(l)];
+    for (std::size_t s = 0; s < v.leaf.size(); ++s)
+      if (v.leaf[s][0] == cx / e && v.leaf[s][1] == cy / e)
+        return v.flags[s * std::size_t(t.block_cells()) + std::size_t(cx % e + e * (cy % e))];
+    return -1;
+  };
+  int surface = 0;
+  for (int y = 0; y < n[1]; ++y)
+    for (int x = 0; x < n[0]; ++x) {
+      if (!image[std::size_t(x + n[0] * y)]) continue;
+      bool next_to_fluid = false;
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx)
+          next_to_fluid =
+              next_to_fluid ||
+              !image[std::size_t((x + dx + n[0]) % n[0] + n[0] * ((y + dy + n[1]) % n[1]))];
+      if (!next_to_fluid) continue;
+      ++surface;
+      EXPECT_EQ(flag_at(2, x, y), kLevelSolid) << x << ", " << y;
+    }
+  EXPECT_EQ(surface, 2 * 80 + 2 * 46 + 1);
+  EXPECT_EQ(flag_at(0, 64, 32), kLevelSolid);  // deep inside the block: level 0
+  EXPECT_EQ(flag_at(0, 2, 60), kLevelFluid);   // far from any solid: level 0
+  EXPECT_EQ(flag_at(2, 4, 32), kLevelSolid);   // the cell alone
+  EXPECT_EQ(flag_at(2, 5, 32), kLevelFluid);
+  auto s = make_solver(c);  // mass kept to round-off across the interfaces and solids
+  const double m0 = grid_of(*s).total_mass();
+  s->step(20);
+  EXPECT_NEAR(grid_of(*s).total_mass(), m0, 1e-12 * m0);
+  // A band around "geometry" needs [geometry].
+  c.geometry = SolidGeometry{};
+  const auto none = broken_rule(c);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->section + "." + none->key, "refinement.region[0].around");
+  EXPECT_NE(none->message.find("no [geometry]"), std::string::npos) << none->message;
+}
+
 TEST(Refinement, RefinedEverywhereTakesInletProfilesAndVelocitiesInTime) {
   // The test above with a duct: a velocity inlet with a profile (parabolic, or a file's values
   // on level 0's cells) that ramps up and oscillates, and an outlet (the pressure faces' two

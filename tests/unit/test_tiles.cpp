@@ -329,6 +329,13 @@ TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
   SolverConfig in_place = vessel;
   in_place.streaming = Streaming::InPlace;
   EXPECT_EQ(geometry_report(in_place).auto_tile_edge, 0);
+  SolverConfig refined = vessel;  // a refined grid steps on its own blocks
+  refined.refinement.levels = 2;
+  const GeometryReport on_levels = geometry_report(refined);
+  EXPECT_EQ(on_levels.auto_tile_edge, 0);
+  EXPECT_NE(on_levels.text.find("tiles: this run steps on the refined grid's blocks"),
+            std::string::npos)
+      << on_levels.text;
   // Pressure and outflow faces take the tiles, "auto" the developed rule there as on the dense
   // box, and so does the characteristic rule.
   SolverConfig driven = vessel;

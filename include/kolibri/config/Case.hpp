@@ -503,8 +503,8 @@ struct RefinementRegion {
   int level = 1;
   enum class Kind { Box, Band } kind = Kind::Box;
   std::array<double, 3> min{0, 0, 0}, max{0, 0, 0};  ///< Box: corners (cells of level 0)
-  std::string around;                                ///< Band: "obstacles", "walls" or a name
-  double width = 0.0;                                ///< Band: cells of `level`
+  std::string around;  ///< Band: "obstacles", "walls", "bodies", "geometry" or a name
+  double width = 0.0;  ///< Band: cells of `level`
 };
 template <>
 struct NameTable<RefinementRegion::Kind> {
