@@ -101,11 +101,11 @@ class LevelOutlets {
   bool active() const { return !m_faces.empty(); }
 
   /// The faces' densities for the next step of level 0 from each level's current state
-  /// (`cells[l]`, LevelCells); collective.
+  /// (`cells[l]`, LevelCells); collective: one all-reduce of every face's and level's sums.
   template <class Cells>
   void step(const std::vector<Cells>& cells) {
-    for (Face& face : m_faces) {
-      double mean = 0.0;
+    std::vector<std::int64_t> sums;  // face by face, level by level (levels at the face only)
+    for (const Face& face : m_faces)
       for (std::size_t l = 0; l < face.layer.size(); ++l) {
         if (face.count[l] == 0) continue;  // no rank holds a cell of the level at the face
         std::int64_t s = 0;
@@ -115,8 +115,15 @@ class LevelOutlets {
               "kolibri::refine_outlet_flux",
               Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, Index(layer.extent(0))),
               LevelOutletFlux<Cells>{cells[l], layer, face.rule.face}, s);
-        mean += std::ldexp(double(sum(s)) / kOutletFixedPoint, -(m_dims - 1) * int(l));
+        sums.push_back(s);
       }
+    if (m_comm) m_comm->sum(sums);
+    std::size_t at = 0;
+    for (Face& face : m_faces) {
+      double mean = 0.0;
+      for (std::size_t l = 0; l < face.layer.size(); ++l)
+        if (face.count[l] != 0)
+          mean += std::ldexp(double(sums[at++]) / kOutletFixedPoint, -(m_dims - 1) * int(l));
       mean = face.area > 0.0 ? mean / face.area : 0.0;
       m_density[face.rule.face] = outlet_density_step(face.rule, mean, face.s, face.last);
     }
