@@ -32,6 +32,13 @@ RefinementRegion box_region(int level, std::array<double, 3> lo, std::array<doub
   r.level = level, r.min = lo, r.max = hi;
   return r;
 }
+/// A band of `width` cells of level `level` around `around` (RefinementRegion::around).
+RefinementRegion band_region(int level, const std::string& around, double width) {
+  RefinementRegion r;
+  r.kind = RefinementRegion::Kind::Band;
+  r.level = level, r.around = around, r.width = width;
+  return r;
+}
 
 /// A periodic box of n cells a side (nz = 1 in 2D) with two nested boxes: level 1 over the middle
 /// half, level 2 over the middle quarter (levels = 3), or level 1 only (levels = 2).
@@ -56,12 +63,7 @@ SolverConfig walled_with_band(LatticeKind lat, int levels) {
   auto c = test::periodic_box(lat, two_d ? 32 : 16, two_d ? 32 : 16, two_d ? 1 : 8, 0.7);
   for (std::size_t f = 0; f < (two_d ? 4u : 6u); ++f) c.faces[f].type = FaceType::Wall;
   c.refinement.levels = levels;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "walls";
-  band.level = levels - 1;
-  band.width = 3;
-  c.refinement.regions = {band};
+  c.refinement.regions = {band_region(levels - 1, "walls", 3)};
   return c;
 }
 
@@ -445,12 +447,7 @@ TEST(Refinement, BandAroundGeometryHoldsItsSurfaceOnTheFinestLevel) {
   c.geometry.solid = std::make_shared<const std::vector<std::uint8_t>>(image);
   c.force = {1e-5, 0.0, 0.0};
   c.refinement.levels = 3;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "geometry";
-  band.level = 2;
-  band.width = 4;
-  c.refinement.regions = {band};
+  c.refinement.regions = {band_region(2, "geometry", 4)};
   EXPECT_FALSE(broken_rule(c));
   const Octree t = build_octree(c);
   const int e = t.edge();
@@ -694,11 +691,7 @@ TEST(Refinement, ObstacleLoadsBalanceTheBodyForceInSteadyState) {
     c.obstacles.push_back(o);
   }
   c.refinement.levels = 2;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "obstacles";
-  band.width = 2;
-  c.refinement.regions = {band};
+  c.refinement.regions = {band_region(1, "obstacles", 2)};
   auto s = make_solver(c);
   const auto& t = grid_of(*s).octree();
   ASSERT_GT(t.levels[0].fluid_cells, 0);
@@ -996,12 +989,7 @@ TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
   c.bodies = {round_body(LatticeKind::D2Q9, 16, 2.6, 0.5)};
   c.bodies[0].position[0] = 9.3;  // off the blocks' symmetry
   c.refinement.levels = 2;
-  RefinementRegion band;
-  band.kind = RefinementRegion::Kind::Band;
-  band.around = "ball";
-  band.level = 1;
-  band.width = 4;
-  c.refinement.regions = {band};
+  c.refinement.regions = {band_region(1, "ball", 4)};
   ASSERT_FALSE(broken_rule(c));
   auto s = make_solver(c);
   const auto& t = grid_of(*s).octree();
