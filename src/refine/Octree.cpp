@@ -55,11 +55,6 @@ class Builder {
     if (bands_around_bodies)  // a body's reach: its farthest sample and the retraction
       for (const Body& b : cfg.bodies)
         m_body_reach.push_back(sample_body(b, m_dims, cfg.ib).extent + cfg.ib.retraction);
-    for (const RefinementRegion& r : cfg.refinement.regions)
-      if (r.kind == RefinementRegion::Kind::Band && r.around == "geometry") {
-        const int reach = geometry_reach(r);
-        if (!m_geometry_bands.count(reach)) m_geometry_bands[reach] = geometry_band(reach);
-      }
   }
 
   Octree build() {
@@ -76,6 +71,11 @@ class Builder {
       }
     }
     m_tree = &t;
+    for (const RefinementRegion& r : m_cfg.refinement.regions)  // level 0's cells: cell_place
+      if (r.kind == RefinementRegion::Kind::Band && r.around == "geometry") {
+        const int reach = geometry_reach(r);
+        if (!m_geometry_bands.count(reach)) m_geometry_bands[reach] = geometry_band(reach);
+      }
     mark_regions();
     balance();
     assign_slots();
@@ -235,21 +235,11 @@ class Builder {
   std::size_t voxel(int x, int y, int z) const {
     return std::size_t(x + std::int64_t(m_n0[0]) * (y + std::int64_t(m_n0[1]) * z));
   }
-  /// Level-0 cell p moved into the box across periodic faces; false past another face.
-  bool voxel_place(Pos& p) const {
-    for (int d = 0; d < m_dims; ++d) {
-      int& v = p[std::size_t(d)];
-      const int n = m_n0[std::size_t(d)];
-      if (v >= 0 && v < n) continue;
-      if (!m_periodic[std::size_t(d)]) return false;
-      v = ((v % n) + n) % n;
-    }
-    return true;
-  }
   /// The level-0 cells within `reach` cells along each axis (across periodic faces) of
   /// [geometry]'s surface: its solid cells with a fluid cell among their 3^D neighbours.
   std::vector<std::uint8_t> geometry_band(int reach) const {
     const SolidGeometry& g = m_cfg.geometry;
+    int face = -1;  // cell_place's face past the box: not read
     std::vector<std::uint8_t> near(voxel(0, 0, m_n0[2]), 0);
     for (int z = 0; z < m_n0[2]; ++z)
       for (int y = 0; y < m_n0[1]; ++y)
@@ -257,7 +247,7 @@ class Builder {
           if (!g.solid_at(m_n0, x, y, z)) continue;
           for (int k = 0; k < 27; ++k) {
             Pos q{x + offset_of(k)[0], y + offset_of(k)[1], z + offset_of(k)[2]};
-            if (!used(k) || !voxel_place(q)) continue;
+            if (!used(k) || !cell_place(q, 0, face)) continue;
             if (!g.solid_at(m_n0, q[0], q[1], q[2])) {
               near[voxel(x, y, z)] = 1;
               break;
@@ -273,7 +263,7 @@ class Builder {
             for (int s = -reach; s <= reach; ++s) {
               Pos q{x, y, z};
               q[std::size_t(d)] += s;
-              if (voxel_place(q)) grown[voxel(q[0], q[1], q[2])] = 1;
+              if (cell_place(q, 0, face)) grown[voxel(q[0], q[1], q[2])] = 1;
             }
           }
       near.swap(grown);

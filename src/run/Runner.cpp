@@ -1042,14 +1042,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << buf << std::endl;
   }
 
-  // The fluid's share of the box: on a refined grid each level's fluid leaf cells at their volume
-  // (2^(-D l) of a level-0 cell), where fluid_cells() counts the updates of a level-0 step.
-  double fluid_volume = double(solver->fluid_cells());
-  if (const auto* grid = dynamic_cast<const RefinedGrid*>(solver.get())) {
-    fluid_volume = 0.0;
-    for (const RefinedLevel& l : grid->octree().levels)
-      fluid_volume += std::ldexp(double(l.fluid_cells), -grid->octree().dims * l.level);
-  }
+  // The fluid's share of the box (a refined grid's fluid_cells() counts the updates of a step).
+  const double fluid_volume =
+      refined ? refined->octree().fluid_volume() : double(solver->fluid_cells());
   const double porosity = fluid_volume / double(sc.cells());
   // Porous cases (solids, a body force, periodic along it): Darcy's permeability k = nu <u> / f,
   // with <u> the superficial velocity along the force (momentum / all cells, reference density 1).

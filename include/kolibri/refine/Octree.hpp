@@ -12,6 +12,7 @@
 #include <kolibri/config/Case.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -130,6 +131,13 @@ struct Octree {
     std::int64_t u = 0;
     for (const RefinedLevel& l : levels) u += l.fluid_cells << l.level;
     return u;
+  }
+  /// The fluid's volume in level-0 cells: each level's fluid leaf cells at 2^(-D level) (a
+  /// porosity's numerator; Solver::fluid_cells() counts the updates of a step instead).
+  double fluid_volume() const {
+    double v = 0.0;
+    for (const RefinedLevel& l : levels) v += std::ldexp(double(l.fluid_cells), -dims * l.level);
+    return v;
   }
 };
 
