@@ -28,12 +28,13 @@ def run_case(out, text, meta, kolibri, sets=(), extra=()):
     return subprocess.call(cmd)
 
 
-def finished_run(out, script):
-    """The parameters (run.json) of the completed run in `out`; exits naming `script` otherwise."""
+def finished_run(out, script, statuses=("completed",)):
+    """The parameters (run.json) and summary of the run in `out` that ended with one of
+    `statuses`; exits naming `script` otherwise."""
     with open(os.path.join(out, "run.json")) as f:
         meta = json.load(f)
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
-    if summary.get("status") != "completed":
+    if summary.get("status") not in statuses:
         sys.exit(f"{script}: the run in {out} did not complete: nothing to analyse")
     return meta, summary

@@ -3,13 +3,18 @@
 body, D3Q19): the experiment of ten Cate, Nieuwstad, Derksen & Van den Akker (2002, Phys. Fluids
 14, 4012), cases E1-E4, for docs/validation.md (immersed bodies, free motion).
 
-  python3 scripts/settling.py run E4 15 OUT [--u 0.03] [--start-gap 120] [--fixed] [--kolibri K] [--set k=v ...]
+  python3 scripts/settling.py run E4 15 OUT [--u 0.03] [--start-gap 120] [--fixed] [--levels L] [--kolibri K] [--set k=v ...]
   python3 scripts/settling.py analyse OUT     (prints one JSON object)
 
 The set-up: a box of 100 x 100 x 160 mm with walls on every face, a sphere of 15 mm diameter and
 1120 kg/m^3 released from rest with its bottom 120 mm above the box's bottom; silicone oil of the
 case's density and viscosity (Table 1). D cells a diameter; the time step makes the measured peak
-velocity `--u` in lattice units.
+velocity `--u` in lattice units. With `--levels L` (> 1) D counts cells of the finest of L levels
+(a refined grid): the finest level over a column around the sphere's path, from the bottom to
+above its start, 8 of its cells wider than the sphere on each side, each coarser level one
+diameter wider; the deck's grid is 2^(L-1) times coarser. The run then ends with exit code 8
+("halted") once the sphere's reach nears the bottom wall (about 0.3 D above it at D = 15), after
+the gaps that `analyse` reads.
 
 `analyse` reports the peak settling velocity against the measured one (Table 2: u_max / u_inf
 times Table 1's u_inf) and the times at which the gap under the sphere falls to 4, 2 and 1
@@ -49,29 +54,39 @@ TRAJECTORY = {
 BAND = 0.05
 
 
-def deck(case, d, u, start_gap=START_GAP, fixed=False):
+def deck(case, d, u, start_gap=START_GAP, fixed=False, levels=1):
     rho_f, mu, u_inf, ratio = CASES[case]
-    dx = DIAMETER / d
+    k = 2 ** (levels - 1)  # finest cells a cell of the deck's grid (level 0)
+    dx = DIAMETER / d  # the finest level's
     dt = u * dx / (ratio * u_inf)  # the measured peak at `u` lattice units
-    nu = mu / rho_f * dt / dx**2
+    dx0, dt0 = dx * k, dt * k  # the deck's (acoustic scaling)
+    nu = mu / rho_f * dt0 / dx0**2
     tau = 3 * nu + 0.5
-    g = GRAVITY * dt**2 / dx
-    n = [round(b / dx) for b in BOX]
-    centre = (start_gap + DIAMETER / 2) / dx
+    g = GRAVITY * dt0**2 / dx0
+    n = [round(b / dx0) for b in BOX]
+    centre = (start_gap + DIAMETER / 2) / dx0
     t_end = TRAJECTORY[case][-1][0] * 1.1
-    steps = round(t_end / dt)
+    steps = round(t_end / dt0)
+    regions = []
+    for level in range(1, levels):  # the column around the path, each coarser level a D wider
+        half = (d / 2 + 8) / k + (levels - 1 - level) * d / k
+        regions += ["", "[[refinement.region]]", f"level = {level}",
+                    f"min = [{n[0] / 2 - half:.6g}, {n[1] / 2 - half:.6g}, 0]",
+                    f"max = [{n[0] / 2 + half:.6g}, {n[1] / 2 + half:.6g}, {min(n[2], centre + half):.6g}]"]
     lines = ["[model]", 'lattice = "D3Q19"', 'collision = "trt"', 'precision = "fp32"', "",
              "[domain]", f"nx = {n[0]}", f"ny = {n[1]}", f"nz = {n[2]}", "",
              "[physics]", f"tau = {tau:.10g}", "",
              "[boundary]"] + [f'{f} = "wall"' for f in ("x_min", "x_max", "y_min", "y_max", "z_min", "z_max")] + [
-             "", "[[body]]", 'name = "sphere"', 'type = "sphere"', f"radius = {d / 2}",
+             "", "[[body]]", 'name = "sphere"', 'type = "sphere"', f"radius = {d / 2 / k}",
              f"position = [{n[0] / 2}, {n[1] / 2}, {centre:.10g}]"] + (
              [] if fixed else ["free = true", f"density = {SOLID / rho_f:.10g}"]) + [
              "", "[ib]"] + ([] if fixed else [f"gravity = [0.0, 0.0, {-g:.10g}]"]) + [
              f"loads_every = {max(1, steps // 2000)}", "",
-             "[run]", f"steps = {steps}", "write_fields = false", 'progress = "lines"', ""]
+             "[run]", f"steps = {steps}", "write_fields = false", 'progress = "lines"', ""] + (
+             ["[refinement]", f"levels = {levels}"] + regions + [""] if levels > 1 else [])
     meta = {"case": case, "D": d, "u": u, "dx": dx, "dt": dt, "tau": tau, "gravity": g,
-            "cells": n, "steps": steps, "start_gap_mm": start_gap * 1e3, "fixed": fixed}
+            "cells": n, "steps": steps, "start_gap_mm": start_gap * 1e3, "fixed": fixed,
+            "levels": levels, "dx0": dx0, "dt0": dt0}
     return "\n".join(lines), meta
 
 
@@ -84,17 +99,22 @@ def crossing(history, level):
 
 
 def analyse(out):
-    meta, _ = finished_run(out, "settling.py")
-    case, dx, dt, d = meta["case"], meta["dx"], meta["dt"], meta["D"]
+    meta, summary = finished_run(out, "settling.py", ("completed", "halted"))
+    if summary["status"] == "halted" and meta.get("levels", 1) == 1:
+        sys.exit(f"settling.py: the run in {out} halted: nothing to analyse")
+    case, d = meta["case"], meta["D"]
+    k = 2 ** (meta.get("levels", 1) - 1)
+    dx, dt = meta.get("dx0", meta["dx"]), meta.get("dt0", meta["dt"])  # the loads' (level 0)
     rho_f, mu, u_inf, ratio = CASES[case]
     history, speed = [], []
     for r in rows(os.path.join(out, "bodies.csv")):
         t = int(r["step"]) * dt
-        history.append((t, (float(r["cz"]) - d / 2) * dx * 1e3))  # the gap (mm)
+        history.append((t, (float(r["cz"]) - d / 2 / k) * dx * 1e3))  # the gap (mm)
         speed.append(-float(r["vz"]) * dx / dt)
     peak = max(speed)
     measured = ratio * u_inf
-    result = {"case": case, "D": d, "tau": meta["tau"], "u_lattice": meta["u"],
+    result = {"case": case, "D": d, "levels": meta.get("levels", 1), "status": summary["status"],
+              "tau": meta["tau"], "u_lattice": meta["u"],
               "start_gap_mm": meta.get("start_gap_mm", START_GAP * 1e3),
               "u_max": peak, "u_max_measured": measured, "u_max_error": peak / measured - 1,
               "final_gap_mm": history[-1][1]}
@@ -123,13 +143,15 @@ def main():
                         "at 120.8 to 122.7)")
     r.add_argument("--fixed", action="store_true",
                    help="hold the sphere where it starts (no free motion: the cost comparison)")
+    r.add_argument("--levels", type=int, default=1,
+                   help="a refined grid of this many levels, D cells of the finest a diameter")
     r.add_argument("--kolibri", default="kolibri")
     r.add_argument("--set", action="append", default=[])
     a = sub.add_parser("analyse")
     a.add_argument("out")
     args = p.parse_args()
     if args.cmd == "run":
-        text, meta = deck(args.case, args.D, args.u, args.start_gap * 1e-3, args.fixed)
+        text, meta = deck(args.case, args.D, args.u, args.start_gap * 1e-3, args.fixed, args.levels)
         sys.exit(run_case(args.out, text, meta, args.kolibri, args.set))
     print(json.dumps(analyse(args.out)))
 

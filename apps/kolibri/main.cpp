@@ -188,11 +188,14 @@ int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree
   char line[400];
   if (bodies) {
     const double body_bytes = kolibri::level_body_bytes(*bodies, sc);
+    const bool travelling = std::any_of(sc.bodies.begin(), sc.bodies.end(), kolibri::travels);
     std::snprintf(line, sizeof line,
                   "  refinement: the bodies' box on level %d: %d x %d x %d cells from (%d, %d, "
-                  "%d) of that level, %.1f MiB (force field, node table, flags)\n",
+                  "%d) of that level%s, %.1f MiB (force field, node table, flags)\n",
                   bodies->level, bodies->n[0], bodies->n[1], bodies->n[2], bodies->lo[0],
-                  bodies->lo[1], bodies->lo[2], body_bytes / double(1 << 20));
+                  bodies->lo[1], bodies->lo[2],
+                  travelling ? " (the level's whole extent: a body travels)" : "",
+                  body_bytes / double(1 << 20));
     std::cout << line;
     bytes += body_bytes;
   }

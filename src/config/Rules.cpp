@@ -56,18 +56,6 @@ std::optional<RuleBreach> refinement_rule(const SolverConfig& c) {
                       need + "one kernel a level: boundary_kernels = \"list\""};
   if (c.collision_kernels != 1)
     return RuleBreach{"model", "collision_kernels", need + "one collision launch a level"};
-  for (std::size_t i = 0; i < c.bodies.size(); ++i) {
-    const Body& b = c.bodies[i];
-    const char* key = b.free                                         ? "free"
-                      : b.velocity != std::array<double, 3>{0, 0, 0} ? "velocity"
-                                                                     : nullptr;
-    if (key)
-      return RuleBreach{"body[" + std::to_string(i) + "]", key,
-                        need +
-                            "immersed bodies that stay about their place for now (standing, "
-                            "turning, oscillating: the finest level must hold every place they "
-                            "reach): no steady translation or free motion"};
-  }
   const int dims = dimensions(c.lattice), edge = 1 << refine_block_shift(dims);
   const char* axis[3] = {"nx", "ny", "nz"};
   const int n[3] = {c.nx, c.ny, c.nz};

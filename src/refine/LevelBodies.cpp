@@ -4,10 +4,13 @@
 #include <kolibri/ib/Sampling.hpp>
 #include <kolibri/refine/LevelBodies.hpp>
 
+#include <climits>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -28,6 +31,84 @@ Body body_at_level(const Body& b, const int level, const std::array<int, 3>& lo)
   s.scale = b.scale * k;
   s.frequency = b.frequency / k;
   return s;
+}
+
+bool travels(const Body& b) { return b.free || b.velocity != std::array<double, 3>{0, 0, 0}; }
+
+double travel_reach(const Body& b, const int dims, const ImmersedSettings& ib) {
+  return sample_body(b, dims, ib).extent + 2.0 * std::sqrt(double(dims)) + 1.0;
+}
+
+double travel_radius(const double reach, const std::array<double, 3>& velocity, const int level) {
+  return reach + std::hypot(velocity[0], velocity[1], velocity[2]) * std::ldexp(1.0, level);
+}
+
+namespace {
+/// x / e rounded down (e > 0), negative x included.
+int floor_div(const int x, const int e) { return x >= 0 ? x / e : -((-x + e - 1) / e); }
+}  // namespace
+
+std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, const int dims,
+                                                     const std::array<double, 3>& centre,
+                                                     const double radius) {
+  int a[3] = {0, 0, 0}, z[3] = {0, 0, 0}, edge[3] = {1, 1, 1};  // the cells' range, inclusive
+  const int nb[3] = {box.blocks[0], box.blocks[1], box.blocks[2]};
+  const int nc[3] = {box.n[0], box.n[1], box.n[2]};
+  for (int d = 0; d < dims; ++d) {
+    const double c = centre[std::size_t(d)];
+    a[d] = int(std::floor(c - radius - 0.5));
+    z[d] = int(std::ceil(c + radius - 0.5));
+    edge[d] = nc[d] / nb[d];
+  }
+  const auto within = [&](const int(&p)[3]) {
+    double r2 = 0.0;
+    for (int d = 0; d < dims; ++d) {
+      const double g = p[d] + 0.5 - centre[std::size_t(d)];
+      r2 += g * g;
+    }
+    return r2 <= radius * radius;
+  };
+  // Block by block: a block of the box whose cells are all fluid cells of the level holds.
+  for (int bz = floor_div(a[2], edge[2]); bz <= floor_div(z[2], edge[2]); ++bz)
+    for (int by = floor_div(a[1], edge[1]); by <= floor_div(z[1], edge[1]); ++by)
+      for (int bx = floor_div(a[0], edge[0]); bx <= floor_div(z[0], edge[0]); ++bx) {
+        const bool inside = bx >= 0 && bx < nb[0] && by >= 0 && by < nb[1] && bz >= 0 && bz < nb[2];
+        if (inside && box.whole[std::size_t(cell_in(nb, bx, by, bz))]) continue;
+        const int b[3] = {bx, by, bz};
+        int from[3], to[3];
+        for (int d = 0; d < 3; ++d)
+          from[d] = std::max(a[d], b[d] * edge[d]),
+          to[d] = std::min(z[d], b[d] * edge[d] + edge[d] - 1);
+        for (int w = from[2]; w <= to[2]; ++w)
+          for (int y = from[1]; y <= to[1]; ++y)
+            for (int x = from[0]; x <= to[0]; ++x) {
+              const int p[3] = {x, y, w};
+              if (!within(p)) continue;
+              if (!inside || !box.fluid[std::size_t(cell_in(nc, x, y, w))])
+                return std::array<int, 3>{x, y, w};
+            }
+      }
+  return std::nullopt;
+}
+
+std::string left_finest_level(std::size_t i, const Body& b, const int level,
+                              const std::int64_t step, const std::array<double, 3>& centre,
+                              const std::array<int, 3>& cell, const double reach, const int dims) {
+  const double k = std::ldexp(1.0, -level);
+  std::ostringstream os;
+  os << "body[" << i << "] (\"" << b.name
+     << "\"): a travelling body on a refined grid stays inside the finest level (level " << level
+     << "): every cell of that level within " << reach
+     << " of its cells of the body's centre must be a fluid cell of the level, but at step " << step
+     << " (centre at (" << centre[0] * k << ", " << centre[1] * k;
+  if (dims == 3) os << ", " << centre[2] * k;
+  os << ") in level-0 cells) level-0 cell (" << int(std::floor(cell[0] * k)) << ", "
+     << int(std::floor(cell[1] * k));
+  if (dims == 3) os << ", " << int(std::floor(cell[2] * k));
+  os << ") is not (an interface, a wall, an obstacle or the box's edge): refine its whole path "
+        "([[refinement.region]] type = \"box\", level = "
+     << level << ")";
+  return os.str();
 }
 
 namespace {
@@ -145,16 +226,28 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   const int dims = tree.dims, sh = tree.shift, e = tree.edge();
   out.level = h.level;
   std::vector<Body> bodies;
-  std::vector<BodyNeeds> needs;
-  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};  // the node boxes' union, inclusive
+  std::vector<BodyNeeds> needs;  // a travelling body's: none (its reach is checked below)
+  int lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {INT_MIN, INT_MIN, INT_MIN};  // inclusive
+  bool travelling = false;
   for (std::size_t i = 0; i < cfg.bodies.size(); ++i) {
     bodies.push_back(body_at_level(cfg.bodies[i], h.level, {0, 0, 0}));
+    if (travels(cfg.bodies[i])) {
+      travelling = true;
+      needs.emplace_back();
+      continue;
+    }
     needs.push_back(body_needs(bodies.back(), dims, cfg.ib));
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = i == 0 ? needs.back().a[d] : std::min(lo[d], needs.back().a[d]);
-      hi[d] = i == 0 ? needs.back().z[d] : std::max(hi[d], needs.back().z[d]);
+    for (int d = 0; d < 3; ++d) {  // the node boxes' union
+      lo[d] = std::min(lo[d], needs.back().a[d]);
+      hi[d] = std::max(hi[d], needs.back().z[d]);
     }
   }
+  if (travelling)  // the level's blocks' bounding box
+    for (const auto& b : h.leaf)
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = std::min(lo[d], b[std::size_t(d)] << sh);
+        hi[d] = std::max(hi[d], ((b[std::size_t(d)] + 1) << sh) - 1);
+      }
   for (int d = 0; d < 3; ++d) {
     if (d >= dims) continue;  // lo 0, n 1, one block
     // Whole blocks, inside the level's blocks (the node box's corners may reach past them).
@@ -177,16 +270,33 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
     if (inside) out.slot[std::size_t(cell_in(nb, b[0], b[1], b[2]))] = std::int32_t(s);
   }
   out.fluid.assign(std::size_t(out.cells()), 0);
+  out.whole.assign(out.slot.size(), 1);
   for (int z = 0; z < nc[2]; ++z)
     for (int y = 0; y < nc[1]; ++y)
       for (int x = 0; x < nc[0]; ++x) {
-        const std::int32_t s = out.slot[std::size_t(cell_in(nb, x >> sh, y >> sh, z >> sh))];
+        const std::size_t block = std::size_t(cell_in(nb, x >> sh, y >> sh, z >> sh));
+        const std::int32_t s = out.slot[block];
         const int place = (x & (e - 1)) + e * ((y & (e - 1)) + e * (z & (e - 1)));
-        out.fluid[std::size_t(cell_in(nc, x, y, z))] =
+        const bool fluid =
             s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelFluid;
+        out.fluid[std::size_t(cell_in(nc, x, y, z))] = fluid;
+        if (!fluid) out.whole[block] = 0;
       }
   // Every needed cell a fluid cell of the box (a cell past the level's blocks is not).
   for (std::size_t i = 0; i < needs.size(); ++i) {
+    if (travels(cfg.bodies[i])) {  // its reach at the start (the solver checks every step's)
+      const double reach = travel_radius(travel_reach(bodies[i], dims, cfg.ib),
+                                         body_state(bodies[i], 0.0).velocity, h.level);
+      std::array<double, 3> c = bodies[i].position;
+      for (int d = 0; d < 3; ++d) c[std::size_t(d)] -= out.lo[std::size_t(d)];
+      if (const auto cell = cell_outside_level(out, dims, c, reach)) {
+        const std::array<int, 3> p = {(*cell)[0] + out.lo[0], (*cell)[1] + out.lo[1],
+                                      (*cell)[2] + out.lo[2]};
+        throw std::invalid_argument(
+            left_finest_level(i, cfg.bodies[i], h.level, 0, bodies[i].position, p, reach, dims));
+      }
+      continue;
+    }
     const BodyNeeds& n = needs[i];
     for (int w = n.a[2]; w <= n.z[2]; ++w)
       for (int y = n.a[1]; y <= n.z[1]; ++y)
@@ -220,7 +330,10 @@ SolverConfig level_body_config(const SolverConfig& cfg, const LevelBodyBox& box)
   c.geometry = SolidGeometry{};
   c.refinement = Refinement{};
   c.part = Subdomain{};
-  for (std::size_t d = 0; d < 3; ++d) c.force[d] = cfg.force[d] * std::ldexp(1.0, -box.level);
+  for (std::size_t d = 0; d < 3; ++d) {  // accelerations: dt^2 / dx
+    c.force[d] = cfg.force[d] * std::ldexp(1.0, -box.level);
+    c.ib.gravity[d] = cfg.ib.gravity[d] * std::ldexp(1.0, -box.level);
+  }
   for (Body& b : c.bodies) b = body_at_level(b, box.level, box.lo);
   return c;
 }

@@ -14,6 +14,7 @@
 #include <kolibri/run/Runner.hpp>
 #include <kolibri/run/Signals.hpp>
 #include <kolibri/run/Tune.hpp>
+#include <kolibri/solver/Halted.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <algorithm>
@@ -952,7 +953,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     if (!sc.bodies.empty()) target = std::min(target, next_multiple(step, sc.ib.loads_every));
     if (!sc.obstacles.empty()) target = std::min(target, next_multiple(step, obstacle_every));
     const auto t0 = Clock::now();
-    solver->step(target - step);
+    try {
+      solver->step(target - step);
+    } catch (const RunHalted& e) {  // the steps before it were taken: their fields are written
+      progress.close();
+      t_step += comm.max(seconds_since(t0));
+      step = solver->steps_done();
+      res.exit_code = kExitHalted;
+      res.message = "the run stopped at step " + std::to_string(step) + ": " + e.what();
+      try {
+        write_output(step, false, "_halted");
+      } catch (const OutputError&) {
+      }
+      break;
+    }
     const double dt = comm.max(seconds_since(t0));  // every rank takes the same next chunk
     t_step += dt;
     // Aim at about 0.2 s of stepping between checks: blow-ups are caught early, cost stays low.
@@ -1068,7 +1082,7 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   }
 
   double exchange = 0.0;  // seconds per step, measured alone on the final state
-  if (comm.size() > 1 && res.exit_code != kExitDiverged) {
+  if (comm.size() > 1 && res.exit_code != kExitDiverged && res.exit_code != kExitHalted) {
     exchange = comm.max(solver->exchange_time_per_step(20));
     const double per_step = step > first_step ? t_step / double(step - first_step) : 0.0;
     char buf[200];
@@ -1088,7 +1102,10 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       log << "kolibri: --timeline: this solver (a refined grid) times no points; "
           << opts.timeline_steps << " more steps ran untimed" << std::endl;
   }
-  const char* status = res.exit_code == kExitOk ? "completed" : res.exit_code == kExitStopped ? "stopped" : "diverged";
+  const char* status = res.exit_code == kExitOk        ? "completed"
+                       : res.exit_code == kExitStopped ? "stopped"
+                       : res.exit_code == kExitHalted  ? "halted"
+                                                       : "diverged";
   on_root(comm, [&] {
     JsonObject js;
     js.add("kolibri_version", bi.version)

@@ -752,7 +752,7 @@ TEST(Decomposition, RefinedLevelsWithImmersedBodiesIdenticalToOneRank) {
   // bodies' kernels on the whole box (its blocks sent by their owners before each step of the
   // level) and applies their force to its own cells. A disc on the cut of two ranks (y = 32) and
   // a turning box in 2D, a sphere in 3D; direct forcing (scatter and gather spreading) and the
-  // implicit forcing where Kokkos Kernels is built.
+  // implicit forcing where Kokkos Kernels is built; the disc translating and the box free.
   {
     auto c = test::periodic_box(LatticeKind::D2Q9, 32, 64, 1, 0.7);
     c.force = {1e-5, -3e-6, 0};
@@ -779,6 +779,18 @@ TEST(Decomposition, RefinedLevelsWithImmersedBodiesIdenticalToOneRank) {
       c.ib.forcing = ImmersedSettings::Forcing::Implicit;
       expect_refined_identical(c, 4, "D2Q9 BGK, bodies in level 1, implicit");
     }
+    // Travelling: the disc translating, the plate free under gravity, in a level-1 box over
+    // their paths (a travelling body's bodies' box: the level's whole extent).
+    c.ib = ImmersedSettings{};
+    c.bodies[0].velocity = {0.02, 0.01, 0.0};
+    c.bodies[1].angular_velocity = {0.0, 0.0, 0.0};
+    c.bodies[1].free = true;
+    c.bodies[1].density = 1.8;
+    c.ib.gravity = {0.0, -5e-5, 0.0};
+    RefinementRegion path;
+    path.level = 1, path.min = {4.0, 20.0, 0.0}, path.max = {28.0, 60.0, 1.0};
+    c.refinement.regions = {path};
+    expect_refined_identical(c, 8, "D2Q9 BGK, a translating and a free body in level 1");
   }
   {
     auto c = test::periodic_box(LatticeKind::D3Q19, 16, 16, 32, 0.8);

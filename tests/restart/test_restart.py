@@ -217,6 +217,14 @@ refined_restarts("body", [*refine[:2], "--set",
                           '{ level = 1, type = "band", around = "ball", width = 4 }]',
                           "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.5 }]'],
                  [(2, 3), (3, 1)], "bodies.csv")
+# A free sphere (a thousand times the fluid's density: it drifts about a cell in 400 steps) in a level-1 box downstream of the obstacle:
+# its motion is part of the checkpoint (in the finest level's cells), so a restart continues it.
+refined_restarts("free body", [*refine[:2], "--set",
+                               'refinement.region=[{ level = 1, type = "band", around = "obstacles", width = 4 }, '
+                               '{ level = 1, min = [16, 0, 0], max = [28, 14, 10] }]',
+                               "--set", 'body=[{ name = "ball", type = "sphere", position = [20.0, 7.0, 5.0], radius = 1.0, '
+                               'free = true, density = 1000.0 }]'],
+                 [(2, 3)], "bodies.csv")
 # A level that meets the open faces (a band along the walls too): a parabolic inlet that ramps up
 # (each level's steps at their own times) and an outflow face (each level reads the layer next to
 # it).

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -38,6 +39,19 @@ RefinementRegion band_region(int level, const std::string& around, double width)
   r.kind = RefinementRegion::Kind::Band;
   r.level = level, r.around = around, r.width = width;
   return r;
+}
+
+/// Expects `make()` to throw std::invalid_argument whose message holds each of `needles`.
+template <class Make>
+void expect_refused(const Make& make, std::initializer_list<const char*> needles) {
+  try {
+    make();
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    for (const char* needle : needles) EXPECT_NE(what.find(needle), std::string::npos) << what;
+    return;
+  }
+  ADD_FAILURE() << "no error";
 }
 
 /// A periodic box of n cells a side (nz = 1 in 2D) with two nested boxes: level 1 over the middle
@@ -312,14 +326,8 @@ TEST(Refinement, LevelsThatDoNotFitAreRefusedWithTheirMemory) {
   const double need = octree_bytes(t, per_cell);
   EXPECT_GT(need, double(t.levels[0].cells()) * per_cell);
   EXPECT_NO_THROW(check_levels_fit(t, per_cell, need));
-  try {
-    check_levels_fit(t, per_cell, need / 2);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("[[refinement.region]]"), std::string::npos) << what;
-    EXPECT_NE(what.find("level 2: "), std::string::npos) << what;
-  }
+  expect_refused([&] { check_levels_fit(t, per_cell, need / 2); },
+                 {"[[refinement.region]]", "level 2: "});
 }
 
 TEST(Refinement, LevelsBeyondTheDeviceNumbersAreRefused) {
@@ -717,14 +725,7 @@ TEST(Refinement, ObstacleCutByAnInterfaceIsRefused) {
   o.center = {8, 16, 0.5};  // on the level-1 region's edge at x = 8
   o.radius = 3;
   c.obstacles.push_back(o);
-  try {
-    (void)make_solver(c);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("cut by the interface between levels 0 and 1"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_refused([&] { (void)make_solver(c); }, {"cut by the interface between levels 0 and 1"});
 }
 
 TEST(Refinement, RefinedEverywhereTakesInterpolatedAndRotatingObstacleWalls) {
@@ -915,11 +916,15 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
   // Oscillating (a translation and a turn about its place, amplitude and frequency measured in
   // level-0 cells and steps): at twice the amplitude and half the frequency on the fine box; the
   // carried fluid's momentum change in its loads spans both fine steps.
-  enum class Forcing { Scatter, Gather, Implicit, Oscillating };
+  // Travelling (a steady translation; free under gravity): the same velocity on the fine box (a
+  // lattice velocity), gravity at half (an acceleration, dt^2 / dx); a smaller body, so that its
+  // travel reach fits the box.
+  enum class Forcing { Scatter, Gather, Implicit, Oscillating, Translating, Free };
   for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
-    for (const Forcing forcing :
-         {Forcing::Scatter, Forcing::Gather, Forcing::Implicit, Forcing::Oscillating}) {
+    for (const Forcing forcing : {Forcing::Scatter, Forcing::Gather, Forcing::Implicit,
+                                  Forcing::Oscillating, Forcing::Translating, Forcing::Free}) {
       if (forcing == Forcing::Implicit && !CouplingSystem::built()) continue;  // no Kokkos Kernels
+      SCOPED_TRACE(std::string(to_string(lat)) + ", forcing " + std::to_string(int(forcing)));
       const bool two_d = lat == LatticeKind::D2Q9;
       const int dims = two_d ? 2 : 3;
       auto fine = test::periodic_box(lat, 16, 16, two_d ? 1 : 16, level_tau(0.6, 1));
@@ -932,6 +937,14 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
         fine.bodies[0].angular_amplitude = {0.0, 0.0, 0.3};
         fine.bodies[0].frequency = 1.0 / 64.0;
       }
+      const bool travelling = forcing == Forcing::Translating || forcing == Forcing::Free;
+      if (travelling) fine.bodies[0].radius = 3.2;
+      if (forcing == Forcing::Translating) fine.bodies[0].velocity = {0.01, -0.005, 0.0};
+      if (forcing == Forcing::Free) {
+        fine.bodies[0].free = true;
+        fine.bodies[0].density = 1.5;
+        fine.ib.gravity = {0.0, -2e-5, 0.0};
+      }
       auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
       coarse.force = {2e-5, -8e-6, 0.0};
       coarse.bodies = {round_body(lat, 8, 2.1, 0.7)};  // spacing: in cells of the finest level
@@ -940,7 +953,14 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
         coarse.bodies[0].angular_amplitude = fine.bodies[0].angular_amplitude;
         coarse.bodies[0].frequency = 1.0 / 32.0;
       }
+      if (travelling) {
+        coarse.bodies[0].radius = 1.6;
+        coarse.bodies[0].velocity = fine.bodies[0].velocity;
+        coarse.bodies[0].free = fine.bodies[0].free;
+        coarse.bodies[0].density = fine.bodies[0].density;
+      }
       coarse.ib = fine.ib;
+      if (forcing == Forcing::Free) coarse.ib.gravity = {0.0, -4e-5, 0.0};
       coarse.refinement.levels = 2;
       coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
       ASSERT_FALSE(broken_rule(coarse));
@@ -976,6 +996,10 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
         EXPECT_NEAR(loads[0].torque[d], torque, 1e-12 * scale + turn * std::abs(torque)) << d;
         const double centre = int(d) < dims ? after[0].centre[d] / 2 : coarse.bodies[0].position[d];
         EXPECT_NEAR(loads[0].centre[d], centre, 1e-12) << d;  // level-0 cells
+        EXPECT_DOUBLE_EQ(loads[0].velocity[d], after[0].velocity[d]) << d;  // lattice units
+      }
+      if (forcing == Forcing::Free) {
+        EXPECT_LT(loads[0].velocity[1], 0.0);  // it sinks
       }
     }
 }
@@ -1003,14 +1027,15 @@ TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
     EXPECT_NEAR(loads[0].force[d], mass * c.force[d], 1e-9 * mass * c.force[0]) << "axis " << d;
 }
 
-/// A run of 12 steps of level 0 and one restarted from the levels at step 5: the same levels,
-/// and the bodies' loads and centres to the bit (no state of the bodies' besides the levels and
-/// the step). Returns the uninterrupted run's loads.
+/// A run of 12 steps of level 0 and one restarted from the levels and the free bodies' motion at
+/// step 5: the same levels, and the bodies' loads and centres to the bit (no other state of the
+/// bodies' besides the step). Returns the uninterrupted run's loads.
 std::vector<BodyLoad> expect_restart_identical(const SolverConfig& c) {
   auto whole = make_solver(c), first = make_solver(c), second = make_solver(c);
   whole->step(12);
   first->step(5);
   second->set_level_state(first->level_state());
+  second->set_body_motion(first->body_motion());
   second->set_steps_done(5);
   second->step(7);
   EXPECT_EQ(second->level_state(), whole->level_state());
@@ -1052,25 +1077,116 @@ TEST(Refinement, TurningBodyRestartsBitIdentical) {
   EXPECT_NE(p[0].centre[0], 16.0);  // it moved
 }
 
-TEST(Refinement, BodiesOutsideTheFinestLevelOrMovingAreRefused) {
+TEST(Refinement, TravellingBodiesRestartBitIdentical) {
+  // A steady translation, then a free body under gravity, inside level 1: a restart continues
+  // as the run that did not stop (a free body's motion comes back from the checkpoint's).
+  auto c = nested(LatticeKind::D2Q9, 32, 2);  // level 1 over [8, 24)^2
+  c.bodies = {round_body(LatticeKind::D2Q9, 32, 2.0, 0.5)};
+  c.bodies[0].velocity = {0.02, 0.01, 0.0};
+  ASSERT_FALSE(broken_rule(c));
+  const auto a = expect_restart_identical(c);
+  ASSERT_EQ(a.size(), 1u);
+  // Its centre as the last step of level 1 took it (as on a uniform grid: the centre of the last
+  // step's start), 11.5 steps of level 0 on, in level-0 cells.
+  EXPECT_NEAR(a[0].centre[0], 16.0 + 11.5 * 0.02, 1e-12);
+  EXPECT_NEAR(a[0].centre[1], 16.0 + 11.5 * 0.01, 1e-12);
+
+  c.bodies[0].velocity = {0.0, 0.0, 0.0};
+  c.bodies[0].free = true;
+  c.bodies[0].density = 2.0;
+  c.ib.gravity = {0.0, -1e-4, 0.0};
+  ASSERT_FALSE(broken_rule(c));
+  const auto f = expect_restart_identical(c);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_LT(f[0].velocity[1], 0.0);  // it sinks
+  EXPECT_LT(f[0].centre[1], 16.0);
+}
+
+TEST(Refinement, TravellingBodyStopsTheRunBeforeItLeavesTheFinestLevel) {
+  // A disc of radius 3 (6 cells of level 1; its samples at 5.7, ib.retraction 0.3 in) at x = 16
+  // moving at 0.05 along x inside level 1 over [8, 24)^2 (level-1 cells [16, 48)): its reach on
+  // level 1 is 5.7 + 2 sqrt 2 + 1, and 0.05 x 2 for the coming step of level 0: 9.628. The first
+  // cell past the level (centre 48.5) is within it once the centre, 32 + 0.1 k in level-1 cells
+  // before step k of level 0, passes 38.872: the check before step 69 halts the run.
+  auto c = nested(LatticeKind::D2Q9, 32, 2);
+  c.bodies = {round_body(LatticeKind::D2Q9, 32, 3.0, 0.5)};
+  c.bodies[0].velocity = {0.05, 0.0, 0.0};
+  ASSERT_FALSE(broken_rule(c));
+  auto s = make_solver(c);
+  try {
+    s->step(100);
+    FAIL() << "no halt";
+  } catch (const RunHalted& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("body[0] (\"ball\")"), std::string::npos) << what;
+    EXPECT_NE(what.find("at step 69"), std::string::npos) << what;
+    EXPECT_NE(what.find("type = \"box\", level = 1"), std::string::npos) << what;
+  }
+  EXPECT_EQ(s->steps_done(), 69);  // the steps before it taken, their state kept
+  const auto loads = s->body_loads();
+  ASSERT_EQ(loads.size(), 1u);
+  EXPECT_NEAR(loads[0].centre[0], 16.0 + 68.5 * 0.05, 1e-12);  // the last step's (above)
+  EXPECT_TRUE(std::isfinite(grid_of(*s).total_mass()));
+
+  // Started where it already reaches level 0: refused before a step, naming it.
+  c.bodies[0].position[0] = 21.5;
+  expect_refused([&] { (void)make_solver(c); }, {"travelling body", "at step 0"});
+}
+
+TEST(Refinement, RunWithATravellingBodyLeavingTheFinestLevelHaltsWithItsFields) {
+  // The halting case above through run_case: exit code 8 at step 69, the message naming the body
+  // and the step, the fields of step 69 written as <name>_<step>_halted.h5, summary.json
+  // "halted".
+  const std::string dir = "run_travel_halt";
+  std::filesystem::remove_all(dir);
+  const Case c = parse_deck(R"(
+[model]
+lattice = "D2Q9"
+[domain]
+nx = 32
+ny = 32
+[physics]
+tau = 0.8
+[[body]]
+name = "ball"
+type = "cylinder"
+radius = 3.0
+position = [16.0, 16.0]
+velocity = [0.05, 0.0]
+spacing = 0.5
+[refinement]
+levels = 2
+[[refinement.region]]
+level = 1
+min = [8, 8]
+max = [24, 24]
+[run]
+name = "towed"
+steps = 100
+output_every = 0
+)",
+                            "towed.toml", {"run.output_dir=\"" + dir + "\""});
+  std::ostringstream log;
+  const RunResult r = run_case(c, log);
+  EXPECT_EQ(r.exit_code, kExitHalted) << log.str();
+  EXPECT_EQ(r.steps, 69);
+  EXPECT_NE(r.message.find("the run stopped at step 69: body[0] (\"ball\")"), std::string::npos)
+      << r.message;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/towed_00000069_halted.h5"))
+      << test::slurp(dir + "/summary.json");
+  EXPECT_NE(test::slurp(dir + "/summary.json").find("\"status\": \"halted\""), std::string::npos);
+}
+
+TEST(Refinement, BodiesOutsideTheFinestLevelAreRefused) {
   auto c = nested(LatticeKind::D2Q9, 32, 2);  // level 1 over [8, 24)^2
   c.bodies = {round_body(LatticeKind::D2Q9, 32, 3.0, 0.5)};
   c.bodies[0].position[0] = 9.0;  // reaches level 0
-  try {
-    (void)make_solver(c);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("body[0]"), std::string::npos) << what;
-    EXPECT_NE(what.find("around = \"ball\""), std::string::npos) << what;
-  }
+  expect_refused([&] { (void)make_solver(c); }, {"body[0]", "around = \"ball\""});
   c.bodies[0].position[0] = 16.0;
   EXPECT_FALSE(broken_rule(c));
   EXPECT_NO_THROW((void)make_solver(c));
-  c.bodies[0].velocity = {0.01, 0.0, 0.0};
-  const auto breach = broken_rule(c);
-  ASSERT_TRUE(breach);
-  EXPECT_EQ(breach->section + "." + breach->key, "body[0].velocity");
+  c.bodies[0].velocity = {0.01, 0.0, 0.0};  // travelling: taken (checked a step at a time)
+  EXPECT_FALSE(broken_rule(c));
   c.bodies[0].velocity = {0.0, 0.0, 0.0};
   c.bodies[0].angular_velocity = {0.0, 0.0, 0.01};  // turning in place: taken
   EXPECT_FALSE(broken_rule(c));
@@ -1079,12 +1195,7 @@ TEST(Refinement, BodiesOutsideTheFinestLevelOrMovingAreRefused) {
   EXPECT_FALSE(broken_rule(c));
   EXPECT_NO_THROW((void)make_solver(c));
   c.bodies[0].amplitude = {5.0, 0.0, 0.0};  // reaches x = 16 - 5 - 3 = 8: level 0 within reach
-  try {
-    (void)make_solver(c);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("body[0]"), std::string::npos) << e.what();
-  }
+  expect_refused([&] { (void)make_solver(c); }, {"body[0]"});
   c.bodies[0].amplitude = {0.0, 0.0, 0.0};
   c.refinement.regions[0].kind = RefinementRegion::Kind::Band;
   c.refinement.regions[0].around = "bodies";

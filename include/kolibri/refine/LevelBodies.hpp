@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,40 @@ struct LevelBodyBox {
   std::array<int, 3> blocks{1, 1, 1};  ///< n over the block edge (1 across a 2D box)
   std::vector<std::int32_t> slot;      ///< each block of the box (x fastest): its leaf slot, or -1
   std::vector<std::uint8_t> fluid;     ///< each cell of the box (x fastest): 1 for a fluid cell
+  std::vector<std::uint8_t>
+      whole;  ///< each block of the box (x fastest): 1 where all its cells are
   std::int64_t cells() const { return std::int64_t(n[0]) * n[1] * n[2]; }
 };
+
+/// \brief Whether body b travels through the grid: a steady translation (`velocity`) or free
+/// motion. The bodies' box is then the finest level's whole extent, and the solver checks before
+/// each step of level 0 that the body is still inside the level (level_box_holds).
+bool travels(const Body& b);
+
+/// \brief The cells around a travelling body's centre (b measured in the level's cells:
+/// body_at_level) that must be fluid cells of the finest level: its bounding sphere, two cells a
+/// direction beyond (the stencils and the cells they stream from) and one more (a free body moves
+/// before its samples do).
+double travel_reach(const Body& b, int dims, const ImmersedSettings& ib);
+
+/// \brief The cells around a travelling body's centre that must be fluid cells of the level
+/// through the coming step of level 0: `reach` (travel_reach) and the way it goes in the level's
+/// 2^level steps at `velocity` (lattice units, the same on every level).
+double travel_radius(double reach, const std::array<double, 3>& velocity, int level);
+
+/// \brief The first cell of `box` (the box's cells: the level's minus box.lo) whose centre lies
+/// within `radius` of `centre` (the box's cells too) and that is not a fluid cell of the level,
+/// a cell past the box's edge included; none where all are.
+std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, int dims,
+                                                     const std::array<double, 3>& centre,
+                                                     double radius);
+
+/// \brief Why travelling body i (the deck's `b`) cannot go on at `step` (of level 0): its centre
+/// (`centre`, the finest level's cells) has `cell` (that level's cells) within `reach`, and that
+/// cell is not a fluid cell of the level.
+std::string left_finest_level(std::size_t i, const Body& b, int level, std::int64_t step,
+                              const std::array<double, 3>& centre, const std::array<int, 3>& cell,
+                              double reach, int dims);
 
 /// \brief Body b measured in the cells of `level` (lengths and the centre times 2^level, turning
 /// and oscillation rates over 2^level: the same motion in physical time), its centre moved by
@@ -34,9 +67,10 @@ Body body_at_level(const Body& b, int level, const std::array<int, 3>& lo);
 
 /// \brief The box of cfg's bodies on the finest level of `tree`: every cell within two cells of
 /// a body's samples (the interpolation stencils and the cells they stream from; a turning body's
-/// bounding sphere) must be a fluid cell of the finest level, or std::invalid_argument names the
-/// [[body]] and the level-0 cell that is not. The box is those cells' bounding box widened to
-/// whole blocks.
+/// bounding sphere; a travelling body's travel_reach at its start) must be a fluid cell of the
+/// finest level, or std::invalid_argument names the [[body]] and the level-0 cell that is not.
+/// The box is those cells' bounding box widened to whole blocks; with a travelling body the
+/// bounding box of the level's blocks.
 LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
 
 /// \brief The device memory of the bodies' box in bytes (what RefinedSolver::set_bodies and the
@@ -47,8 +81,9 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
 double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg);
 
 /// \brief The configuration the immersed-boundary kernels see: a periodic box of `box`'s cells
-/// with cfg's bodies at the finest level (body_at_level), its uniform force per mass at that
-/// level (over 2^level), no obstacles, one level.
+/// with cfg's bodies at the finest level (body_at_level), its uniform force per mass and the free
+/// bodies' gravity at that level (over 2^level), no obstacles, one level (no walls: a free body
+/// stays inside the level, away from them, so no contact force acts).
 SolverConfig level_body_config(const SolverConfig& cfg, const LevelBodyBox& box);
 
 }  // namespace kolibri

@@ -22,6 +22,7 @@
 #include <kolibri/refine/LevelStep.hpp>
 #include <kolibri/refine/Octree.hpp>
 #include <kolibri/refine/RefinedGrid.hpp>
+#include <kolibri/solver/Halted.hpp>
 #include <kolibri/solver/Solver.hpp>
 
 #include <algorithm>
@@ -185,9 +186,18 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   const Octree& octree() const override { return m_tree; }
 
+  /// n steps of level 0. Throws RunHalted, the steps before it taken, where a travelling body
+  /// would leave the finest level in the next one (travel_check).
   void step(std::int64_t n) override {
     for (std::int64_t i = 0; i < n; ++i) {
       m_body_time = (m_steps + i) << m_body_box.level;
+      if (!m_travelling.empty())
+        if (const std::string why = travel_check(m_steps + i); !why.empty()) {
+          Kokkos::fence();
+          m_steps += i;
+          if (i > 0) ++m_version;
+          throw RunHalted(why);
+        }
       for (std::size_t l = 0; l < m_levels.size(); ++l) m_levels[l].steps = (m_steps + i) << l;
       if (m_outlets.active()) step_outlets();
       advance(0, 0);
@@ -457,10 +467,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// Each immersed body's force and torque over the last step of level 0, in level-0 lattice
   /// units: the sums of the finest level's 2^l steps in it, whose momentum counts 2^(-D l) of a
   /// level-0 cell's mass (the torque's arms a 2^l-th of the level's); centre and turning rate
-  /// back in level-0 cells and steps.
+  /// back in level-0 cells and steps. With a free body the steps' loads are summed instead
+  /// (apply_bodies): the torque then takes each step's forces at that step's arms.
   std::vector<BodyLoad> body_loads() const override {
     if (!m_ib) return {};
-    std::vector<BodyLoad> out = m_ib->loads();
+    std::vector<BodyLoad> out = m_step_loads.empty() ? m_ib->loads() : m_step_loads;
     const int l = m_body_box.level;
     const double mass = std::ldexp(1.0, -L::D * l), k = std::ldexp(1.0, l);
     for (BodyLoad& b : out)
@@ -471,6 +482,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         b.angular_velocity[d] *= k;
       }
     return out;
+  }
+  /// The free bodies' motion (in the finest level's cells and steps: a checkpoint's, read back
+  /// by the same deck's levels).
+  std::vector<double> body_motion() const override {
+    return m_ib ? m_ib->motion() : std::vector<double>{};
+  }
+  void set_body_motion(const std::vector<double>& packed) override {
+    if (!m_ib) return Solver::set_body_motion(packed);
+    m_ib->set_motion(packed);
   }
   std::vector<double> ib_coupling_forces() const override {
     return m_ib ? m_ib->coupling_forces() : std::vector<double>{};
@@ -1100,6 +1120,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       if (m_body_box.fluid[i]) flags[i] = kFluid;
     const SolverConfig at = level_body_config(cfg, m_body_box);
     m_ib = std::make_unique<ImmersedBoundary<L, S>>(at);
+    m_level_bodies = at.bodies;
+    int free = 0;
+    for (std::size_t b = 0; b < at.bodies.size(); ++b) {
+      m_free_index.push_back(at.bodies[b].free ? free++ : -1);
+      m_travel_reach.push_back(travel_reach(at.bodies[b], L::D, at.ib));
+      if (travels(at.bodies[b])) m_travelling.push_back(b);
+    }
+    m_free_bodies = free > 0;
     m_body_slot = to_device(m_body_box.slot, "kolibri::refine_body_slot");
     m_body_flags = to_device(flags, "kolibri::refine_body_flags");
     m_body_bc.flags = m_body_flags;
@@ -1113,6 +1141,31 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       m_body_departing.n[d] = m_body_box.n[d], m_body_departing.blocks[d] = m_body_box.blocks[d];
       f.lo[d] = m_body_box.lo[d], f.n[d] = m_body_box.n[d];
     }
+  }
+
+  /// Empty where every travelling body stays inside the finest level through step `step` of
+  /// level 0 (the cells within its travel_radius of its centre all fluid cells of the level:
+  /// cell_outside_level), else why not. The bodies' poses
+  /// are those of the coming step (a free body's: its motion's, the same on every rank).
+  std::string travel_check(const std::int64_t step) const {
+    const std::vector<double> motion = m_ib->motion();  // the free bodies', in body order
+    const int l = m_body_box.level;
+    for (const std::size_t b : m_travelling) {
+      const BodyState s = m_free_index[b] >= 0
+                              ? FreeMotion::unpack(motion.data() + std::size_t(m_free_index[b]) *
+                                                                       FreeMotion::kValues)
+                                    .pose()
+                              : body_state(m_level_bodies[b], double(m_body_time));
+      const double reach = travel_radius(m_travel_reach[b], s.velocity, l);
+      if (const auto cell = cell_outside_level(m_body_box, L::D, s.centre, reach)) {
+        std::array<double, 3> centre = s.centre;
+        std::array<int, 3> at = *cell;
+        for (std::size_t d = 0; d < 3; ++d)
+          centre[d] += m_body_box.lo[d], at[d] += m_body_box.lo[d];
+        return left_finest_level(b, m_cfg.bodies[b], l, step, centre, at, reach, L::D);
+      }
+    }
+    return {};
   }
 
   /// Several ranks: the bodies' box's blocks, each from the rank that steps it to every other
@@ -1141,14 +1194,38 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// The bodies' forces for the coming step of the finest level d, from its state: each step of
   /// level 0 sums its 2^l steps' loads (keep_totals after the first). On several ranks the box's
   /// state first comes whole to every rank.
+  /// With a free body the kernels keep no totals (its motion takes each step's own forcing): the
+  /// loads of the level's steps are summed here on the host instead (m_step_loads).
   void apply_bodies(const DeviceLevel& d) {
     if (m_comm) m_body_exchange.run(d.f[d.cur]);
     const std::int64_t steps = std::int64_t(1) << m_body_box.level;
-    m_ib->keep_totals(m_body_time % steps != 0);
+    const bool first = m_body_time % steps == 0;
+    m_ib->keep_totals(!m_free_bodies && !first);
     LevelDeparting<Step> dep = m_body_departing;
     dep.f = d.f[d.cur].data();
     m_ib->apply_with(dep, false, m_body_bc, m_body_time);
+    if (m_free_bodies) add_step_loads(first);
     ++m_body_time;
+  }
+
+  /// The loads of the level's step just taken added to those of the step of level 0 (`first`:
+  /// its first step: they start there); centre and velocities the last step's.
+  void add_step_loads(const bool first) {
+    const std::vector<BodyLoad> now = m_ib->loads();
+    if (first || m_step_loads.size() != now.size()) {
+      m_step_loads = now;
+      return;
+    }
+    for (std::size_t b = 0; b < now.size(); ++b) {
+      BodyLoad& sum = m_step_loads[b];
+      for (std::size_t k = 0; k < 3; ++k) {
+        sum.force[k] += now[b].force[k];
+        sum.torque[k] += now[b].torque[k];
+      }
+      sum.centre = now[b].centre;
+      sum.velocity = now[b].velocity;
+      sum.angular_velocity = now[b].angular_velocity;
+    }
   }
 
   /// The fused level step k over cells c of level d on `exec`: the general rules, then the
@@ -1215,6 +1292,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   Boundary<L, R> m_body_bc{};
   LevelDeparting<Step> m_body_departing;
   std::int64_t m_body_time = 0;
+  /// The bodies in the box's cells (level_body_config), each one's place among the free bodies
+  /// (-1: not free) and travel_reach; the travelling ones (travels), checked a step at a time.
+  std::vector<Body> m_level_bodies;
+  std::vector<int> m_free_index;
+  std::vector<double> m_travel_reach;
+  std::vector<std::size_t> m_travelling;
+  bool m_free_bodies = false;
+  std::vector<BodyLoad>
+      m_step_loads;                 ///< with a free body: the last step of level 0's (apply_bodies)
   HaloExchange<V> m_body_exchange;  ///< several ranks: body_exchange_lists, before apply_bodies
   DeviceFaces<R> m_faces;           ///< the faces' rules (set_faces), at every time unless timed
   bool m_timed_faces = false;       ///< a face's velocity changes in time (faces_at_time)

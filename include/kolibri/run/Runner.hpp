@@ -15,13 +15,14 @@ namespace kolibri {
 /// Exit codes of `kolibri` (documented in docs/user-guide.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitUsage = 1,      ///< bad command line
-  kExitDeck = 2,       ///< invalid deck
-  kExitDiverged = 3,   ///< NaN / blow-up detected
-  kExitIo = 4,         ///< output could not be written
-  kExitResource = 5,   ///< the case could not be set up (e.g. device memory exhausted)
-  kExitStopped = 6,    ///< stopped early (signal or --walltime) after writing a checkpoint
-  kExitRestart = 7,    ///< the checkpoint given to --restart cannot be used (nothing was written)
+  kExitUsage = 1,     ///< bad command line
+  kExitDeck = 2,      ///< invalid deck
+  kExitDiverged = 3,  ///< NaN / blow-up detected
+  kExitIo = 4,        ///< output could not be written
+  kExitResource = 5,  ///< the case could not be set up (e.g. device memory exhausted)
+  kExitStopped = 6,   ///< stopped early (signal or --walltime) after writing a checkpoint
+  kExitRestart = 7,   ///< the checkpoint given to --restart cannot be used (nothing was written)
+  kExitHalted = 8,    ///< the run cannot go on (a travelling body leaves the finest level)
 };
 
 /// \brief Options of `kolibri run` beyond the deck.
