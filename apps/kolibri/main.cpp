@@ -264,8 +264,11 @@ int check_deck(const kolibri::Case& c, const RunArgs& a, const kolibri::Comm& co
     if (refined) {
       tree = kolibri::build_octree(c.solver);
       cuts = kolibri::cut_levels(tree, ranks);
-      if (!c.solver.bodies.empty())  // as RefinedSolver refuses them (any number of ranks)
+      if (!c.solver.bodies.empty()) {  // as RefinedSolver refuses them (any number of ranks)
         bodies = kolibri::level_body_box(tree, c.solver);
+        if (const auto why = kolibri::prescribed_travel_leaves(*bodies, c.solver, 0, c.run.steps))
+          throw std::invalid_argument("run.steps = " + std::to_string(c.run.steps) + ": " + *why);
+      }
     } else {
       const auto all = kolibri::Decomposition::every_rank(
           c.solver, ranks, c.run.grid, kolibri::balance_for(c.solver, c.run.balance));

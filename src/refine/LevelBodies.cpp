@@ -91,6 +91,54 @@ std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, co
   return std::nullopt;
 }
 
+std::optional<std::array<int, 3>> travel_outside(const LevelBodyBox& box, const int dims,
+                                                 const BodyState& s, const double reach) {
+  return cell_outside_level(box, dims, s.centre, travel_radius(reach, s.velocity, box.level));
+}
+
+std::optional<std::string> prescribed_travel_leaves(const LevelBodyBox& box,
+                                                    const SolverConfig& cfg,
+                                                    const std::int64_t from,
+                                                    const std::int64_t to) {
+  const int dims = dimensions(cfg.lattice), l = box.level;
+  const double k = std::ldexp(1.0, l);  // the level's steps a step of level 0
+  std::optional<std::string> first;
+  std::int64_t first_step = to;
+  for (std::size_t i = 0; i < cfg.bodies.size(); ++i) {
+    const Body& deck = cfg.bodies[i];
+    if (!travels(deck) || deck.free) continue;
+    const Body b = body_at_level(deck, l, box.lo);
+    const double reach = travel_reach(b, dims, cfg.ib);
+    // Its fastest speed (the level's cells a step of level 0) and the widest radius it checks.
+    double a = 0.0;
+    for (const double v : b.amplitude) a += v * v;
+    const double fastest = (std::hypot(b.velocity[0], b.velocity[1], b.velocity[2]) +
+                            2.0 * 3.141592653589793 * std::abs(b.frequency) * std::sqrt(a)) *
+                           k;
+    const double widest = reach + fastest, margin = 8.0;
+    for (std::int64_t step = from; step < std::min(to, first_step);) {
+      const BodyState s = body_state(b, double(step << l));
+      // Clear of every cell within the widest radius and a margin: the steps in which it moves
+      // less than the margin pass (skipped); else this step's own check.
+      if (fastest > 0.0 && !cell_outside_level(box, dims, s.centre, widest + margin)) {
+        step += std::max<std::int64_t>(1, std::int64_t(std::floor(margin / fastest)));
+        continue;
+      }
+      if (const auto cell = travel_outside(box, dims, s, reach)) {
+        std::array<double, 3> centre = s.centre;
+        std::array<int, 3> at = *cell;
+        for (std::size_t d = 0; d < 3; ++d) centre[d] += box.lo[d], at[d] += box.lo[d];
+        first = left_finest_level(i, deck, l, step, centre, at, travel_radius(reach, s.velocity, l),
+                                  dims);
+        first_step = step;
+        break;
+      }
+      ++step;
+    }
+  }
+  return first;
+}
+
 std::string left_finest_level(std::size_t i, const Body& b, const int level,
                               const std::int64_t step, const std::array<double, 3>& centre,
                               const std::array<int, 3>& cell, const double reach, const int dims) {

@@ -497,6 +497,9 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
         << " (written by " << restart_info.ranks << (restart_info.ranks == 1 ? " rank" : " ranks")
         << ", " << restart_info.created << ")" << std::endl;
   const std::int64_t first_step = restart_path.empty() ? 0 : restart_info.step;
+  if (refined)  // a body on a prescribed path: inside the finest level to the run's last step
+    if (const auto why = refined->travel_ahead(first_step, rc.steps))
+      throw DeckError(c.source + ": run.steps = " + std::to_string(rc.steps) + ": " + *why);
 
   if (restart_path.empty()) {  // never delete an earlier run's checkpoints without being asked
     std::vector<std::string> old;

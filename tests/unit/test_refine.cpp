@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1123,6 +1124,15 @@ TEST(Refinement, TravellingBodyStopsTheRunBeforeItLeavesTheFinestLevel) {
     EXPECT_NE(what.find("type = \"box\", level = 1"), std::string::npos) << what;
   }
   EXPECT_EQ(s->steps_done(), 69);  // the steps before it taken, their state kept
+  // The same step found ahead, before a run starts (its path is prescribed).
+  const LevelBodyBox box = level_body_box(build_octree(c), c);
+  EXPECT_FALSE(prescribed_travel_leaves(box, c, 0, 69));
+  for (const std::int64_t from : {0, 60, 69}) {
+    const auto ahead = prescribed_travel_leaves(box, c, from, 100);
+    ASSERT_TRUE(ahead) << from;
+    EXPECT_NE(ahead->find("at step 69 "), std::string::npos) << *ahead;
+  }
+  EXPECT_TRUE(grid_of(*make_solver(c)).travel_ahead(0, 100));
   const auto loads = s->body_loads();
   ASSERT_EQ(loads.size(), 1u);
   EXPECT_NEAR(loads[0].centre[0], 16.0 + 68.5 * 0.05, 1e-12);  // the last step's (above)
@@ -1133,13 +1143,15 @@ TEST(Refinement, TravellingBodyStopsTheRunBeforeItLeavesTheFinestLevel) {
   expect_refused([&] { (void)make_solver(c); }, {"travelling body", "at step 0"});
 }
 
-TEST(Refinement, RunWithATravellingBodyLeavingTheFinestLevelHaltsWithItsFields) {
-  // The halting case above through run_case: exit code 8 at step 69, the message naming the body
-  // and the step, the fields of step 69 written as <name>_<step>_halted.h5, summary.json
-  // "halted".
+TEST(Refinement, RunsWithTravellingBodiesLeavingTheFinestLevel) {
+  // The case above through run_case: its prescribed path leaves the finest level before step 69
+  // of 100, a deck error before anything is written. Free instead (ten times the fluid's
+  // density, starting at its speed), its path is found as it runs: exit code 8 at that step, the
+  // message naming the body and the step, that step's fields written as
+  // <name>_<step>_halted.h5, summary.json "halted".
   const std::string dir = "run_travel_halt";
   std::filesystem::remove_all(dir);
-  const Case c = parse_deck(R"(
+  const std::string text = R"(
 [model]
 lattice = "D2Q9"
 [domain]
@@ -1164,16 +1176,33 @@ max = [24, 24]
 name = "towed"
 steps = 100
 output_every = 0
-)",
-                            "towed.toml", {"run.output_dir=\"" + dir + "\""});
+)";
+  const std::string out = "run.output_dir=\"" + dir + "\"";
   std::ostringstream log;
-  const RunResult r = run_case(c, log);
+  try {
+    (void)run_case(parse_deck(text, "towed.toml", {out}), log);
+    ADD_FAILURE() << "no error";
+  } catch (const DeckError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("towed.toml: run.steps = 100: body[0] (\"ball\")"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("at step 69 "), std::string::npos) << what;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/summary.json"));
+
+  const Case free = parse_deck(text, "towed.toml",
+                               {out, "body[0].free=true", "body[0].density=10.0", "run.steps=400"});
+  const RunResult r = run_case(free, log);
   EXPECT_EQ(r.exit_code, kExitHalted) << log.str();
-  EXPECT_EQ(r.steps, 69);
-  EXPECT_NE(r.message.find("the run stopped at step 69: body[0] (\"ball\")"), std::string::npos)
+  EXPECT_GT(r.steps, 69);  // slowed down by the fluid it drags
+  EXPECT_LT(r.steps, 400);
+  const std::string step = std::to_string(r.steps);
+  EXPECT_NE(r.message.find("the run stopped at step " + step + ": body[0] (\"ball\")"),
+            std::string::npos)
       << r.message;
-  EXPECT_TRUE(std::filesystem::exists(dir + "/towed_00000069_halted.h5"))
-      << test::slurp(dir + "/summary.json");
+  char name[64];
+  std::snprintf(name, sizeof name, "/towed_%08lld_halted.h5", static_cast<long long>(r.steps));
+  EXPECT_TRUE(std::filesystem::exists(dir + name)) << name;
   EXPECT_NE(test::slurp(dir + "/summary.json").find("\"status\": \"halted\""), std::string::npos);
 }
 

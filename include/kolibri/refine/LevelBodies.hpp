@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kolibri/config/Case.hpp>
+#include <kolibri/ib/Sampling.hpp>
 #include <kolibri/refine/Octree.hpp>
 
 #include <array>
@@ -52,6 +53,23 @@ double travel_radius(double reach, const std::array<double, 3>& velocity, int le
 std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, int dims,
                                                      const std::array<double, 3>& centre,
                                                      double radius);
+
+/// \brief The first cell of `box` that a travelling body in state `s` (the box's cells) must
+/// find a fluid cell of the level through the coming step of level 0 and does not (the cells
+/// within travel_radius(reach, s.velocity) of its centre: cell_outside_level); none where all are.
+/// The one check of a travelling body, before each step of level 0 (RefinedSolver) and over a
+/// prescribed path ahead (prescribed_travel_leaves).
+std::optional<std::array<int, 3>> travel_outside(const LevelBodyBox& box, int dims,
+                                                 const BodyState& s, double reach);
+
+/// \brief Where a body of cfg on a prescribed path (a steady translation: travels() and not
+/// free) would first fail travel_outside in steps [from, to) of level 0: the message
+/// (left_finest_level) of the first such step, or none. A free body's path is not known before
+/// it runs. Steps are skipped only where the body provably stays clear (a wider check, and its
+/// fastest speed).
+std::optional<std::string> prescribed_travel_leaves(const LevelBodyBox& box,
+                                                    const SolverConfig& cfg, std::int64_t from,
+                                                    std::int64_t to);
 
 /// \brief Why travelling body i (the deck's `b`) cannot go on at `step` (of level 0): its centre
 /// (`centre`, the finest level's cells) has `cell` (that level's cells) within `reach`, and that

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ class RefinedGrid {
   /// is not a fluid leaf of level l (solid, outside, or on another level), with rho 0 and u 0.
   /// Collective.
   virtual MacroFields level_cells(int l, const std::vector<std::int64_t>& cells) const = 0;
+  /// Why a body on a prescribed path would leave the finest level in steps [from, to) of level 0
+  /// (prescribed_travel_leaves: the check the run makes before each), or none.
+  virtual std::optional<std::string> travel_ahead(std::int64_t from, std::int64_t to) const = 0;
 };
 
 }  // namespace kolibri

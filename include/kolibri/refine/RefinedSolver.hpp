@@ -32,6 +32,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -185,6 +186,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   const Octree& octree() const override { return m_tree; }
+  std::optional<std::string> travel_ahead(const std::int64_t from,
+                                          const std::int64_t to) const override {
+    if (!m_ib) return std::nullopt;
+    return prescribed_travel_leaves(m_body_box, m_cfg, from, to);
+  }
 
   /// n steps of level 0. Throws RunHalted, the steps before it taken, where a travelling body
   /// would leave the finest level in the next one (travel_check).
@@ -1144,8 +1150,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   /// Empty where every travelling body stays inside the finest level through step `step` of
-  /// level 0 (the cells within its travel_radius of its centre all fluid cells of the level:
-  /// cell_outside_level), else why not. The bodies' poses
+  /// level 0 (travel_outside), else why not. The bodies' poses
   /// are those of the coming step (a free body's: its motion's, the same on every rank).
   std::string travel_check(const std::int64_t step) const {
     const std::vector<double> motion = m_ib->motion();  // the free bodies', in body order
@@ -1156,13 +1161,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                                                                        FreeMotion::kValues)
                                     .pose()
                               : body_state(m_level_bodies[b], double(m_body_time));
-      const double reach = travel_radius(m_travel_reach[b], s.velocity, l);
-      if (const auto cell = cell_outside_level(m_body_box, L::D, s.centre, reach)) {
+      if (const auto cell = travel_outside(m_body_box, L::D, s, m_travel_reach[b])) {
         std::array<double, 3> centre = s.centre;
         std::array<int, 3> at = *cell;
         for (std::size_t d = 0; d < 3; ++d)
           centre[d] += m_body_box.lo[d], at[d] += m_body_box.lo[d];
-        return left_finest_level(b, m_cfg.bodies[b], l, step, centre, at, reach, L::D);
+        return left_finest_level(b, m_cfg.bodies[b], l, step, centre, at,
+                                 travel_radius(m_travel_reach[b], s.velocity, l), L::D);
       }
     }
     return {};
