@@ -12,9 +12,9 @@ case's density and viscosity (Table 1). D cells a diameter; the time step makes 
 velocity `--u` in lattice units. With `--levels L` (> 1) D counts cells of the finest of L levels
 (a refined grid): the finest level over a column around the sphere's path, from the bottom to
 above its start, 8 of its cells wider than the sphere on each side, each coarser level one
-diameter wider; the deck's grid is 2^(L-1) times coarser. The run then ends with exit code 8
-("halted") once the sphere's reach nears the bottom wall (about 0.3 D above it at D = 15), after
-the gaps that `analyse` reads.
+diameter wider; the deck's grid is 2^(L-1) times coarser. The finest level reaches the bottom
+wall, so the sphere settles onto it as on a uniform grid (contact included); should it leave the
+column the run halts (exit code 8), and `analyse` reads what it has.
 
 `analyse` reports the peak settling velocity against the measured one (Table 2: u_max / u_inf
 times Table 1's u_inf) and the times at which the gap under the sphere falls to 4, 2 and 1

@@ -54,11 +54,8 @@ MotionSetting MotionSetting::of(const SolverConfig& cfg, int dims) {
   s.fluid_density = cfg.initial.density;
   s.gravity = cfg.ib.gravity;
   s.dims = dims;
-  const auto periodic = cfg.periodic_axes();
-  for (int d = 0; d < 3; ++d) {
-    s.walls[std::size_t(d)] = !periodic[std::size_t(d)];
-    s.domain[std::size_t(d)] = cfg.global_n(d);
-  }
+  for (std::size_t f = 0; f < 6; ++f) s.walls[f] = cfg.faces[f].type != FaceType::Periodic;
+  for (int d = 0; d < 3; ++d) s.domain[std::size_t(d)] = cfg.global_n(d);
   s.contact_range = cfg.ib.contact_range;
   s.contact_stiffness = cfg.ib.contact_stiffness;
   return s;
@@ -184,9 +181,9 @@ std::array<double, 3> contact_force(const Body& b, const FreeMotion& m, double v
   const double weight = s.contact_stiffness * std::fabs(b.density - s.fluid_density) * volume * g;
   if (!(weight > 0.0)) return f;
   for (int d = 0; d < s.dims; ++d) {
-    if (!s.walls[std::size_t(d)]) continue;
     V3 n{0, 0, 0};
     for (const double side : {-1.0, 1.0}) {  // the low face's wall at 0, the high face's at size
+      if (!s.walls[std::size_t(2 * d + (side > 0 ? 1 : 0))]) continue;
       n[std::size_t(d)] = side;
       const double c = m.centre[std::size_t(d)];
       const double gap =
@@ -251,14 +248,14 @@ void advance(FreeMotion& m, const Body& b, const RigidInertia& inertia, double v
                              " cells in one step (at most 0.5: lower the lattice velocities, "
                              "i.e. gravity, or refine the time step)");
   for (int d = 0; d < s.dims; ++d) {  // the bodies' node box does not wrap across periodic faces
-    if (s.walls[std::size_t(d)]) continue;
     V3 n{0, 0, 0};
     n[std::size_t(d)] = 1.0;
     const double up = reach(b, s.dims, m.rotation, n);
     n[std::size_t(d)] = -1.0;
     const double down = reach(b, s.dims, m.rotation, n);
     const double x = m.centre[std::size_t(d)];
-    if (x - down < 0.0 || x + up > s.domain[std::size_t(d)])
+    if ((!s.walls[std::size_t(2 * d)] && x - down < 0.0) ||
+        (!s.walls[std::size_t(2 * d + 1)] && x + up > s.domain[std::size_t(d)]))
       throw std::runtime_error(
           "free body \"" + b.name + "\" reached the periodic faces across " +
           std::string(1, char('x' + d)) +

@@ -48,6 +48,17 @@ namespace {
 int floor_div(const int x, const int e) { return x >= 0 ? x / e : -((-x + e - 1) / e); }
 }  // namespace
 
+bool past_wall(const LevelBodyBox& box, const int dims, const int (&p)[3]) {
+  bool past = false;
+  for (int d = 0; d < dims; ++d) {
+    const std::size_t low = std::size_t(2 * d);
+    if (p[d] < 0 && !box.wall[low]) return false;
+    if (p[d] >= box.n[std::size_t(d)] && !box.wall[low + 1]) return false;
+    past = past || p[d] < 0 || p[d] >= box.n[std::size_t(d)];
+  }
+  return past;
+}
+
 std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, const int dims,
                                                      const std::array<double, 3>& centre,
                                                      const double radius) {
@@ -58,7 +69,7 @@ std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, co
     const double c = centre[std::size_t(d)];
     a[d] = int(std::floor(c - radius - 0.5));
     z[d] = int(std::ceil(c + radius - 0.5));
-    edge[d] = nc[d] / nb[d];
+    edge[d] = box.edge;
   }
   const auto within = [&](const int(&p)[3]) {
     double r2 = 0.0;
@@ -84,7 +95,8 @@ std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, co
             for (int x = from[0]; x <= to[0]; ++x) {
               const int p[3] = {x, y, w};
               if (!within(p)) continue;
-              if (!inside || !box.fluid[std::size_t(cell_in(nc, x, y, w))])
+              const bool in = inside && x < nc[0] && y < nc[1] && w < nc[2];
+              if (in ? !box.fluid[std::size_t(cell_in(nc, x, y, w))] : !past_wall(box, dims, p))
                 return std::array<int, 3>{x, y, w};
             }
       }
@@ -304,6 +316,20 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
     out.lo[std::size_t(d)] = first, out.n[std::size_t(d)] = end - first;
     out.blocks[std::size_t(d)] = (end - first) >> sh;
   }
+  // Sides on a wall face of the domain, the box clipped to the domain there: the wall's cells
+  // lie past them (a moving wall's velocity the same in every step: the box's faces are fixed).
+  out.edge = e;
+  const auto wall_face = [](const FaceBC& f) {
+    return f.type == FaceType::Wall || (f.type == FaceType::MovingWall && !f.time_dependent());
+  };
+  for (int d = 0; d < dims; ++d) {
+    const std::size_t low = std::size_t(2 * d), axis = std::size_t(d);
+    out.wall[low] = out.lo[axis] == 0 && wall_face(cfg.faces[low]);
+    if (out.lo[axis] + out.n[axis] >= h.n[axis] && wall_face(cfg.faces[low + 1])) {
+      out.wall[low + 1] = true;
+      out.n[axis] = h.n[axis] - out.lo[axis];
+    }
+  }
   // The box's tables: each block's leaf slot, each cell's fluid mark.
   const int nb[3] = {out.blocks[0], out.blocks[1], out.blocks[2]};
   const int nc[3] = {out.n[0], out.n[1], out.n[2]};
@@ -351,14 +377,12 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
         for (int x = n.a[0]; x <= n.z[0]; ++x) {
           if (!n.needed[std::size_t(cell_in(n.m, x - n.a[0], y - n.a[1], w - n.a[2]))]) continue;
           const int p[3] = {x, y, w};
-          bool fluid = true;
-          for (int d = 0; d < 3; ++d)
-            fluid =
-                fluid && p[d] >= out.lo[std::size_t(d)] && p[d] < out.lo[std::size_t(d)] + nc[d];
-          fluid =
-              fluid &&
-              out.fluid[std::size_t(cell_in(nc, x - out.lo[0], y - out.lo[1], w - out.lo[2]))] != 0;
-          if (!fluid) outside_finest(i, bodies[i], h.level, dims, p);
+          const int q[3] = {x - out.lo[0], y - out.lo[1], w - out.lo[2]};  // the box's cells
+          bool in = true;
+          for (int d = 0; d < 3; ++d) in = in && q[d] >= 0 && q[d] < nc[d];
+          const bool held = in ? out.fluid[std::size_t(cell_in(nc, q[0], q[1], q[2]))] != 0
+                               : past_wall(out, dims, q);
+          if (!held) outside_finest(i, bodies[i], h.level, dims, p);
         }
   }
   return out;
@@ -373,7 +397,8 @@ double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg) {
 SolverConfig level_body_config(const SolverConfig& cfg, const LevelBodyBox& box) {
   SolverConfig c = cfg;
   c.nx = box.n[0], c.ny = box.n[1], c.nz = box.n[2];
-  for (FaceBC& f : c.faces) f = FaceBC{};  // periodic: the box's cells are all interior
+  for (std::size_t f = 0; f < 6; ++f)  // periodic where no body reaches: the box's inside
+    c.faces[f] = box.wall[f] ? cfg.faces[f] : FaceBC{};
   c.obstacles.clear();
   c.geometry = SolidGeometry{};
   c.refinement = Refinement{};

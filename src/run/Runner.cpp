@@ -1098,12 +1098,16 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   Timeline timeline;
   if (opts.timeline_steps > 0 && res.exit_code == kExitOk) {
     std::int64_t slowest = 0;
-    timeline = slowest_rank_timeline(comm, solver->step_timeline(opts.timeline_steps), slowest);
-    if (timeline.steps > 0)
-      log << timeline_line(timeline, int(slowest)) << std::endl;
-    else
-      log << "kolibri: --timeline: this solver (a refined grid) times no points; "
-          << opts.timeline_steps << " more steps ran untimed" << std::endl;
+    try {
+      timeline = slowest_rank_timeline(comm, solver->step_timeline(opts.timeline_steps), slowest);
+      if (timeline.steps > 0)
+        log << timeline_line(timeline, int(slowest)) << std::endl;
+      else
+        log << "kolibri: --timeline: this solver (a refined grid) times no points; "
+            << opts.timeline_steps << " more steps ran untimed" << std::endl;
+    } catch (const RunHalted& e) {  // the steps past run.steps took a body out of its level
+      log << "kolibri: --timeline: no timeline, its steps stopped: " << e.what() << std::endl;
+    }
   }
   const char* status = res.exit_code == kExitOk        ? "completed"
                        : res.exit_code == kExitStopped ? "stopped"

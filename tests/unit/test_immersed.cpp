@@ -935,7 +935,8 @@ TEST(FreeBodies, ContactForceAndReach) {
   EXPECT_NEAR(reach(b, 3, id, {0, 0, 1}), 5.0, 1e-12);
   EXPECT_NEAR(reach(b, 3, id, {1, 0, 0}), 2.0, 1e-12);
   MotionSetting s;
-  s.gravity = {0, 0, -1e-3}, s.domain = {20, 20, 40}, s.walls = {false, false, true};
+  s.gravity = {0, 0, -1e-3}, s.domain = {20, 20, 40},
+  s.walls = {false, false, false, false, true, true};
   FreeMotion m;
   m.centre = {10, 10, 5.5};  // 0.5 cells above the bottom wall: (1 - 0.5)^2 = 1/4
   const double volume = std::numbers::pi * 4 * 10;

@@ -1006,6 +1006,57 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
     }
 }
 
+TEST(Refinement, BodiesAtAWallAreTheDenseSolverAtTheFineResolution) {
+  // Walls on y_min and y_max (the second moving), level 1 over the whole box: a disc a fine cell
+  // above the resting wall held still under a body force, then free and falling onto it (the
+  // walls' contact force on it): the bodies' box takes the walls as its sides, so its kernels
+  // pull the populations next to them through the wall's rule, as the level's step does. The
+  // same bits as the dense solver at twice the resolution.
+  for (const bool free : {false, true}) {
+    SCOPED_TRACE(free ? "free" : "held");
+    auto fine = test::periodic_box(LatticeKind::D2Q9, 16, 16, 1, level_tau(0.6, 1));
+    fine.faces[2].type = FaceType::Wall;
+    fine.faces[3].type = FaceType::MovingWall;
+    fine.faces[3].velocity = {0.02, 0.0, 0.0};
+    fine.bodies = {round_body(LatticeKind::D2Q9, 16, 3.2, 0.7)};
+    fine.bodies[0].position[1] = 4.4;  // 1.2 fine cells above the wall
+    auto coarse = test::periodic_box(LatticeKind::D2Q9, 8, 8, 1, 0.6);
+    coarse.faces = fine.faces;
+    coarse.bodies = {round_body(LatticeKind::D2Q9, 8, 1.6, 0.7)};
+    coarse.bodies[0].position[1] = 2.2;
+    if (free) {
+      for (Body* b : {&fine.bodies[0], &coarse.bodies[0]}) b->free = true, b->density = 1.5;
+      fine.ib.gravity = {0.0, -1e-3, 0.0};
+      coarse.ib.gravity = {0.0, -2e-3, 0.0};
+    } else {
+      fine.force = {1e-5, 0.0, 0.0};
+      coarse.force = {2e-5, 0.0, 0.0};
+    }
+    coarse.refinement.levels = 2;
+    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, 1})};
+    ASSERT_FALSE(broken_rule(coarse));
+    auto dense = make_solver(fine);
+    auto refined = make_solver(coarse);
+    dense->step(160);
+    refined->step(80);
+    const MacroFields a = dense->macroscopic();
+    const LevelFields b = grid_of(*refined).level_fields(1);
+    for (std::size_t t = 0; t < b.rho.size(); ++t) {
+      const auto& x = b.centre[t];
+      const std::size_t i = a.index(int(2 * x[0]), int(2 * x[1]), 0);
+      ASSERT_EQ(b.rho[t], a.rho[i]) << t;
+      for (int d = 0; d < 3; ++d) ASSERT_EQ(b.u[t][std::size_t(d)], a.u[i][std::size_t(d)]) << t;
+    }
+    const auto loads = refined->body_loads(), fine_loads = dense->body_loads();
+    ASSERT_EQ(loads.size(), 1u);
+    EXPECT_NEAR(loads[0].centre[1], fine_loads[0].centre[1] / 2, 1e-12);
+    EXPECT_DOUBLE_EQ(loads[0].velocity[1], fine_loads[0].velocity[1]);
+    if (free) {  // it fell within the contact range (a fine cell) of the wall
+      EXPECT_LT(fine_loads[0].centre[1] - 3.2, fine.ib.contact_range);
+    }
+  }
+}
+
 TEST(Refinement, BodyLoadsBalanceTheBodyForceInSteadyState) {
   // A disc inside level 1 (a band around it), level 0 elsewhere, periodic with a body force: in
   // steady state the fluid's momentum stops changing, so the body takes the force on the whole

@@ -19,11 +19,18 @@
 namespace kolibri {
 
 /// \brief The finest level's cells the bodies' kernels read and write: [lo, lo + n) in that
-/// level's cells, whole blocks, with the tables their kernels read it through.
+/// level's cells, whole blocks (clipped to the domain at a wall side), with the tables their
+/// kernels read it through.
 struct LevelBodyBox {
   int level = 0;
+  int edge = 1;  ///< the block edge (cells)
   std::array<int, 3> lo{0, 0, 0}, n{1, 1, 1};
-  std::array<int, 3> blocks{1, 1, 1};  ///< n over the block edge (1 across a 2D box)
+  std::array<int, 3> blocks{1, 1, 1};  ///< n over the block edge, rounded up (1 across a 2D box)
+  /// The box's sides (x_min, x_max, ...) on a face of the domain that is a wall (resting, or
+  /// moving at a constant velocity): the cells past them are the wall's, which the bodies'
+  /// kernels take as the level's step does (level_body_config gives the box that face), so a
+  /// body may come near it.
+  std::array<bool, 6> wall{};
   std::vector<std::int32_t> slot;      ///< each block of the box (x fastest): its leaf slot, or -1
   std::vector<std::uint8_t> fluid;     ///< each cell of the box (x fastest): 1 for a fluid cell
   std::vector<std::uint8_t>
@@ -47,9 +54,14 @@ double travel_reach(const Body& b, int dims, const ImmersedSettings& ib);
 /// 2^level steps at `velocity` (lattice units, the same on every level).
 double travel_radius(double reach, const std::array<double, 3>& velocity, int level);
 
+/// \brief Whether cell p (the box's cells) lies past the box only across wall sides (box.wall):
+/// a wall's cell, not a missing one.
+bool past_wall(const LevelBodyBox& box, int dims, const int (&p)[3]);
+
 /// \brief The first cell of `box` (the box's cells: the level's minus box.lo) whose centre lies
 /// within `radius` of `centre` (the box's cells too) and that is not a fluid cell of the level,
-/// a cell past the box's edge included; none where all are.
+/// a cell past the box's edge included unless it lies past a wall side (past_wall); none where
+/// all are.
 std::optional<std::array<int, 3>> cell_outside_level(const LevelBodyBox& box, int dims,
                                                      const std::array<double, 3>& centre,
                                                      double radius);
@@ -98,10 +110,11 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
 /// The samples' own arrays are not counted (nor are they on a uniform grid).
 double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg);
 
-/// \brief The configuration the immersed-boundary kernels see: a periodic box of `box`'s cells
-/// with cfg's bodies at the finest level (body_at_level), its uniform force per mass and the free
-/// bodies' gravity at that level (over 2^level), no obstacles, one level (no walls: a free body
-/// stays inside the level, away from them, so no contact force acts).
+/// \brief The configuration the immersed-boundary kernels see: a box of `box`'s cells, its wall
+/// sides (box.wall) cfg's faces there and the others periodic (no body reaches them), with cfg's
+/// bodies at the finest level (body_at_level), its uniform force per mass and the free bodies'
+/// gravity at that level (over 2^level), no obstacles, one level. A free body's contact acts at
+/// the wall sides, ib.contact_range in cells of that level.
 SolverConfig level_body_config(const SolverConfig& cfg, const LevelBodyBox& box);
 
 }  // namespace kolibri

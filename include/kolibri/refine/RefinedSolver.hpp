@@ -197,13 +197,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   void step(std::int64_t n) override {
     for (std::int64_t i = 0; i < n; ++i) {
       m_body_time = (m_steps + i) << m_body_box.level;
-      if (!m_travelling.empty())
+      if (!m_travelling.empty()) {
         if (const std::string why = travel_check(m_steps + i); !why.empty()) {
           Kokkos::fence();
           m_steps += i;
           if (i > 0) ++m_version;
           throw RunHalted(why);
         }
+        if (m_comm) follow_bodies();
+      }
       for (std::size_t l = 0; l < m_levels.size(); ++l) m_levels[l].steps = (m_steps + i) << l;
       if (m_outlets.active()) step_outlets();
       advance(0, 0);
@@ -1115,16 +1117,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// where the level has no fluid cell), and their kernels on the bodies measured in the level's
   /// cells (level_body_config). On several ranks every rank runs the bodies' kernels on the whole
   /// box, as one rank would, and applies their force to its own cells; before each step of the
-  /// level the box's blocks go from their owners to every other rank (m_body_exchange).
+  /// level the box's blocks go from their owners to every other rank (m_body_exchange): all of
+  /// them, or with a travelling body (whose box is the level's whole extent) those around the
+  /// bodies (follow_bodies).
   void set_bodies(const SolverConfig& cfg, const Distribution* dist) {
     m_body_box = level_body_box(m_tree, cfg);
-    if (m_comm)
-      m_body_exchange =
-          HaloExchange<V>(*m_comm, body_exchange_lists(), dist->device_buffers, dist->nccl);
-    std::vector<Flag> flags(m_body_box.fluid.size(), kSolid);
-    for (std::size_t i = 0; i < flags.size(); ++i)
-      if (m_body_box.fluid[i]) flags[i] = kFluid;
+    if (m_comm) m_device_buffers = dist->device_buffers, m_nccl = dist->nccl;
     const SolverConfig at = level_body_config(cfg, m_body_box);
+    const std::vector<Flag> flags = body_box_flags(at);
     m_ib = std::make_unique<ImmersedBoundary<L, S>>(at);
     m_level_bodies = at.bodies;
     int free = 0;
@@ -1134,9 +1134,16 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       if (travels(at.bodies[b])) m_travelling.push_back(b);
     }
     m_free_bodies = free > 0;
+    if (m_comm && m_travelling.empty())
+      m_body_exchange = HaloExchange<V>(
+          *m_comm, body_exchange_lists(std::vector<std::uint8_t>(m_body_box.slot.size(), 1)),
+          m_device_buffers, m_nccl);
     m_body_slot = to_device(m_body_box.slot, "kolibri::refine_body_slot");
     m_body_flags = to_device(flags, "kolibri::refine_body_flags");
     m_body_bc.flags = m_body_flags;
+    const DenseGrid grid = DenseGrid::of(at);
+    m_body_links = to_device(wall_links<L>(grid, flags, at.faces), "kolibri::refine_body_links");
+    m_body_bc.links = m_body_links.data();
     m_body_bc.faces = DeviceFaces<R>::from(at.faces);
     m_body_departing.slot = m_body_slot.data();
     LevelBodyForce<R>& f = m_levels[std::size_t(m_body_box.level)].body_force;
@@ -1149,18 +1156,46 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
   }
 
+  /// The bodies' box's flags for their kernels (`at`: level_body_config): kSolid where the level
+  /// has no fluid cell, kBoundaryFluid for a fluid cell with an upwind neighbour that is solid or
+  /// lies past a wall side (the node kernel pulls its populations through the wall's rule, as the
+  /// level's step does: build_flags' rule), else kFluid.
+  std::vector<Flag> body_box_flags(const SolverConfig& at) const {
+    std::vector<Flag> flags(m_body_box.fluid.size(), kSolid);
+    for (std::size_t i = 0; i < flags.size(); ++i)
+      if (m_body_box.fluid[i]) flags[i] = kFluid;
+    const DenseGrid grid = DenseGrid::of(at);
+    const FaceTypes types(at.faces);
+    grid.for_each([&](const Coord& p, const Index c) {
+      Flag& f = flags[std::size_t(c)];
+      if (f != kFluid) return;
+      for (int q = 1; q < L::Q; ++q) {
+        int face;
+        const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
+        if (m < 0 || flags[std::size_t(m)] == kSolid) {
+          f = kBoundaryFluid;
+          break;
+        }
+      }
+    });
+    return flags;
+  }
+
+  /// Body b's pose for the coming step of level 0 in the box's cells: a free body's from its
+  /// motion (`motion`: m_ib->motion(), the same on every rank), else its prescribed one.
+  BodyState body_pose(const std::size_t b, const std::vector<double>& motion) const {
+    if (m_free_index[b] < 0) return body_state(m_level_bodies[b], double(m_body_time));
+    return FreeMotion::unpack(motion.data() + std::size_t(m_free_index[b]) * FreeMotion::kValues)
+        .pose();
+  }
+
   /// Empty where every travelling body stays inside the finest level through step `step` of
-  /// level 0 (travel_outside), else why not. The bodies' poses
-  /// are those of the coming step (a free body's: its motion's, the same on every rank).
+  /// level 0 (travel_outside), else why not. The bodies' poses are those of the coming step.
   std::string travel_check(const std::int64_t step) const {
     const std::vector<double> motion = m_ib->motion();  // the free bodies', in body order
     const int l = m_body_box.level;
     for (const std::size_t b : m_travelling) {
-      const BodyState s = m_free_index[b] >= 0
-                              ? FreeMotion::unpack(motion.data() + std::size_t(m_free_index[b]) *
-                                                                       FreeMotion::kValues)
-                                    .pose()
-                              : body_state(m_level_bodies[b], double(m_body_time));
+      const BodyState s = body_pose(b, motion);
       if (const auto cell = travel_outside(m_body_box, L::D, s, m_travel_reach[b])) {
         std::array<double, 3> centre = s.centre;
         std::array<int, 3> at = *cell;
@@ -1173,10 +1208,53 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return {};
   }
 
-  /// Several ranks: the bodies' box's blocks, each from the rank that steps it to every other
-  /// rank, all its cells (their state before a step of the level: what the bodies' kernels read).
-  /// Both sides list the blocks in the box's order, so each message's blocks match.
-  HaloLists body_exchange_lists() const {
+  /// Several ranks with a travelling body: before a step of level 0, each body's cube of the
+  /// box's cells that its kernels read in it (its travel_radius and one cell more around its
+  /// centre: the node box, a free body's extra cell, and the cells the nodes stream from) must
+  /// lie inside the cube the body exchange covers for it; where one does not, every body's cube
+  /// is widened by two blocks and the exchange is built again over the blocks they meet. Every
+  /// rank works out the same cubes from the same poses, so the lists agree.
+  void follow_bodies() {
+    const std::vector<double> motion = m_ib->motion();
+    const int l = m_body_box.level, pad = 2 << m_tree.shift;
+    std::vector<std::array<int, 6>> need;  // per body: lo x, y, z, hi x, y, z (inclusive)
+    bool inside = m_body_covered.size() == m_level_bodies.size();
+    for (std::size_t b = 0; b < m_level_bodies.size(); ++b) {
+      const BodyState s = body_pose(b, motion);
+      const double r = travel_radius(m_travel_reach[b], s.velocity, l) + 1.0;
+      std::array<int, 6> c{0, 0, 0, 0, 0, 0};
+      for (std::size_t d = 0; d < std::size_t(L::D); ++d) {
+        c[d] = int(std::floor(s.centre[d] - r));
+        c[3 + d] = int(std::floor(s.centre[d] + r));
+        if (inside) inside = c[d] >= m_body_covered[b][d] && c[3 + d] <= m_body_covered[b][3 + d];
+      }
+      need.push_back(c);
+    }
+    if (inside) return;
+    const int e = m_tree.edge();
+    const int nb[3] = {m_body_box.blocks[0], m_body_box.blocks[1], m_body_box.blocks[2]};
+    std::vector<std::uint8_t> wanted(m_body_box.slot.size(), 0);
+    m_body_covered = need;
+    for (std::array<int, 6>& c : m_body_covered) {
+      int from[3] = {0, 0, 0}, to[3] = {0, 0, 0};  // blocks
+      for (std::size_t d = 0; d < std::size_t(L::D); ++d) {
+        c[d] -= pad, c[3 + d] += pad;
+        from[d] = std::clamp(c[d] < 0 ? -((-c[d] + e - 1) / e) : c[d] / e, 0, nb[d] - 1);
+        to[d] = std::clamp(c[3 + d] < 0 ? -1 : c[3 + d] / e, -1, nb[d] - 1);
+      }
+      for (int z = from[2]; z <= to[2]; ++z)
+        for (int y = from[1]; y <= to[1]; ++y)
+          for (int x = from[0]; x <= to[0]; ++x) wanted[std::size_t(cell_in(nb, x, y, z))] = 1;
+    }
+    m_body_exchange =
+        HaloExchange<V>(*m_comm, body_exchange_lists(wanted), m_device_buffers, m_nccl);
+  }
+
+  /// Several ranks: the bodies' box's blocks marked in `wanted` (box order), each from the rank
+  /// that steps it to every other rank, all its cells (their state before a step of the level:
+  /// what the bodies' kernels read). Both sides list the blocks in the box's order, so each
+  /// message's blocks match.
+  HaloLists body_exchange_lists(const std::vector<std::uint8_t>& wanted) const {
     const int me = m_comm->rank(), level = m_body_box.level;
     std::uint64_t all = 0;  // every cell of a block
     for (Index c = 0; c < TV; ++c) all |= std::uint64_t(1) << c;
@@ -1185,8 +1263,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       if (peer == me) continue;
       LevelPeerBlocks b;
       b.peer = peer;
-      for (const std::int32_t slot : m_body_box.slot) {
-        if (slot < 0) continue;
+      for (std::size_t k = 0; k < m_body_box.slot.size(); ++k) {
+        const std::int32_t slot = m_body_box.slot[k];
+        if (slot < 0 || !wanted[k]) continue;
         const int owner = m_ranks.owner(level, slot);
         if (owner == me) b.send.push_back(slot), b.send_cells.push_back(all);
         if (owner == peer) b.recv.push_back(slot), b.recv_cells.push_back(all);
@@ -1293,6 +1372,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::unique_ptr<ImmersedBoundary<L, S>> m_ib;
   LevelBodyBox m_body_box;
   Kokkos::View<Flag*, MemSpace> m_body_flags;
+  Kokkos::View<std::uint32_t*, MemSpace> m_body_links;  ///< wall_links of the box (body_box_flags)
   Kokkos::View<std::int32_t*, MemSpace> m_body_slot;
   Boundary<L, R> m_body_bc{};
   LevelDeparting<Step> m_body_departing;
@@ -1307,6 +1387,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::vector<BodyLoad>
       m_step_loads;                 ///< with a free body: the last step of level 0's (apply_bodies)
   HaloExchange<V> m_body_exchange;  ///< several ranks: body_exchange_lists, before apply_bodies
+  bool m_device_buffers = false;    ///< several ranks: the Distribution's, for m_body_exchange
+  const NcclComm* m_nccl = nullptr;
+  std::vector<std::array<int, 6>> m_body_covered;  ///< follow_bodies: each body's exchanged cube
   DeviceFaces<R> m_faces;           ///< the faces' rules (set_faces), at every time unless timed
   bool m_timed_faces = false;       ///< a face's velocity changes in time (faces_at_time)
   LevelInletShapes<R> m_inlets;     ///< shift set per level at its launch
