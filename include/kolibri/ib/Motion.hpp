@@ -69,12 +69,12 @@ struct MotionSetting {
   double fluid_density = 1.0;
   std::array<double, 3> gravity{0, 0, 0};
   int dims = 3;
-  std::array<int, 3> domain{0, 0, 0};              ///< the whole domain's cells per axis
+  std::array<int, 3> domain{0, 0, 0};  ///< the whole domain's cells per axis
   /// The faces (x_min, x_max, y_min, ...) that bound the domain: a body touches them (contact)
   /// and does not cross them (the others are periodic, which it must not reach either).
   std::array<bool, 6> walls{};
-  double contact_range = 1.0;                      ///< ib.contact_range (cells)
-  double contact_stiffness = 100.0;                ///< ib.contact_stiffness
+  double contact_range = 1.0;        ///< ib.contact_range (cells)
+  double contact_stiffness = 100.0;  ///< ib.contact_stiffness
 
   /// The setting of a case on a lattice of `dims` dimensions (the whole domain's, on any rank).
   static MotionSetting of(const SolverConfig& cfg, int dims);

@@ -31,8 +31,8 @@ struct LevelBodyBox {
   /// kernels take as the level's step does (level_body_config gives the box that face), so a
   /// body may come near it.
   std::array<bool, 6> wall{};
-  std::vector<std::int32_t> slot;      ///< each block of the box (x fastest): its leaf slot, or -1
-  std::vector<std::uint8_t> fluid;     ///< each cell of the box (x fastest): 1 for a fluid cell
+  std::vector<std::int32_t> slot;   ///< each block of the box (x fastest): its leaf slot, or -1
+  std::vector<std::uint8_t> fluid;  ///< each cell of the box (x fastest): 1 for a fluid cell
   std::vector<std::uint8_t>
       whole;  ///< each block of the box (x fastest): 1 where all its cells are
   std::int64_t cells() const { return std::int64_t(n[0]) * n[1] * n[2]; }

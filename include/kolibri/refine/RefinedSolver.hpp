@@ -1390,10 +1390,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   bool m_device_buffers = false;    ///< several ranks: the Distribution's, for m_body_exchange
   const NcclComm* m_nccl = nullptr;
   std::vector<std::array<int, 6>> m_body_covered;  ///< follow_bodies: each body's exchanged cube
-  DeviceFaces<R> m_faces;           ///< the faces' rules (set_faces), at every time unless timed
-  bool m_timed_faces = false;       ///< a face's velocity changes in time (faces_at_time)
-  LevelInletShapes<R> m_inlets;     ///< shift set per level at its launch
-  LevelOutlets m_outlets;           ///< the characteristic outlets (set_outlets)
+  DeviceFaces<R> m_faces;        ///< the faces' rules (set_faces), at every time unless timed
+  bool m_timed_faces = false;    ///< a face's velocity changes in time (faces_at_time)
+  LevelInletShapes<R> m_inlets;  ///< shift set per level at its launch
+  LevelOutlets m_outlets;        ///< the characteristic outlets (set_outlets)
   Kokkos::View<R*, MemSpace> m_inlet_file;  ///< inlet_shape_plane of level 0 (a profile file)
   const Comm* m_comm = nullptr;             ///< several ranks (null: one)
   LevelRanks m_ranks;
