@@ -54,7 +54,8 @@ MotionSetting MotionSetting::of(const SolverConfig& cfg, int dims) {
   s.fluid_density = cfg.initial.density;
   s.gravity = cfg.ib.gravity;
   s.dims = dims;
-  for (std::size_t f = 0; f < 6; ++f) s.walls[f] = cfg.faces[f].type != FaceType::Periodic;
+  const auto faces = cfg.domain_faces();  // the whole domain's (a rank's piece has its own)
+  for (std::size_t f = 0; f < 6; ++f) s.walls[f] = faces[f] != FaceType::Periodic;
   for (int d = 0; d < 3; ++d) s.domain[std::size_t(d)] = cfg.global_n(d);
   s.contact_range = cfg.ib.contact_range;
   s.contact_stiffness = cfg.ib.contact_stiffness;

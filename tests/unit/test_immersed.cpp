@@ -945,6 +945,22 @@ TEST(FreeBodies, ContactForceAndReach) {
   EXPECT_EQ(f[0], 0.0);
   m.centre[2] = 6.5;  // out of range
   EXPECT_EQ(contact_force(b, m, volume, s)[2], 0.0);
+  // One wall face on the axis (a refined grid's bodies' box at one wall): contact there only.
+  s.walls = {false, false, false, false, false, true};
+  m.centre[2] = 5.5;  // near the bottom face, which is no wall now
+  EXPECT_EQ(contact_force(b, m, volume, s)[2], 0.0);
+  m.centre[2] = 40.0 - 5.5;  // as near the top wall: pushed down
+  EXPECT_NEAR(contact_force(b, m, volume, s)[2], -100.0 * (2.0 - 1.0) * volume * 1e-3 * 0.25,
+              1e-12);
+  // A rank's piece: the walls are the whole domain's faces, not its own (a cut side is open).
+  SolverConfig piece;
+  piece.lattice = LatticeKind::D3Q19;
+  for (FaceBC& face : piece.faces) face.type = FaceType::Outflow;
+  piece.part.global = {20, 20, 40};
+  piece.part.faces = {FaceType::Periodic, FaceType::Periodic, FaceType::Periodic,
+                      FaceType::Periodic, FaceType::Wall,     FaceType::MovingWall};
+  EXPECT_EQ(MotionSetting::of(piece, 3).walls,
+            (std::array<bool, 6>{false, false, false, false, true, true}));
 }
 
 TEST(FreeBodies, InnerFractionCoversTheBodyVolume) {
