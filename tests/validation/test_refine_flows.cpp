@@ -233,6 +233,14 @@ TEST(RefinedFlows, CouetteBetweenInterpolatedWallsOnTwoLevelsTakesTheAnalyticTor
   EXPECT_NEAR(r.outer_torque, 1.0, 0.01);
 }
 
+/// Two levels, level 1 over the box [lo, hi) of level-0 cells.
+void refine_box(SolverConfig& c, const std::array<double, 3>& lo, const std::array<double, 3>& hi) {
+  c.refinement.levels = 2;
+  RefinementRegion box;
+  box.level = 1, box.min = lo, box.max = hi;
+  c.refinement.regions = {box};
+}
+
 /// A cylinder of diameter D = 20 (cells of the finest level) towed at U = 0.05 along a periodic
 /// channel 7.2 D long between walls at y = 0 and 4.8 D through fluid at rest, Re = U D / nu = 20,
 /// from (2 D, 2.4 D) for 8 D: its drag coefficient 2 F / (U^2 D) averaged over the last 4 D. The
@@ -256,14 +264,7 @@ double towed_cylinder_drag(const bool refined) {
   b.position = {2.0 * D / k, 2.4 * D / k, 0.5};
   b.velocity = {U, 0.0, 0.0};
   c.bodies = {b};
-  if (refined) {
-    c.refinement.levels = 2;
-    RefinementRegion strip;
-    strip.level = 1;
-    strip.min = {8.0, 8.0, 0.0};
-    strip.max = {120.0, 40.0, 1.0};
-    c.refinement.regions = {strip};
-  }
+  if (refined) refine_box(c, {8.0, 8.0, 0.0}, {120.0, 40.0, 1.0});
   auto s = make_solver(c);
   const int steps = 8 * D * 20 / k;  // 8 D at U = 0.05, steps of the deck's grid
   s->step(steps / 2);
@@ -309,14 +310,7 @@ double settling_disc_velocity(const bool refined) {
   b.density = 1.5;
   c.bodies = {b};
   c.ib.gravity = {0.0, -1e-4 * k, 0.0};  // an acceleration: dx / dt^2, times k on level 0
-  if (refined) {
-    c.refinement.levels = 2;
-    RefinementRegion strip;
-    strip.level = 1;
-    strip.min = {8.0, 0.0, 0.0};
-    strip.max = {40.0, 128.0, 1.0};
-    c.refinement.regions = {strip};
-  }
+  if (refined) refine_box(c, {8.0, 0.0, 0.0}, {40.0, 128.0, 1.0});
   auto s = make_solver(c);
   const int steps = 3200 / k;
   s->step(steps * 3 / 4);

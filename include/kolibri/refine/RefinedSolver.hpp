@@ -198,13 +198,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::int64_t i = 0; i < n; ++i) {
       m_body_time = (m_steps + i) << m_body_box.level;
       if (!m_travelling.empty()) {
-        if (const std::string why = travel_check(m_steps + i); !why.empty()) {
+        const std::vector<double> motion = m_ib->motion();  // the free bodies', in body order
+        if (const std::string why = travel_check(m_steps + i, motion); !why.empty()) {
           Kokkos::fence();
           m_steps += i;
           if (i > 0) ++m_version;
           throw RunHalted(why);
         }
-        if (m_comm) follow_bodies();
+        if (m_comm) follow_bodies(motion);
       }
       for (std::size_t l = 0; l < m_levels.size(); ++l) m_levels[l].steps = (m_steps + i) << l;
       if (m_outlets.active()) step_outlets();
@@ -1191,8 +1192,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   /// Empty where every travelling body stays inside the finest level through step `step` of
   /// level 0 (travel_outside), else why not. The bodies' poses are those of the coming step.
-  std::string travel_check(const std::int64_t step) const {
-    const std::vector<double> motion = m_ib->motion();  // the free bodies', in body order
+  std::string travel_check(const std::int64_t step, const std::vector<double>& motion) const {
     const int l = m_body_box.level;
     for (const std::size_t b : m_travelling) {
       const BodyState s = body_pose(b, motion);
@@ -1214,8 +1214,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// lie inside the cube the body exchange covers for it; where one does not, every body's cube
   /// is widened by two blocks and the exchange is built again over the blocks they meet. Every
   /// rank works out the same cubes from the same poses, so the lists agree.
-  void follow_bodies() {
-    const std::vector<double> motion = m_ib->motion();
+  void follow_bodies(const std::vector<double>& motion) {
     const int l = m_body_box.level, pad = 2 << m_tree.shift;
     std::vector<std::array<int, 6>> need;  // per body: lo x, y, z, hi x, y, z (inclusive)
     bool inside = m_body_covered.size() == m_level_bodies.size();
