@@ -176,8 +176,9 @@ int do_info(void*) {
 }
 
 /// What `kolibri check` says of a refined grid after the physics: each level's box, blocks,
-/// cells and memory (every rank holds every level: the ranks divide the work, not the memory),
-/// how the ranks cut the levels, and the run time from the uniform grid's rate on this device.
+/// cells and memory (on several ranks the most any rank holds: its window of each level's
+/// arrays, level_windows), how the ranks cut the levels, and the run time from the uniform
+/// grid's rate on this device.
 int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree& tree,
                  const kolibri::LevelRanks& cuts, int ranks, const kolibri::LevelBodyBox* bodies) {
   const auto& sc = c.solver;
@@ -199,13 +200,34 @@ int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree
     std::cout << line;
     bytes += body_bytes;
   }
-  std::snprintf(
-      line, sizeof line,
-      "  device memory about %.3g GiB (the levels: %.0f bytes a cell, 12 a general rule%s)"
-      "%s\n",
-      bytes * gib, per_cell, bodies ? "; the bodies' box" : "",
-      ranks > 1 ? " on every rank: the ranks divide the levels' work, not their memory" : "");
+  std::snprintf(line, sizeof line,
+                "  device memory about %.3g GiB (the levels: %.0f bytes a cell, 12 a general "
+                "rule%s)%s\n",
+                bytes * gib, per_cell, bodies ? "; the bodies' box" : "",
+                ranks > 1 ? " on one rank" : "");
   std::cout << line;
+  if (ranks > 1) {  // each rank's window of the levels' arrays (RefinedSolver::hold_windows)
+    const int q = sc.lattice == kolibri::LatticeKind::D2Q9    ? 9
+                  : sc.lattice == kolibri::LatticeKind::D3Q19 ? 19
+                                                              : 27;
+    const double arrays = 2.0 * q * kolibri::stored_value_bytes(sc);
+    double most_bytes = 0.0;
+    int most_rank = 0;
+    for (int r = 0; r < ranks; ++r) {
+      std::vector<kolibri::SlotWindow> w = kolibri::level_windows(tree, cuts, r);
+      if (bodies)
+        for (const std::int32_t s : bodies->slot)
+          if (s >= 0) w[std::size_t(bodies->level)].hold(s);
+      const double b = kolibri::window_bytes(tree, w, per_cell, arrays);
+      if (b > most_bytes) most_bytes = b, most_rank = r;
+    }
+    if (bodies) most_bytes += kolibri::level_body_bytes(*bodies, sc);
+    std::snprintf(line, sizeof line,
+                  "  device memory on %d ranks: at most %.3g GiB a rank (rank %d: its share of "
+                  "each level's cells and the cells they read; the tables whole%s)\n",
+                  ranks, most_bytes * gib, most_rank, bodies ? "; the bodies' box" : "");
+    std::cout << line;
+  }
   const std::int64_t updates = tree.updates_per_step();
   const std::int64_t most = *std::max_element(cuts.updates.begin(), cuts.updates.end());
   std::cout << "  refinement: " << updates

@@ -246,6 +246,55 @@ std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
   return out;
 }
 
+void SlotWindow::hold(const std::int64_t slot) {
+  if (end <= first) {
+    first = slot, end = slot + 1;
+    return;
+  }
+  first = std::min(first, slot), end = std::max(end, slot + 1);
+}
+
+std::vector<SlotWindow> level_windows(const Octree& tree, const LevelRanks& ranks, int rank) {
+  const std::size_t levels = tree.levels.size();
+  std::vector<SlotWindow> out(levels);
+  for (std::size_t l = 0; l < levels; ++l) {
+    const auto& starts = ranks.slot_start[l];
+    out[l].first = starts[std::size_t(rank)], out[l].end = starts[std::size_t(rank) + 1];
+  }
+  if (ranks.ranks == 1) return out;
+  for (std::size_t l = 0; l < levels; ++l) {
+    const auto& starts = ranks.slot_start[l];
+    for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
+      for_each_read(tree, int(l), s, [&](int m, std::int32_t t) { out[std::size_t(m)].hold(t); });
+  }
+  return out;
+}
+
+double window_bytes(const Octree& tree, const std::vector<SlotWindow>& windows,
+                    double bytes_per_cell, double array_bytes) {
+  double sum = octree_bytes(tree, bytes_per_cell);
+  for (std::size_t l = 0; l < tree.levels.size(); ++l)
+    sum -= double(tree.levels[l].cells() - (windows[l].slots() << (tree.shift * tree.dims))) *
+           array_bytes;
+  return sum;
+}
+
+void check_window_fits(const Octree& tree, const LevelRanks& ranks, int rank,
+                       const std::vector<SlotWindow>& windows, double bytes_per_cell,
+                       double array_bytes, double available) {
+  const double need = window_bytes(tree, windows, bytes_per_cell, array_bytes);
+  if (need <= available) return;
+  const double mib = 1.0 / double(1 << 20);
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "refinement: rank %d of %d holds %.0f MiB of the levels (of their %.0f MiB on one "
+                "rank) and its device has %.0f MiB free: more ranks, fewer or smaller "
+                "[[refinement.region]] tables, fewer refinement.levels or a smaller [domain]",
+                rank, ranks.ranks, need * mib, octree_bytes(tree, bytes_per_cell) * mib,
+                available * mib);
+  throw std::invalid_argument(line);
+}
+
 std::string level_ranks_report(const Octree& tree, const LevelRanks& ranks) {
   std::int64_t total = 0;
   for (const std::int64_t u : ranks.updates) total += u;

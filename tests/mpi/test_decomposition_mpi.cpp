@@ -602,6 +602,21 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
   }
   const auto& grid = dynamic_cast<const RefinedGrid&>(*runs[0]);
   EXPECT_EQ(grid.ranks_report().empty(), comm().size() == 1);
+  if (comm().size() > 1) {  // a rank holds its window of the levels' arrays (level_windows)
+    double held = 0.0, whole = 0.0;
+    const std::string report = grid.ranks_report();
+    const std::size_t at = report.find("holds ");
+    ASSERT_NE(at, std::string::npos) << report;
+    ASSERT_EQ(std::sscanf(report.c_str() + at, "holds %lf MiB of the levels (%lf MiB on one rank)",
+                          &held, &whole),
+              2)
+        << report;
+    EXPECT_LE(held, whole) << report;
+    // (With bodies every rank also holds the bodies' box, which these small cases' levels are.)
+    if (cfg.bodies.empty()) {
+      EXPECT_LT(-comm().max(-held / whole), 1.0) << "no rank holds less than the whole levels";
+    }
+  }
   const std::vector<double> pa = ref->populations();
   const MacroFields a = ref->macroscopic();
   const Diagnostics da = ref->diagnostics();

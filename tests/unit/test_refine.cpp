@@ -192,12 +192,82 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
             moved += b.send.size();
           }
       EXPECT_EQ(moved > 0, ranks > 1);
+      // The slots each rank holds of each level (level_windows): its own leaves and every block
+      // it receives, inside the level; on one rank the level whole.
+      for (int k = 0; k < ranks; ++k) {
+        const std::vector<SlotWindow> w = level_windows(t, r, k);
+        ASSERT_EQ(w.size(), t.levels.size());
+        for (const RefinedLevel& h : t.levels) {
+          const SlotWindow& win = w[std::size_t(h.level)];
+          const auto& starts = r.slot_start[std::size_t(h.level)];
+          const auto leaves = std::int64_t(h.leaf.size());
+          EXPECT_GE(win.first, 0);
+          EXPECT_LE(win.end, leaves);
+          if (starts[std::size_t(k)] < starts[std::size_t(k) + 1]) {
+            EXPECT_LE(win.first, starts[std::size_t(k)]);
+            EXPECT_GE(win.end, starts[std::size_t(k) + 1]);
+          }
+          for (const LevelPeerBlocks& b : x[std::size_t(k)][std::size_t(h.level)])
+            for (const std::int32_t slot : b.recv)
+              EXPECT_TRUE(slot >= win.first && slot < win.end) << "level " << h.level;
+          if (ranks == 1) {
+            EXPECT_EQ(win.slots(), leaves);
+          }
+        }
+      }
     }
     try {
       (void)cut_levels(t, layers + 1);
       ADD_FAILURE() << "more ranks than layers";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("at most 8 ranks"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Refinement, RanksHoldTheirShareOfTheLevelsArrays) {
+  // A channel along z, closed (walls on every face) and 32 layers of level-0 blocks long, level 1
+  // over its middle: on 4 ranks each rank's windows (its run of leaves and the blocks its cells
+  // read, about two layers of level-0 blocks either side) hold well under half of every level's
+  // slots, so its memory (window_bytes) is under 60% of one rank's; periodic along z, the first
+  // and the last rank read across the face and hold the levels that meet it whole
+  // (level_windows says so), the others as closed.
+  for (const bool periodic : {false, true}) {
+    auto c = test::periodic_box(LatticeKind::D3Q19, 16, 16, 128, 0.8);
+    if (!periodic)
+      for (std::size_t f = 0; f < 6; ++f) c.faces[f].type = FaceType::Wall;
+    c.refinement.levels = 2;
+    c.refinement.regions = {box_region(1, {4, 4, 0}, {12, 12, 128})};
+    const Octree t = build_octree(c);
+    const int ranks = 4;
+    const LevelRanks r = cut_levels(t, ranks);
+    const double per_cell = level_bytes_per_cell(c), arrays = 2.0 * 19 * 8;
+    const double whole = octree_bytes(t, per_cell);
+    for (int k = 0; k < ranks; ++k) {
+      SCOPED_TRACE((periodic ? "periodic, rank " : "closed, rank ") + std::to_string(k));
+      const std::vector<SlotWindow> w = level_windows(t, r, k);
+      const bool wraps = periodic && (k == 0 || k == ranks - 1);
+      for (const RefinedLevel& h : t.levels) {
+        const auto leaves = std::int64_t(h.leaf.size());
+        if (wraps) {  // both levels run along the whole channel
+          EXPECT_EQ(w[std::size_t(h.level)].slots(), leaves) << "level " << h.level;
+        } else {
+          EXPECT_LT(w[std::size_t(h.level)].slots(), leaves / 2) << "level " << h.level;
+        }
+      }
+      if (!wraps) {
+        EXPECT_LT(window_bytes(t, w, per_cell, arrays), 0.6 * whole);
+      }
+      EXPECT_LE(window_bytes(t, w, per_cell, arrays), whole);
+    }
+    // A rank's share that does not fit its device is refused, naming the rank and the remedy.
+    const std::vector<SlotWindow> w = level_windows(t, r, 1);
+    try {
+      check_window_fits(t, r, 1, w, per_cell, arrays, 1.0);
+      ADD_FAILURE() << "a share over the device's memory";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1 of 4 holds"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("more ranks"), std::string::npos) << e.what();
     }
   }
 }

@@ -21,6 +21,8 @@
 #include <kolibri/stepping/StreamCollide.hpp>
 #include <kolibri/stepping/TileStreamCollide.hpp>
 
+#include <limits>
+
 namespace kolibri {
 
 /// The general rules of a level: thread j = entry j of RefinedLevel::general_rule, one
@@ -698,6 +700,9 @@ struct LinkRecord {
   const std::uint8_t* dir = nullptr;
   V* history = nullptr;
   Index row = 0, links = 0;
+  /// The cells whose links are recorded (a rank's own; the other ranks' rows stay as they were:
+  /// theirs are merged from their ranks).
+  Index first = 0, end = std::numeric_limits<Index>::max();
   /// The walls' rules (RefinedLevel::link_distance, link_behind; the moving-wall term of the
   /// reflected direction, as ObstacleLinks::term): null where the level has none.
   double* back = nullptr;
@@ -714,6 +719,7 @@ struct LinkRecord {
   }
   KOKKOS_INLINE_FUNCTION void operator()(LinkRecordTag, const Index i) const {
     const Index t = cell[i];
+    if (t < first || t >= end) return;
     const int k = dir[i];
     history[row * links + i] = f[at(t, k)];
     if (!back) return;

@@ -6,8 +6,9 @@
 /// refinement": a level steps between the two steps of the level below it, one fused launch
 /// (refine/LevelStep.hpp) a level step. Fields, probes and reductions see the deck's box (level
 /// 0): a level-0 cell holds the volume average of the leaves inside it. On several ranks each
-/// rank steps its range of every level's leaves and exchanges blocks after each level step
-/// (refine/LevelRanks.hpp); fields, checkpoints and loads are those of one rank, bit for bit.
+/// rank steps its range of every level's leaves, holds of each level's arrays only the window its
+/// cells read, and exchanges blocks after each level step (refine/LevelRanks.hpp); fields,
+/// checkpoints and loads are those of one rank, bit for bit.
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
@@ -60,7 +61,8 @@ struct LevelCells {
   R force[3];
   const std::int32_t* origin = nullptr;  ///< leaf slot -> block position (the bodies' force)
   LevelBodyForce<R> body;
-  /// False where cell t is not fluid; else its rho and u.
+  Index first = 0;  ///< the first cell `f` holds (the rank's window of the level)
+  /// False where cell t (the level's cell number) is not fluid; else its rho and u.
   KOKKOS_INLINE_FUNCTION bool operator()(const Index t, double& rho, double (&u)[3]) const {
     if (flags(t) != kLevelFluid) return false;
     R F[3] = {force[0], force[1], force[2]};
@@ -69,7 +71,7 @@ struct LevelCells {
       level_position<L::D, SX>(origin, t >> VS, t & ((Index(1) << VS) - 1), p);
       body.template add<L::D>(p, F);
     }
-    cell_moments<L, S>(f, idx, t, F, rho, u);
+    cell_moments<L, S>(f, idx, t - first, F, rho, u);
     return true;
   }
 };
@@ -109,7 +111,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_tree = build_octree(cfg);
     if (dist && dist->comm && dist->comm->size() > 1) m_comm = dist->comm;
     m_ranks = cut_levels(m_tree, m_comm ? m_comm->size() : 1);
-    check_levels_fit(m_tree, bytes_per_cell(), double(device_free_memory()));  // before allocating
+    hold_windows(cfg);  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     set_faces(cfg);
     for (const RefinedLevel& h : m_tree.levels) {  // block position -> leaf slot (leaf_cell)
@@ -145,10 +147,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       d.link_history =
           Kokkos::View<V*, MemSpace>("kolibri::refine_link_history", h.link_cell.size() << h.level);
       set_walls(h, d);
+      const SlotWindow& w = m_windows[std::size_t(h.level)];
+      d.window_first = Index(w.first) << VS, d.window_end = Index(w.end) << VS;
       for (auto& f : d.f)
         f = Kokkos::View<V*, MemSpace>(
             Kokkos::view_alloc("kolibri::refine_f", Kokkos::WithoutInitializing),
-            std::size_t(d.cells * L::Q));
+            std::size_t((d.window_end - d.window_first) * L::Q));
       SolverConfig at = cfg;
       at.tau = level_tau(cfg.tau, h.level);
       at.acm_viscosity = cfg.acm_viscosity * double(1 << h.level);  // a lattice viscosity
@@ -162,8 +166,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (m_comm) {
       const auto blocks = level_exchange(m_tree, m_ranks, m_comm->rank());
       for (std::size_t l = 0; l < blocks.size(); ++l) {
-        m_exchange.emplace_back(*m_comm, exchange_lists(blocks[l]), dist->device_buffers,
-                                dist->nccl);
+        m_exchange.emplace_back(*m_comm, exchange_lists(blocks[l], m_windows[l].first),
+                                dist->device_buffers, dist->nccl);
         if (m_exchange.back().active()) split_range(m_tree.levels[l], blocks[l], m_levels[l]);
         for (const LevelPeerBlocks& p : blocks[l])
           for (const std::uint64_t read : p.send_cells)
@@ -202,7 +206,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         if (const std::string why = travel_check(m_steps + i, motion); !why.empty()) {
           Kokkos::fence();
           m_steps += i;
-          if (i > 0) ++m_version;
           throw RunHalted(why);
         }
         if (m_comm) follow_bodies(motion);
@@ -213,15 +216,19 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
     Kokkos::fence();
     m_steps += n;
-    if (n > 0) ++m_version;
   }
 
   /// Where the levels are cut among the ranks (empty on one rank).
   std::string ranks_report() const override {
     if (!m_comm) return {};
-    char sent[96];
-    std::snprintf(sent, sizeof sent, "; rank %d sends %.1f MiB a step of level 0", m_comm->rank(),
-                  m_sent_per_step / double(1 << 20));
+    const double mib = 1.0 / double(1 << 20);
+    char sent[200];
+    std::snprintf(sent, sizeof sent,
+                  "; rank %d sends %.1f MiB a step of level 0 and holds %.1f MiB of the levels "
+                  "(%.1f MiB on one rank)",
+                  m_comm->rank(), m_sent_per_step * mib,
+                  window_bytes(m_tree, m_windows, bytes_per_cell(), array_bytes_per_cell()) * mib,
+                  octree_bytes(m_tree, bytes_per_cell()) * mib);
     return level_ranks_report(m_tree, m_ranks) + sent;
   }
 
@@ -234,7 +241,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   /// Fields on the deck's box, interpolated (trilinear between level-0 cell centres) to every
-  /// leaf cell's centre.
+  /// leaf cell's centre (on several ranks, those of the rank's windows).
   void initialize(const std::vector<double>& rho,
                   const std::vector<std::array<double, 3>>& u) override {
     if (rho.size() != std::size_t(m_cfg.cells()) || u.size() != rho.size())
@@ -243,50 +250,53 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
       DeviceLevel& d = m_levels[l];
       const RefinedLevel& h = m_tree.levels[l];
-      Kokkos::View<double*, MemSpace> d_rho("kolibri::refine_rho_init", std::size_t(d.cells));
-      Kokkos::View<double* [3], MemSpace> d_u("kolibri::refine_u_init", std::size_t(d.cells));
+      const Index first = d.window_first, n = d.window_end - d.window_first;
+      Kokkos::View<double*, MemSpace> d_rho("kolibri::refine_rho_init", std::size_t(n));
+      Kokkos::View<double* [3], MemSpace> d_u("kolibri::refine_u_init", std::size_t(n));
       auto h_rho = Kokkos::create_mirror_view(d_rho);
       auto h_u = Kokkos::create_mirror_view(d_u);
-      for (Index t = 0; t < d.cells; ++t) {
-        const auto x = centre(h, t);
+      for (Index i = 0; i < n; ++i) {
+        const auto x = centre(h, first + i);
         double r = m_cfg.initial.density, v[3] = {0.0, 0.0, 0.0};
-        if (h.flags[std::size_t(t)] == kLevelFluid) interpolate(rho, u, x, r, v);
-        h_rho(t) = r;
-        for (int k = 0; k < 3; ++k) h_u(t, k) = v[k];
+        if (h.flags[std::size_t(first + i)] == kLevelFluid) interpolate(rho, u, x, r, v);
+        h_rho(i) = r;
+        for (int k = 0; k < 3; ++k) h_u(i, k) = v[k];
       }
       Kokkos::deep_copy(d_rho, h_rho);
       Kokkos::deep_copy(d_u, h_u);
       InitEquilibrium<L, S, C> init{
           d.f[0], d_rho, d_u, slots(d), {d.force[0], d.force[1], d.force[2]}, false, d.op};
       Kokkos::parallel_for("kolibri::refine_init",
-                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, d.cells),
-                           init);
+                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
       Kokkos::deep_copy(d.f[1], d.f[0]);
       d.cur = 0;
       for (std::size_t r = 0; r < (std::size_t(1) << l); ++r) record_links(int(l));
     }
     Kokkos::fence();
     m_outlets.reset();
-    m_shared = ++m_version;  // every rank set every cell
   }
 
+  /// Each rank's cells of the level from its device, then every rank's to every rank.
   LevelFields level_fields(int l) const override {
-    share_levels();
     const DeviceLevel& d = m_levels[std::size_t(l)];
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
-    Kokkos::View<double*, MemSpace> rho("kolibri::refine_rho", std::size_t(d.cells));
-    Kokkos::View<double* [3], MemSpace> u("kolibri::refine_u", std::size_t(d.cells));
+    const Index first = d.owned.first, n = d.owned.end - d.owned.first;
+    Kokkos::View<double* [4], Kokkos::LayoutRight, MemSpace> values("kolibri::refine_fields",
+                                                                    std::size_t(n));
     const LevelCells<L, S> read = cells_of(d);
     const double rho0 = m_cfg.initial.density;
     Kokkos::parallel_for(
-        "kolibri::refine_fields", range(d), KOKKOS_LAMBDA(const Index t) {
+        "kolibri::refine_fields", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n),
+        KOKKOS_LAMBDA(const Index i) {
           double r = rho0, v[3] = {0.0, 0.0, 0.0};
-          read(t, r, v);  // not fluid: rho0 and rest
-          rho(t) = r;
-          for (int k = 0; k < 3; ++k) u(t, k) = v[k];
+          read(first + i, r, v);  // not fluid: rho0 and rest
+          values(i, 0) = r;
+          for (int k = 0; k < 3; ++k) values(i, 1 + k) = v[k];
         });
-    const auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, rho);
-    const auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, u);
+    const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+    std::vector<double> all(std::size_t(d.cells) * 4);
+    std::copy(mine.data(), mine.data() + n * 4, all.begin() + first * 4);
+    share_cells(std::size_t(l), all, 4);
     LevelFields out;
     out.level = l;
     out.centre.resize(std::size_t(d.cells));
@@ -294,9 +304,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     out.u.resize(std::size_t(d.cells));
     out.flag = h.flags;
     for (Index t = 0; t < d.cells; ++t) {
+      const double* v = all.data() + t * 4;
       out.centre[std::size_t(t)] = centre(h, t);
-      out.rho[std::size_t(t)] = hr(t);
-      out.u[std::size_t(t)] = {hu(t, 0), hu(t, 1), hu(t, 2)};
+      out.rho[std::size_t(t)] = v[0];
+      out.u[std::size_t(t)] = {v[1], v[2], v[3]};
     }
     return out;
   }
@@ -307,18 +318,21 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return 0;
   }
 
+  /// Each cell from the rank that steps it.
   MacroFields level_cells(int l, const std::vector<std::int64_t>& cells) const override {
-    share_levels();
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
+    const DeviceLevel& d = m_levels[std::size_t(l)];
     const std::size_t m = cells.size();
     std::vector<std::int32_t> leaf(m, -1);  // the level's cell number t, -1: not its leaf
+    std::vector<std::int32_t> mine(m, -1);  // the same where this rank steps it
     for (std::size_t i = 0; i < m; ++i) {
       const std::int64_t c = cells[i], nx = h.n[0], ny = h.n[1];
       leaf[i] = leaf_cell(l, {int(c % nx), int((c / nx) % ny), int(c / (nx * ny))});
+      if (leaf[i] >= d.owned.first && leaf[i] < d.owned.end) mine[i] = leaf[i];
     }
-    const DeviceLevel& d = m_levels[std::size_t(l)];
-    const auto at = to_device(leaf, "kolibri::refine_probe_cells");
-    Kokkos::View<double* [5], MemSpace> values("kolibri::refine_probe_values", m);
+    const auto at = to_device(mine, "kolibri::refine_probe_cells");
+    Kokkos::View<double* [5], Kokkos::LayoutRight, MemSpace> values("kolibri::refine_probe_values",
+                                                                    m);
     const LevelCells<L, S> read = cells_of(d);
     Kokkos::parallel_for(
         "kolibri::refine_probe",
@@ -331,12 +345,26 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           values(i, 4) = fluid ? 0.0 : 1.0;
         });
     const auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
+    std::vector<double> all(hv.data(), hv.data() + m * 5);
+    if (m_comm) {  // each leaf's row from the rank that steps it
+      std::vector<double> from(all.size());
+      for (int r = 0; r < m_comm->size(); ++r) {
+        if (r == m_comm->rank()) from.assign(hv.data(), hv.data() + m * 5);
+        m_comm->bcast(from.data(), std::int64_t(from.size() * sizeof(double)), r);
+        for (std::size_t i = 0; i < m; ++i)
+          if (leaf[i] >= 0 && m_ranks.owner(l, leaf[i] >> VS) == r)
+            std::copy(from.begin() + std::ptrdiff_t(5 * i),
+                      from.begin() + std::ptrdiff_t(5 * i + 5),
+                      all.begin() + std::ptrdiff_t(5 * i));
+      }
+    }
     MacroFields out;
     out.nx = int(m), out.ny = out.nz = 1;
     for (std::size_t i = 0; i < m; ++i) {
-      out.rho.push_back(hv(i, 0));
-      out.u.push_back({hv(i, 1), hv(i, 2), hv(i, 3)});
-      out.solid.push_back(std::uint8_t(hv(i, 4) != 0.0));
+      const double* v = all.data() + 5 * i;
+      out.rho.push_back(v[0]);
+      out.u.push_back({v[1], v[2], v[3]});
+      out.solid.push_back(std::uint8_t(v[4] != 0.0));
     }
     return out;
   }
@@ -346,7 +374,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   MacroFields macroscopic() const override {
     MacroFields m;
     m.nx = m_cfg.nx, m.ny = m_cfg.ny, m.nz = m_cfg.nz;
-    share_levels();
     const auto n = std::size_t(m_cfg.cells());
     std::vector<double> mass(n, 0.0), vol(n, 0.0);
     std::vector<std::array<double, 3>> mom(n, {0.0, 0.0, 0.0});
@@ -463,12 +490,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   /// Every level's populations (leaf cells, slot-major), coarsest first: for tests.
   std::vector<double> populations() const override {
-    share_levels();
     std::vector<double> out;
-    for (const DeviceLevel& d : m_levels) {
-      const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
-      for (std::size_t i = 0; i < h.extent(0); ++i)
-        out.push_back(double(S::template load<L>(h(i), int((i >> VS) % L::Q))));
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const std::vector<V> h = whole_level(l);
+      for (std::size_t i = 0; i < h.size(); ++i)
+        out.push_back(double(S::template load<L>(h[i], int((i >> VS) % L::Q))));
     }
     return out;
   }
@@ -566,7 +592,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// A checkpoint's piece: each deck cell's populations as the volume average of the leaves
   /// inside it (as stored), for the record; the levels themselves go to level_state().
   StatePiece state(int& phase) const override {
-    share_levels();
     phase = 0;  // two arrays, slot q
     StatePiece piece;
     piece.box = state_box();
@@ -575,14 +600,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
       const DeviceLevel& d = m_levels[l];
       const RefinedLevel& h = m_tree.levels[l];
-      const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.f[d.cur]);
+      const std::vector<V> f = whole_level(l);
       const double volume = d.volume;
       for (Index t = 0; t < d.cells; ++t) {
         if (h.flags[std::size_t(t)] == kLevelOutside) continue;
         const std::size_t cell = deck_cell(centre(h, t));
         const Index s = t >> VS, place = t & (TV - 1);
         for (int q = 0; q < L::Q; ++q)
-          sum[std::size_t(q) * n + cell] += volume * double(f(Step::at(s, q, place)));
+          sum[std::size_t(q) * n + cell] += volume * double(f[std::size_t(Step::at(s, q, place))]);
       }
     }
     // This rank's slab of the deck's cells (state_box), q-major.
@@ -599,7 +624,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return piece;
   }
   /// The deck's box, or on several ranks this rank's slab of it along z (y in 2D), near-equal
-  /// slabs in rank order: a checkpoint's pieces (every rank holds every level when it writes).
+  /// slabs in rank order: a checkpoint's pieces (each rank gathers the levels when it writes).
   Box state_box() const override {
     Box b;
     b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
@@ -616,19 +641,19 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   void load_state(const StatePiece&, int) override {}
   /// Every level's current populations as stored, coarsest first.
   std::vector<std::byte> level_state() const override {
-    share_levels();
     std::vector<std::byte> out;
-    for (const DeviceLevel& d : m_levels) {
-      const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.f[d.cur]);
-      const std::size_t at = out.size(), bytes = f.extent(0) * sizeof(V);
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const std::vector<V> f = whole_level(l);
+      const std::size_t at = out.size(), bytes = f.size() * sizeof(V);
       out.resize(at + bytes);
       std::memcpy(out.data() + at, f.data(), bytes);
     }
     return out;
   }
+  /// Every level's whole state (level_state's form); each rank takes its windows of it.
   void set_level_state(const std::vector<std::byte>& bytes) override {
     std::size_t want = 0;
-    for (const DeviceLevel& d : m_levels) want += d.f[d.cur].extent(0) * sizeof(V);
+    for (const DeviceLevel& d : m_levels) want += std::size_t(d.cells * L::Q) * sizeof(V);
     if (bytes.size() != want)
       throw std::invalid_argument("the checkpoint's refined levels hold " +
                                   std::to_string(bytes.size()) + " bytes; this deck's levels " +
@@ -636,12 +661,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     std::size_t at = 0;
     for (DeviceLevel& d : m_levels) {
       auto f = Kokkos::create_mirror_view(d.f[d.cur]);
-      const std::size_t n = f.extent(0) * sizeof(V);
-      std::memcpy(f.data(), bytes.data() + at, n);
+      const std::size_t from = std::size_t(d.window_first * L::Q) * sizeof(V);
+      std::memcpy(f.data(), bytes.data() + at + from, f.extent(0) * sizeof(V));
       Kokkos::deep_copy(d.f[d.cur], f);
-      at += n;
+      at += std::size_t(d.cells * L::Q) * sizeof(V);
     }
-    m_shared = ++m_version;  // every rank set every cell
   }
   /// The characteristic outlets' state (LevelOutlets::state; empty without such faces).
   std::vector<double> outlet_state() const override { return m_outlets.state(); }
@@ -695,7 +719,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<double*, MemSpace> link_distance, link_term, link_wall_u, link_back;
     Kokkos::View<std::int32_t*, MemSpace> link_behind;
     Index link_row = 0;  ///< the row of the level's next step
+    /// The level's last two states: on several ranks the cells [window_first, window_end) only
+    /// (level_windows: its own and those its cells read); the kernels address them through
+    /// by_cell.
     Kokkos::View<V*, MemSpace> f[2];
+    Index window_first = 0, window_end = 0;
     int cur = 0;
     std::int64_t steps = 0;  ///< the level's steps so far (its time times 2^level)
     C op{};
@@ -714,11 +742,36 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
   static LevelCells<L, S> cells_of(const DeviceLevel& d) {
-    return {d.f[d.cur],      d.flags,     slots(d), {d.force[0], d.force[1], d.force[2]},
-            d.origin.data(), d.body_force};
+    return {d.f[d.cur],      d.flags,      slots(d),      {d.force[0], d.force[1], d.force[2]},
+            d.origin.data(), d.body_force, d.window_first};
   }
-  static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> range(const DeviceLevel& d) {
-    return {0, d.cells};
+  /// Level d's array `f` as the kernels address it, by the level's cell numbers (slot V +
+  /// place): f holds the window's cells, so cell 0's values would lie window_first cells before
+  /// f's start. The address is formed as an integer; no kernel reads a cell outside the window.
+  static V* by_cell(const DeviceLevel& d, const Kokkos::View<V*, MemSpace>& f) {
+    return reinterpret_cast<V*>(reinterpret_cast<std::uintptr_t>(f.data()) -
+                                std::uintptr_t(d.window_first * L::Q) * sizeof(V));
+  }
+  /// The bytes a cell of a level's two arrays.
+  static constexpr double array_bytes_per_cell() { return 2.0 * L::Q * double(sizeof(V)); }
+
+  /// The slots of every level this rank holds (m_windows: level_windows, and on several ranks
+  /// the bodies' box, whose blocks every rank's bodies' kernels read), checked against the
+  /// device's free memory before anything is allocated.
+  void hold_windows(const SolverConfig& cfg) {
+    const int rank = m_comm ? m_comm->rank() : 0;
+    m_windows = level_windows(m_tree, m_ranks, rank);
+    if (!cfg.bodies.empty()) {
+      m_body_box = level_body_box(m_tree, cfg);
+      for (const std::int32_t s : m_body_box.slot)
+        if (s >= 0) m_windows[std::size_t(m_body_box.level)].hold(s);
+    }
+    const double free = double(device_free_memory());
+    if (m_comm)
+      check_window_fits(m_tree, m_ranks, rank, m_windows, bytes_per_cell(), array_bytes_per_cell(),
+                        free);
+    else
+      check_levels_fit(m_tree, bytes_per_cell(), free);
   }
   /// This rank's cells of the level (the reductions').
   static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> owned(const DeviceLevel& d) {
@@ -768,15 +821,17 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   /// A level's exchange lists: the Q values of each read cell of each block (its bit in the
-  /// block's cells word), block by block, by peer.
-  static HaloLists exchange_lists(const std::vector<LevelPeerBlocks>& peers) {
+  /// block's cells word), block by block, by peer, in the level's arrays (their window's first
+  /// slot `first`).
+  static HaloLists exchange_lists(const std::vector<LevelPeerBlocks>& peers,
+                                  const std::int64_t first) {
     HaloLists out;
-    auto add = [](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
-                  const std::vector<std::uint64_t>& cells) {
+    auto add = [first](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
+                       const std::vector<std::uint64_t>& cells) {
       for (std::size_t i = 0; i < slots.size(); ++i)
         for (int q = 0; q < L::Q; ++q)
           for (Index l = 0; l < TV; ++l)
-            if ((cells[i] >> l) & 1u) list.push_back(Step::at(slots[i], q, l));
+            if ((cells[i] >> l) & 1u) list.push_back(Step::at(Index(slots[i] - first), q, l));
     };
     for (const LevelPeerBlocks& p : peers) {
       HaloMessage m;
@@ -797,23 +852,28 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
-  /// On several ranks: every rank's cells of each level's current state to every rank, before
-  /// anything reads the whole grid (each rank steps only its own cells; of the others' it holds
-  /// the blocks it received). Collective; once per state.
-  void share_levels() const {
-    if (!m_comm || m_shared == m_version) return;
-    for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const DeviceLevel& d = m_levels[l];
-      const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
-      constexpr std::int64_t block = std::int64_t(L::Q) * TV;
-      for (int r = 0; r < m_comm->size(); ++r) {
-        const std::int64_t a = m_ranks.slot_start[l][std::size_t(r)];
-        const std::int64_t b = m_ranks.slot_start[l][std::size_t(r) + 1];
-        m_comm->bcast(h.data() + a * block, (b - a) * block * std::int64_t(sizeof(V)), r);
-      }
-      Kokkos::deep_copy(d.f[d.cur], h);
+  /// `values` (`per_cell` values a cell of level l, in cell order) holding this rank's cells: on
+  /// several ranks every rank's cells to every rank (collective).
+  template <class T>
+  void share_cells(const std::size_t l, std::vector<T>& values, const std::size_t per_cell) const {
+    if (!m_comm) return;
+    for (int r = 0; r < m_comm->size(); ++r) {
+      const std::size_t a = std::size_t(m_ranks.slot_start[l][std::size_t(r)]) << VS;
+      const std::size_t b = std::size_t(m_ranks.slot_start[l][std::size_t(r) + 1]) << VS;
+      m_comm->bcast(values.data() + a * per_cell, std::int64_t((b - a) * per_cell * sizeof(T)), r);
     }
-    m_shared = m_version;
+  }
+  /// Level l's current state, every cell (as stored, slot-major), on every rank: each rank's own
+  /// cells from it, for whatever reads the whole grid (checkpoints, tests; each rank holds only
+  /// its window of the level). Collective.
+  std::vector<V> whole_level(const std::size_t l) const {
+    const DeviceLevel& d = m_levels[l];
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
+    std::vector<V> out(std::size_t(d.cells * L::Q));
+    const Index a = d.owned.first - d.window_first, b = d.owned.end - d.window_first;
+    std::copy(h.data() + a * L::Q, h.data() + b * L::Q, out.begin() + d.owned.first * L::Q);
+    share_cells(l, out, L::Q);
+    return out;
   }
 
   /// Level l's link history `history` (link_history or link_back: rows of a value a link), on
@@ -938,8 +998,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     DeviceLevel& d = m_levels[std::size_t(l)];
     const Index links = Index(d.link_cell.extent(0));
     if (links == 0) return;
-    LinkRecord<L, S> record{d.f[d.cur].data(),     d.link_cell.data(), d.link_dir.data(),
-                            d.link_history.data(), d.link_row,         links};
+    LinkRecord<L, S> record{by_cell(d, d.f[d.cur]), d.link_cell.data(), d.link_dir.data(),
+                            d.link_history.data(),  d.link_row,         links};
+    record.first = d.owned.first, record.end = d.owned.end;  // the others' links: theirs
     if (d.link_back.extent(0) > 0) {
       record.back = d.link_back.data();
       record.distance = d.link_distance.data();
@@ -998,11 +1059,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       Kokkos::parallel_for(ReentrySaveTag::label,
                            Kokkos::RangePolicy<ExecSpace, ReentrySaveTag, Kokkos::IndexType<Index>>(
                                d.reentry_first, d.reentry_end),
-                           ReentrySave<V, VS, L::Q>{d.f[d.cur].data(), d.reentry_source.data(),
+                           ReentrySave<V, VS, L::Q>{by_cell(d, d.f[d.cur]), d.reentry_source.data(),
                                                     d.reentry_key.data(), d.reentry_value.data()});
     Step k;
-    k.src = d.f[d.cur].data();
-    k.dst = d.f[1 - d.cur].data();
+    k.src = by_cell(d, d.f[d.cur]);
+    k.dst = by_cell(d, d.f[1 - d.cur]);
     k.flags = d.flags.data();
     k.links = d.links.data();
     k.neighbours = d.neighbours.data();
@@ -1021,14 +1082,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.reentry_value = d.reentry_value.data();
     if (l > 0) {  // the coarser level's state at the start of its step
       const DeviceLevel& up = m_levels[std::size_t(l - 1)];
-      k.coarse_state = up.f[parity == 0 ? up.cur : 1 - up.cur].data();
+      k.coarse_state = by_cell(up, up.f[parity == 0 ? up.cur : 1 - up.cur]);
       k.coarse_flags = up.flags.data();
       k.coarse_neighbours = up.neighbours.data();
     }
     if (std::size_t(l + 1) < m_levels.size()) {
       const DeviceLevel& down = m_levels[std::size_t(l + 1)];
-      k.fine_now = down.f[down.cur].data();
-      k.fine_before = down.f[1 - down.cur].data();
+      k.fine_now = by_cell(down, down.f[down.cur]);
+      k.fine_before = by_cell(down, down.f[1 - down.cur]);
     }
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
     for (int a = 0; a < 3; ++a) k.n[a] = h.n[std::size_t(a)];
@@ -1122,7 +1183,6 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// them, or with a travelling body (whose box is the level's whole extent) those around the
   /// bodies (follow_bodies).
   void set_bodies(const SolverConfig& cfg, const Distribution* dist) {
-    m_body_box = level_body_box(m_tree, cfg);
     if (m_comm) m_device_buffers = dist->device_buffers, m_nccl = dist->nccl;
     const SolverConfig at = level_body_config(cfg, m_body_box);
     const std::vector<Flag> flags = body_box_flags(at);
@@ -1271,7 +1331,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       }
       if (!b.send.empty() || !b.recv.empty()) peers.push_back(b);
     }
-    return exchange_lists(peers);
+    return exchange_lists(peers, m_windows[std::size_t(level)].first);
   }
 
   /// The bodies' forces for the coming step of the finest level d, from its state: each step of
@@ -1285,7 +1345,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const bool first = m_body_time % steps == 0;
     m_ib->keep_totals(!m_free_bodies && !first);
     LevelDeparting<Step> dep = m_body_departing;
-    dep.f = d.f[d.cur].data();
+    dep.f = by_cell(d, d.f[d.cur]);
     m_ib->apply_with(dep, false, m_body_bc, m_body_time);
     if (m_free_bodies) add_step_loads(first);
     ++m_body_time;
@@ -1399,8 +1459,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
   double m_sent_per_step = 0.0;             ///< bytes this rank sends in a step of level 0
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
-  std::int64_t m_version = 0;          ///< counts the states the levels went through
-  mutable std::int64_t m_shared = -1;  ///< the state every rank holds whole (share_levels)
+  /// Each level's slots this rank holds in its arrays (hold_windows).
+  std::vector<SlotWindow> m_windows;
   /// Each level's leaf slots by block position (block_key): where leaf_cell finds a cell.
   std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_leaf_of;
 };
