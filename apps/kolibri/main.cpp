@@ -176,8 +176,8 @@ int do_info(void*) {
 }
 
 /// What `kolibri check` says of a refined grid after the physics: each level's box, blocks,
-/// cells and memory (on several ranks the most any rank holds: its window of each level's
-/// arrays, level_windows), how the ranks cut the levels, and the run time from the uniform
+/// cells and memory (on several ranks the most any rank holds: the leaves it steps and those
+/// its cells read, level_held), how the ranks cut the levels, and the run time from the uniform
 /// grid's rate on this device.
 int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree& tree,
                  const kolibri::LevelRanks& cuts, int ranks, const kolibri::LevelBodyBox* bodies) {
@@ -206,25 +206,19 @@ int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree
                 bytes * gib, per_cell, bodies ? "; the bodies' box" : "",
                 ranks > 1 ? " on one rank" : "");
   std::cout << line;
-  if (ranks > 1) {  // each rank's window of the levels' arrays (RefinedSolver::hold_windows)
-    const int q = sc.lattice == kolibri::LatticeKind::D2Q9    ? 9
-                  : sc.lattice == kolibri::LatticeKind::D3Q19 ? 19
-                                                              : 27;
-    const double arrays = 2.0 * q * kolibri::stored_value_bytes(sc);
+  if (ranks > 1) {  // the leaves each rank holds (RefinedSolver::hold_levels)
     double most_bytes = 0.0;
     int most_rank = 0;
     for (int r = 0; r < ranks; ++r) {
-      std::vector<kolibri::SlotWindow> w = kolibri::level_windows(tree, cuts, r);
-      if (bodies)
-        for (const std::int32_t s : bodies->slot)
-          if (s >= 0) w[std::size_t(bodies->level)].hold(s);
-      const double b = kolibri::window_bytes(tree, w, per_cell, arrays);
+      std::vector<std::vector<std::int32_t>> held = kolibri::level_held(tree, cuts, r);
+      if (bodies) kolibri::hold_slots(held[std::size_t(bodies->level)], bodies->slot);
+      const double b = kolibri::held_bytes(tree, held, per_cell);
       if (b > most_bytes) most_bytes = b, most_rank = r;
     }
     if (bodies) most_bytes += kolibri::level_body_bytes(*bodies, sc);
     std::snprintf(line, sizeof line,
-                  "  device memory on %d ranks: at most %.3g GiB a rank (rank %d: its share of "
-                  "each level's cells and the cells they read; the tables whole%s)\n",
+                  "  device memory on %d ranks: at most %.3g GiB a rank (rank %d: the leaves it "
+                  "steps and those they read%s)\n",
                   ranks, most_bytes * gib, most_rank, bodies ? "; the bodies' box" : "");
     std::cout << line;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -246,43 +247,115 @@ std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
   return out;
 }
 
-void SlotWindow::hold(const std::int64_t slot) {
-  if (end <= first) {
-    first = slot, end = slot + 1;
-    return;
+std::vector<std::vector<std::int32_t>> level_held(const Octree& tree, const LevelRanks& ranks,
+                                                  int rank) {
+  const std::size_t levels = tree.levels.size();
+  std::vector<std::vector<char>> mark(levels);
+  for (std::size_t l = 0; l < levels; ++l) {
+    const auto& starts = ranks.slot_start[l];
+    mark[l].assign(tree.levels[l].leaf.size(), ranks.ranks == 1 ? 1 : 0);
+    for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
+      mark[l][std::size_t(s)] = 1;
   }
-  first = std::min(first, slot), end = std::max(end, slot + 1);
+  if (ranks.ranks > 1)
+    for (std::size_t l = 0; l < levels; ++l) {
+      const auto& starts = ranks.slot_start[l];
+      for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
+        for_each_read(tree, int(l), s,
+                      [&](int m, std::int32_t t) { mark[std::size_t(m)][std::size_t(t)] = 1; });
+    }
+  std::vector<std::vector<std::int32_t>> out(levels);
+  for (std::size_t l = 0; l < levels; ++l)
+    for (std::size_t s = 0; s < mark[l].size(); ++s)
+      if (mark[l][s]) out[l].push_back(std::int32_t(s));
+  return out;
 }
 
-std::vector<SlotWindow> level_windows(const Octree& tree, const LevelRanks& ranks, int rank) {
+void hold_slots(std::vector<std::int32_t>& held, std::vector<std::int32_t> slots) {
+  slots.erase(std::remove_if(slots.begin(), slots.end(), [](std::int32_t s) { return s < 0; }),
+              slots.end());
+  std::sort(slots.begin(), slots.end());
+  std::vector<std::int32_t> both;
+  std::set_union(held.begin(), held.end(), slots.begin(), slots.end(), std::back_inserter(both));
+  held = std::move(both);
+}
+
+Octree local_levels(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held) {
   const std::size_t levels = tree.levels.size();
-  std::vector<SlotWindow> out(levels);
+  const int vs = tree.shift * tree.dims;
+  const std::int32_t place_mask = (std::int32_t(1) << vs) - 1;
+  // Each level's global slot -> the rank's slot (-1: not held).
+  std::vector<std::vector<std::int32_t>> index(levels);
   for (std::size_t l = 0; l < levels; ++l) {
-    const auto& starts = ranks.slot_start[l];
-    out[l].first = starts[std::size_t(rank)], out[l].end = starts[std::size_t(rank) + 1];
+    index[l].assign(tree.levels[l].leaf.size(), -1);
+    for (std::size_t k = 0; k < held[l].size(); ++k)
+      index[l][std::size_t(held[l][k])] = std::int32_t(k);
   }
-  if (ranks.ranks == 1) return out;
+  const auto slot = [&](std::size_t m, std::int32_t s) {
+    return s < 0 ? s : index[m][std::size_t(s)];  // codes stay
+  };
+  const auto cell = [&](std::size_t m, std::int32_t t) {
+    if (t < 0) return t;
+    const std::int32_t s = index[m][std::size_t(t >> vs)];
+    return s < 0 ? std::int32_t(-1) : (s << vs) | (t & place_mask);
+  };
+  Octree out;
+  out.dims = tree.dims, out.shift = tree.shift;
   for (std::size_t l = 0; l < levels; ++l) {
-    const auto& starts = ranks.slot_start[l];
-    for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
-      for_each_read(tree, int(l), s, [&](int m, std::int32_t t) { out[std::size_t(m)].hold(t); });
+    const RefinedLevel& g = tree.levels[l];
+    RefinedLevel h;
+    h.level = g.level, h.n = g.n, h.blocks = g.blocks;
+    h.refined = g.refined;
+    h.fluid_cells = g.fluid_cells, h.slow_cells = g.slow_cells;
+    const std::size_t block = std::size_t(1) << vs;
+    for (const std::int32_t s : held[l]) {
+      const auto su = std::size_t(s);
+      h.leaf.push_back(g.leaf[su]);
+      for (std::size_t k = 0; k < 27; ++k) {
+        h.neighbours.push_back(slot(l, g.neighbours[27 * su + k]));
+        if (!g.coarse.empty()) h.coarse.push_back(slot(l - 1, g.coarse[27 * su + k]));
+      }
+      h.flags.insert(h.flags.end(), g.flags.begin() + std::ptrdiff_t(su * block),
+                     g.flags.begin() + std::ptrdiff_t((su + 1) * block));
+      h.links.insert(h.links.end(), g.links.begin() + std::ptrdiff_t(su * block),
+                     g.links.begin() + std::ptrdiff_t((su + 1) * block));
+      if (!g.reentry_start.empty()) {
+        h.reentry_start.push_back(std::int32_t(h.reentry_key.size()));
+        for (std::int32_t e = g.reentry_start[su]; e < g.reentry_start[su + 1]; ++e) {
+          h.reentry_key.push_back(g.reentry_key[std::size_t(e)]);
+          h.reentry_source.push_back(cell(l, g.reentry_source[std::size_t(e)]));
+        }
+      }
+    }
+    if (!g.reentry_start.empty()) h.reentry_start.push_back(std::int32_t(h.reentry_key.size()));
+    for (const std::int32_t c : g.children) h.children.push_back(slot(l + 1, c));
+    for (const std::int32_t t : g.link_cell) h.link_cell.push_back(cell(l, t));
+    h.link_dir = g.link_dir, h.link_start = g.link_start;
+    h.link_distance = g.link_distance, h.link_wall_velocity = g.link_wall_velocity;
+    for (const std::int32_t t : g.link_behind) h.link_behind.push_back(cell(l, t));
+    h.rule_link = g.rule_link;
+    for (const std::int32_t t : g.general_cell) h.general_cell.push_back(cell(l, t));
+    h.general_dirs = g.general_dirs, h.general_rule = g.general_rule;
+    h.general_rule_start = g.general_rule_start;
+    out.levels.push_back(std::move(h));
   }
   return out;
 }
 
-double window_bytes(const Octree& tree, const std::vector<SlotWindow>& windows,
-                    double bytes_per_cell, double array_bytes) {
+double held_bytes(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held,
+                  double bytes_per_cell) {
   double sum = octree_bytes(tree, bytes_per_cell);
   for (std::size_t l = 0; l < tree.levels.size(); ++l)
-    sum -= double(tree.levels[l].cells() - (windows[l].slots() << (tree.shift * tree.dims))) *
-           array_bytes;
+    sum -= double(tree.levels[l].cells() -
+                  (std::int64_t(held[l].size()) << (tree.shift * tree.dims))) *
+           bytes_per_cell;
   return sum;
 }
 
-void check_window_fits(const Octree& tree, const LevelRanks& ranks, int rank,
-                       const std::vector<SlotWindow>& windows, double bytes_per_cell,
-                       double array_bytes, double available) {
-  const double need = window_bytes(tree, windows, bytes_per_cell, array_bytes);
+void check_held_fits(const Octree& tree, const LevelRanks& ranks, int rank,
+                     const std::vector<std::vector<std::int32_t>>& held, double bytes_per_cell,
+                     double available) {
+  const double need = held_bytes(tree, held, bytes_per_cell);
   if (need <= available) return;
   const double mib = 1.0 / double(1 << 20);
   char line[400];

@@ -192,26 +192,40 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
             moved += b.send.size();
           }
       EXPECT_EQ(moved > 0, ranks > 1);
-      // The slots each rank holds of each level (level_windows): its own leaves and every block
-      // it receives, inside the level; on one rank the level whole.
+      // The leaves each rank holds of each level (level_held): its own and every block it
+      // receives, in increasing order; on one rank every leaf. In its own numbering
+      // (local_levels) its own run stays one range and each table names the same blocks.
       for (int k = 0; k < ranks; ++k) {
-        const std::vector<SlotWindow> w = level_windows(t, r, k);
-        ASSERT_EQ(w.size(), t.levels.size());
+        const std::vector<std::vector<std::int32_t>> held = level_held(t, r, k);
+        ASSERT_EQ(held.size(), t.levels.size());
+        const Octree mine = local_levels(t, held);
         for (const RefinedLevel& h : t.levels) {
-          const SlotWindow& win = w[std::size_t(h.level)];
-          const auto& starts = r.slot_start[std::size_t(h.level)];
-          const auto leaves = std::int64_t(h.leaf.size());
-          EXPECT_GE(win.first, 0);
-          EXPECT_LE(win.end, leaves);
-          if (starts[std::size_t(k)] < starts[std::size_t(k) + 1]) {
-            EXPECT_LE(win.first, starts[std::size_t(k)]);
-            EXPECT_GE(win.end, starts[std::size_t(k) + 1]);
-          }
-          for (const LevelPeerBlocks& b : x[std::size_t(k)][std::size_t(h.level)])
+          const auto l = std::size_t(h.level);
+          const auto& own = r.slot_start[l];
+          const std::vector<std::int32_t>& hl = held[l];
+          EXPECT_TRUE(std::is_sorted(hl.begin(), hl.end()));
+          EXPECT_EQ(std::adjacent_find(hl.begin(), hl.end()), hl.end());
+          for (std::int64_t s = own[std::size_t(k)]; s < own[std::size_t(k) + 1]; ++s)
+            EXPECT_TRUE(std::binary_search(hl.begin(), hl.end(), std::int32_t(s)));
+          for (const LevelPeerBlocks& b : x[std::size_t(k)][l])
             for (const std::int32_t slot : b.recv)
-              EXPECT_TRUE(slot >= win.first && slot < win.end) << "level " << h.level;
+              EXPECT_TRUE(std::binary_search(hl.begin(), hl.end(), slot)) << "level " << l;
           if (ranks == 1) {
-            EXPECT_EQ(win.slots(), leaves);
+            EXPECT_EQ(hl.size(), h.leaf.size());
+          }
+          const RefinedLevel& m = mine.levels[l];
+          ASSERT_EQ(m.leaf.size(), hl.size());
+          for (std::size_t i = 0; i < hl.size(); ++i) {
+            const auto g = std::size_t(hl[i]);
+            EXPECT_EQ(m.leaf[i], h.leaf[g]);
+            for (std::size_t n = 0; n < 27; ++n) {  // a held neighbour: the same block
+              const std::int32_t code = h.neighbours[27 * g + n], got = m.neighbours[27 * i + n];
+              if (code < 0) {
+                EXPECT_EQ(got, code);
+              } else if (got >= 0) {
+                EXPECT_EQ(hl[std::size_t(got)], code);
+              }
+            }
           }
         }
       }
@@ -225,13 +239,12 @@ TEST(Refinement, RanksStepRangesOfEveryLevelAndTradeTheBlocksTheyRead) {
   }
 }
 
-TEST(Refinement, RanksHoldTheirShareOfTheLevelsArrays) {
-  // A channel along z, closed (walls on every face) and 32 layers of level-0 blocks long, level 1
-  // over its middle: on 4 ranks each rank's windows (its run of leaves and the blocks its cells
-  // read, about two layers of level-0 blocks either side) hold well under half of every level's
-  // slots, so its memory (window_bytes) is under 60% of one rank's; periodic along z, the first
-  // and the last rank read across the face and hold the levels that meet it whole
-  // (level_windows says so), the others as closed.
+TEST(Refinement, RanksHoldTheirShareOfTheLevels) {
+  // A channel along z, 32 layers of level-0 blocks long, level 1 over its middle, closed (walls
+  // on every face) and periodic along z: on 4 ranks each rank holds the leaves it steps and those
+  // its cells read (level_held), under 40% of every level, so its memory (held_bytes) is under
+  // 40% of one rank's; the first and the last rank of the periodic channel read across the face
+  // and hold no more than the others.
   for (const bool periodic : {false, true}) {
     auto c = test::periodic_box(LatticeKind::D3Q19, 16, 16, 128, 0.8);
     if (!periodic)
@@ -241,29 +254,19 @@ TEST(Refinement, RanksHoldTheirShareOfTheLevelsArrays) {
     const Octree t = build_octree(c);
     const int ranks = 4;
     const LevelRanks r = cut_levels(t, ranks);
-    const double per_cell = level_bytes_per_cell(c), arrays = 2.0 * 19 * 8;
+    const double per_cell = level_bytes_per_cell(c);
     const double whole = octree_bytes(t, per_cell);
     for (int k = 0; k < ranks; ++k) {
       SCOPED_TRACE((periodic ? "periodic, rank " : "closed, rank ") + std::to_string(k));
-      const std::vector<SlotWindow> w = level_windows(t, r, k);
-      const bool wraps = periodic && (k == 0 || k == ranks - 1);
-      for (const RefinedLevel& h : t.levels) {
-        const auto leaves = std::int64_t(h.leaf.size());
-        if (wraps) {  // both levels run along the whole channel
-          EXPECT_EQ(w[std::size_t(h.level)].slots(), leaves) << "level " << h.level;
-        } else {
-          EXPECT_LT(w[std::size_t(h.level)].slots(), leaves / 2) << "level " << h.level;
-        }
-      }
-      if (!wraps) {
-        EXPECT_LT(window_bytes(t, w, per_cell, arrays), 0.6 * whole);
-      }
-      EXPECT_LE(window_bytes(t, w, per_cell, arrays), whole);
+      const std::vector<std::vector<std::int32_t>> held = level_held(t, r, k);
+      for (const RefinedLevel& h : t.levels)
+        EXPECT_LT(double(held[std::size_t(h.level)].size()), 0.4 * double(h.leaf.size()))
+            << "level " << h.level;
+      EXPECT_LT(held_bytes(t, held, per_cell), 0.4 * whole);
     }
     // A rank's share that does not fit its device is refused, naming the rank and the remedy.
-    const std::vector<SlotWindow> w = level_windows(t, r, 1);
     try {
-      check_window_fits(t, r, 1, w, per_cell, arrays, 1.0);
+      check_held_fits(t, r, 1, level_held(t, r, 1), per_cell, 1.0);
       ADD_FAILURE() << "a share over the device's memory";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("rank 1 of 4 holds"), std::string::npos) << e.what();

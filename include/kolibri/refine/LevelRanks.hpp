@@ -10,12 +10,11 @@
 /// numbers: the level kernels run over that range. The cuts fall between any two leaves, so the
 /// shares of the cell updates come out even to a block (whole layers of level-0 blocks were 3%
 /// apart on the refined tunnel); a rank's region is a slab whose faces follow the blocks near the
-/// cut. Every rank holds every level's tables whole, and of each level's two arrays the window
-/// of slots its cells read (level_windows: its own run and about two layers of level-0 blocks on
-/// either side); after a step of level l a rank sends to each other rank the
-/// blocks of level l that the other's cells read (the same level's neighbours, the explosion's
-/// coarse blocks, the coalescence's children) and receives the blocks its own cells read. No
-/// Kokkos here: unit tests include it.
+/// cut. Each rank holds of every level only the leaves it steps and those its cells read
+/// (level_held), numbered anew (local_levels); after a step of level l a rank sends to each other
+/// rank the blocks of level l that the other's cells read (the same level's neighbours, the
+/// explosion's coarse blocks, the coalescence's children) and receives the blocks its own cells
+/// read. No Kokkos here: unit tests include it.
 #pragma once
 
 #include <kolibri/refine/Octree.hpp>
@@ -75,37 +74,36 @@ std::vector<std::vector<LevelPeerBlocks>> level_exchange(const Octree& tree,
 std::uint64_t read_cells(const Octree& tree, const LevelRanks& ranks, int level, std::int32_t slot,
                          int reader);
 
-/// \brief The leaf slots of a level that a rank holds in device memory, [first, end): its own
-/// and those its cells read, with the slots between them (the level's arrays on that rank cover
-/// this range only; the tables stay whole).
-struct SlotWindow {
-  std::int64_t first = 0, end = 0;
-  std::int64_t slots() const { return end - first; }
-  /// Widened to hold `slot` too.
-  void hold(std::int64_t slot);
-};
+/// \brief The leaf slots of each level that rank `rank` holds, in increasing order: its own run
+/// (ranks.slot_start) and every block a cell of its own leaves of any level reads (the blocks
+/// level_exchange walks: the same level's neighbours, the children of refined neighbours, the
+/// coarse blocks and their neighbours, the re-entry sources). On one rank every slot.
+std::vector<std::vector<std::int32_t>> level_held(const Octree& tree, const LevelRanks& ranks,
+                                                  int rank);
 
-/// \brief For each level of `tree`, the window of slots `rank` holds: the smallest range with its
-/// own leaves (ranks.slot_start) and every block a cell of its own leaves of any level reads (the
-/// blocks level_exchange walks: the same level's neighbours, the children of refined neighbours,
-/// the coarse blocks and their neighbours, the re-entry sources), so that each rank's memory falls
-/// with the rank count. On one rank every level whole. A cut whose reads wrap across a periodic
-/// face (the first and the last rank along a periodic axis) widens the window to the level's
-/// whole range: such ranks hold the level whole.
-std::vector<SlotWindow> level_windows(const Octree& tree, const LevelRanks& ranks, int rank);
+/// \brief `held` (a level's slots in increasing order) with `slots` added.
+void hold_slots(std::vector<std::int32_t>& held, std::vector<std::int32_t> slots);
 
-/// \brief The bytes of device memory the levels take on a rank that holds `windows` (level_windows)
-/// of their arrays: `array_bytes` a cell in the arrays (both of them), the rest of
-/// `bytes_per_cell` (flags, links, tables) for every cell of the level, as octree_bytes counts.
-double window_bytes(const Octree& tree, const std::vector<SlotWindow>& windows,
-                    double bytes_per_cell, double array_bytes);
+/// \brief A rank's levels in its own numbering: of each level the leaves held[l] (level_held) as
+/// slots 0, 1, ... in that order (so the rank's own run stays one range), their rows of every
+/// per-slot and per-cell table, and every slot or cell a table names renumbered; one the rank
+/// does not hold becomes -1 (kOutsideBlock in a neighbour table), and no kernel of the rank reads
+/// it. The lists of general cells and rules and the obstacles' links keep every entry (their
+/// indices stay the whole level's); the re-entry links are those of the held leaves. fluid_cells
+/// and slow_cells stay the whole level's.
+Octree local_levels(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held);
 
-/// \brief Throws std::invalid_argument, naming [[refinement.region]] and the rank count, where rank
-/// `rank`'s share of the levels (window_bytes) needs more than `available` bytes (the device's
-/// free memory); check_levels_fit is the one-rank form.
-void check_window_fits(const Octree& tree, const LevelRanks& ranks, int rank,
-                       const std::vector<SlotWindow>& windows, double bytes_per_cell,
-                       double array_bytes, double available);
+/// \brief The bytes of device memory the levels take on a rank that holds `held` (level_held),
+/// `bytes_per_cell` a cell held, the general cells and rules whole, as octree_bytes counts.
+double held_bytes(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held,
+                  double bytes_per_cell);
+
+/// \brief Throws std::invalid_argument, naming the rank, the rank count and the remedies, where
+/// rank `rank`'s share of the levels (held_bytes) needs more than `available` bytes (the
+/// device's free memory); check_levels_fit is the one-rank form.
+void check_held_fits(const Octree& tree, const LevelRanks& ranks, int rank,
+                     const std::vector<std::vector<std::int32_t>>& held, double bytes_per_cell,
+                     double available);
 
 /// \brief One line: the layer where each rank's run of blocks starts (in level-0 cells along the
 /// axis) and each rank's share of the updates.

@@ -6,8 +6,8 @@
 /// refinement": a level steps between the two steps of the level below it, one fused launch
 /// (refine/LevelStep.hpp) a level step. Fields, probes and reductions see the deck's box (level
 /// 0): a level-0 cell holds the volume average of the leaves inside it. On several ranks each
-/// rank steps its range of every level's leaves, holds of each level's arrays only the window its
-/// cells read, and exchanges blocks after each level step (refine/LevelRanks.hpp); fields,
+/// rank steps its range of every level's leaves, holds only those leaves and the ones its cells
+/// read, numbered anew, and exchanges blocks after each level step (refine/LevelRanks.hpp); fields,
 /// checkpoints and loads are those of one rank, bit for bit.
 #pragma once
 
@@ -61,8 +61,7 @@ struct LevelCells {
   R force[3];
   const std::int32_t* origin = nullptr;  ///< leaf slot -> block position (the bodies' force)
   LevelBodyForce<R> body;
-  Index first = 0;  ///< the first cell `f` holds (the rank's window of the level)
-  /// False where cell t (the level's cell number) is not fluid; else its rho and u.
+  /// False where cell t is not fluid; else its rho and u.
   KOKKOS_INLINE_FUNCTION bool operator()(const Index t, double& rho, double (&u)[3]) const {
     if (flags(t) != kLevelFluid) return false;
     R F[3] = {force[0], force[1], force[2]};
@@ -71,7 +70,7 @@ struct LevelCells {
       level_position<L::D, SX>(origin, t >> VS, t & ((Index(1) << VS) - 1), p);
       body.template add<L::D>(p, F);
     }
-    cell_moments<L, S>(f, idx, t - first, F, rho, u);
+    cell_moments<L, S>(f, idx, t, F, rho, u);
     return true;
   }
 };
@@ -111,7 +110,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_tree = build_octree(cfg);
     if (dist && dist->comm && dist->comm->size() > 1) m_comm = dist->comm;
     m_ranks = cut_levels(m_tree, m_comm ? m_comm->size() : 1);
-    hold_windows(cfg);  // before allocating
+    hold_levels(cfg);  // before allocating
     m_fluid_cells = m_tree.updates_per_step();
     set_faces(cfg);
     for (const RefinedLevel& h : m_tree.levels) {  // block position -> leaf slot (leaf_cell)
@@ -119,9 +118,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       for (std::size_t s = 0; s < h.leaf.size(); ++s)
         slots[block_key(h, h.leaf[s])] = std::int32_t(s);
     }
-    for (const RefinedLevel& h : m_tree.levels) {
+    for (const RefinedLevel& h : local().levels) {  // this rank's leaves of each level
       DeviceLevel d;
       d.cells = h.cells();
+      d.all_cells = m_tree.levels[std::size_t(h.level)].cells();
       d.flags = to_device(h.flags, "kolibri::refine_flags");
       d.links = to_device(h.links, "kolibri::refine_links");
       d.neighbours = to_device(h.neighbours, "kolibri::refine_neighbours");
@@ -147,12 +147,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       d.link_history =
           Kokkos::View<V*, MemSpace>("kolibri::refine_link_history", h.link_cell.size() << h.level);
       set_walls(h, d);
-      const SlotWindow& w = m_windows[std::size_t(h.level)];
-      d.window_first = Index(w.first) << VS, d.window_end = Index(w.end) << VS;
       for (auto& f : d.f)
         f = Kokkos::View<V*, MemSpace>(
             Kokkos::view_alloc("kolibri::refine_f", Kokkos::WithoutInitializing),
-            std::size_t((d.window_end - d.window_first) * L::Q));
+            std::size_t(d.cells * L::Q));
+      set_link_loads(h.level, d);
       SolverConfig at = cfg;
       at.tau = level_tau(cfg.tau, h.level);
       at.acm_viscosity = cfg.acm_viscosity * double(1 << h.level);  // a lattice viscosity
@@ -160,15 +159,15 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const double scale = 1.0 / double(1 << h.level);  // a force per mass: dt^2 / dx
       for (int k = 0; k < 3; ++k) d.force[k] = R(cfg.force[std::size_t(k)] * scale);
       d.volume = std::ldexp(1.0, -L::D * h.level);
-      own_range(h, d);
+      own_range(std::size_t(h.level), d);
       m_levels.push_back(d);
     }
     if (m_comm) {
       const auto blocks = level_exchange(m_tree, m_ranks, m_comm->rank());
       for (std::size_t l = 0; l < blocks.size(); ++l) {
-        m_exchange.emplace_back(*m_comm, exchange_lists(blocks[l], m_windows[l].first),
-                                dist->device_buffers, dist->nccl);
-        if (m_exchange.back().active()) split_range(m_tree.levels[l], blocks[l], m_levels[l]);
+        m_exchange.emplace_back(*m_comm, exchange_lists(blocks[l], l), dist->device_buffers,
+                                dist->nccl);
+        if (m_exchange.back().active()) split_range(l, blocks[l], m_levels[l]);
         for (const LevelPeerBlocks& p : blocks[l])
           for (const std::uint64_t read : p.send_cells)
             m_sent_per_step +=
@@ -227,7 +226,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                   "; rank %d sends %.1f MiB a step of level 0 and holds %.1f MiB of the levels "
                   "(%.1f MiB on one rank)",
                   m_comm->rank(), m_sent_per_step * mib,
-                  window_bytes(m_tree, m_windows, bytes_per_cell(), array_bytes_per_cell()) * mib,
+                  held_bytes(m_tree, m_held, bytes_per_cell()) * mib,
                   octree_bytes(m_tree, bytes_per_cell()) * mib);
     return level_ranks_report(m_tree, m_ranks) + sent;
   }
@@ -241,7 +240,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   /// Fields on the deck's box, interpolated (trilinear between level-0 cell centres) to every
-  /// leaf cell's centre (on several ranks, those of the rank's windows).
+  /// leaf cell's centre (on several ranks, those the rank holds).
   void initialize(const std::vector<double>& rho,
                   const std::vector<std::array<double, 3>>& u) override {
     if (rho.size() != std::size_t(m_cfg.cells()) || u.size() != rho.size())
@@ -249,25 +248,25 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                                   " values per field");
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
       DeviceLevel& d = m_levels[l];
-      const RefinedLevel& h = m_tree.levels[l];
-      const Index first = d.window_first, n = d.window_end - d.window_first;
-      Kokkos::View<double*, MemSpace> d_rho("kolibri::refine_rho_init", std::size_t(n));
-      Kokkos::View<double* [3], MemSpace> d_u("kolibri::refine_u_init", std::size_t(n));
+      const RefinedLevel& h = local().levels[l];
+      Kokkos::View<double*, MemSpace> d_rho("kolibri::refine_rho_init", std::size_t(d.cells));
+      Kokkos::View<double* [3], MemSpace> d_u("kolibri::refine_u_init", std::size_t(d.cells));
       auto h_rho = Kokkos::create_mirror_view(d_rho);
       auto h_u = Kokkos::create_mirror_view(d_u);
-      for (Index i = 0; i < n; ++i) {
-        const auto x = centre(h, first + i);
+      for (Index t = 0; t < d.cells; ++t) {
+        const auto x = centre(h, t);
         double r = m_cfg.initial.density, v[3] = {0.0, 0.0, 0.0};
-        if (h.flags[std::size_t(first + i)] == kLevelFluid) interpolate(rho, u, x, r, v);
-        h_rho(i) = r;
-        for (int k = 0; k < 3; ++k) h_u(i, k) = v[k];
+        if (h.flags[std::size_t(t)] == kLevelFluid) interpolate(rho, u, x, r, v);
+        h_rho(t) = r;
+        for (int k = 0; k < 3; ++k) h_u(t, k) = v[k];
       }
       Kokkos::deep_copy(d_rho, h_rho);
       Kokkos::deep_copy(d_u, h_u);
       InitEquilibrium<L, S, C> init{
           d.f[0], d_rho, d_u, slots(d), {d.force[0], d.force[1], d.force[2]}, false, d.op};
       Kokkos::parallel_for("kolibri::refine_init",
-                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, n), init);
+                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, d.cells),
+                           init);
       Kokkos::deep_copy(d.f[1], d.f[0]);
       d.cur = 0;
       for (std::size_t r = 0; r < (std::size_t(1) << l); ++r) record_links(int(l));
@@ -280,7 +279,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   LevelFields level_fields(int l) const override {
     const DeviceLevel& d = m_levels[std::size_t(l)];
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
-    const Index first = d.owned.first, n = d.owned.end - d.owned.first;
+    const Index first = d.owned.first, n = d.owned.end - d.owned.first;  // this rank's numbers
     Kokkos::View<double* [4], Kokkos::LayoutRight, MemSpace> values("kolibri::refine_fields",
                                                                     std::size_t(n));
     const LevelCells<L, S> read = cells_of(d);
@@ -294,16 +293,16 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           for (int k = 0; k < 3; ++k) values(i, 1 + k) = v[k];
         });
     const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
-    std::vector<double> all(std::size_t(d.cells) * 4);
-    std::copy(mine.data(), mine.data() + n * 4, all.begin() + first * 4);
+    std::vector<double> all(std::size_t(d.all_cells) * 4);
+    std::copy(mine.data(), mine.data() + n * 4, all.begin() + (first + d.shift) * 4);
     share_cells(std::size_t(l), all, 4);
     LevelFields out;
     out.level = l;
-    out.centre.resize(std::size_t(d.cells));
-    out.rho.resize(std::size_t(d.cells));
-    out.u.resize(std::size_t(d.cells));
+    out.centre.resize(std::size_t(d.all_cells));
+    out.rho.resize(std::size_t(d.all_cells));
+    out.u.resize(std::size_t(d.all_cells));
     out.flag = h.flags;
-    for (Index t = 0; t < d.cells; ++t) {
+    for (Index t = 0; t < d.all_cells; ++t) {
       const double* v = all.data() + t * 4;
       out.centre[std::size_t(t)] = centre(h, t);
       out.rho[std::size_t(t)] = v[0];
@@ -328,7 +327,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     for (std::size_t i = 0; i < m; ++i) {
       const std::int64_t c = cells[i], nx = h.n[0], ny = h.n[1];
       leaf[i] = leaf_cell(l, {int(c % nx), int((c / nx) % ny), int(c / (nx * ny))});
-      if (leaf[i] >= d.owned.first && leaf[i] < d.owned.end) mine[i] = leaf[i];
+      const Index t = leaf[i] - d.shift;  // in this rank's numbers where it steps the cell
+      if (leaf[i] >= 0 && t >= d.owned.first && t < d.owned.end) mine[i] = std::int32_t(t);
     }
     const auto at = to_device(mine, "kolibri::refine_probe_cells");
     Kokkos::View<double* [5], Kokkos::LayoutRight, MemSpace> values("kolibri::refine_probe_values",
@@ -441,7 +441,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       if (m_comm) top = m_comm->max(top), bad = m_comm->min(std::int64_t(bad));
       if (m_tree.levels[l].fluid_cells > 0) d.max_speed = std::max(d.max_speed, top);
       if (bad < lv.cells && d.first_bad < 0) {
-        const auto x = centre(m_tree.levels[l], bad);
+        const auto x = centre(local().levels[l], bad);
         d.first_bad = std::int64_t(x[0]) +
                       std::int64_t(m_cfg.nx) *
                           (std::int64_t(x[1]) + std::int64_t(m_cfg.ny) * std::int64_t(x[2]));
@@ -565,9 +565,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         for (Index row = 0; row < (Index(1) << h.level); ++row) {
           LevelLinkMomentum<L, S> sum;
           sum.f = history.data() + row * links;
-          sum.cell = d.link_cell.data();
+          sum.cell = d.link_cell_whole.data();  // every link, merged from its rank
           sum.dir = d.link_dir.data();
-          sum.origin = d.origin.data();
+          sum.origin = d.origin_whole.data();
           sum.width = 1.0 / double(1 << h.level);
           for (int c = 0; c < 3; ++c) sum.centre[c] = out[k].centre[std::size_t(c)];
           if (back.extent(0) > 0) {
@@ -602,7 +602,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const RefinedLevel& h = m_tree.levels[l];
       const std::vector<V> f = whole_level(l);
       const double volume = d.volume;
-      for (Index t = 0; t < d.cells; ++t) {
+      for (Index t = 0; t < d.all_cells; ++t) {
         if (h.flags[std::size_t(t)] == kLevelOutside) continue;
         const std::size_t cell = deck_cell(centre(h, t));
         const Index s = t >> VS, place = t & (TV - 1);
@@ -650,21 +650,25 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     }
     return out;
   }
-  /// Every level's whole state (level_state's form); each rank takes its windows of it.
+  /// Every level's whole state (level_state's form); each rank takes the leaves it holds.
   void set_level_state(const std::vector<std::byte>& bytes) override {
     std::size_t want = 0;
-    for (const DeviceLevel& d : m_levels) want += std::size_t(d.cells * L::Q) * sizeof(V);
+    for (const DeviceLevel& d : m_levels) want += std::size_t(d.all_cells * L::Q) * sizeof(V);
     if (bytes.size() != want)
       throw std::invalid_argument("the checkpoint's refined levels hold " +
                                   std::to_string(bytes.size()) + " bytes; this deck's levels " +
                                   std::to_string(want));
     std::size_t at = 0;
-    for (DeviceLevel& d : m_levels) {
+    constexpr std::size_t block = std::size_t(L::Q) * std::size_t(TV) * sizeof(V);
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      DeviceLevel& d = m_levels[l];
       auto f = Kokkos::create_mirror_view(d.f[d.cur]);
-      const std::size_t from = std::size_t(d.window_first * L::Q) * sizeof(V);
-      std::memcpy(f.data(), bytes.data() + at + from, f.extent(0) * sizeof(V));
+      auto* to = reinterpret_cast<std::byte*>(f.data());
+      const std::size_t slots = std::size_t(d.cells >> VS);
+      for (std::size_t k = 0; k < slots; ++k)  // this rank's slot k: the level's slot held[k]
+        std::memcpy(to + k * block, bytes.data() + at + global_slot(l, k) * block, block);
       Kokkos::deep_copy(d.f[d.cur], f);
-      at += std::size_t(d.cells * L::Q) * sizeof(V);
+      at += std::size_t(d.all_cells * L::Q) * sizeof(V);
     }
   }
   /// The characteristic outlets' state (LevelOutlets::state; empty without such faces).
@@ -698,7 +702,9 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Index rule_first = 0, rule_end = 0;
   };
   struct DeviceLevel {
-    Index cells = 0;
+    /// The cells this rank holds (their numbers, slot V + place, are its own: local_levels) and
+    /// the whole level's; a cell of its own run is cell `shift` more of the whole level.
+    Index cells = 0, all_cells = 0, shift = 0;
     Kokkos::View<std::uint8_t*, MemSpace> flags;
     Kokkos::View<std::uint32_t*, MemSpace> links;
     Kokkos::View<std::int32_t*, MemSpace> neighbours, coarse, children, origin;
@@ -719,11 +725,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     Kokkos::View<double*, MemSpace> link_distance, link_term, link_wall_u, link_back;
     Kokkos::View<std::int32_t*, MemSpace> link_behind;
     Index link_row = 0;  ///< the row of the level's next step
-    /// The level's last two states: on several ranks the cells [window_first, window_end) only
-    /// (level_windows: its own and those its cells read); the kernels address them through
-    /// by_cell.
+    /// The obstacles' loads' view of the links (LevelLinkMomentum): each link's cell and each
+    /// slot's block position in the whole level's numbers (on one rank link_cell and origin).
+    Kokkos::View<std::int32_t*, MemSpace> link_cell_whole, origin_whole;
     Kokkos::View<V*, MemSpace> f[2];
-    Index window_first = 0, window_end = 0;
     int cur = 0;
     std::int64_t steps = 0;  ///< the level's steps so far (its time times 2^level)
     C op{};
@@ -742,36 +747,47 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   static Slots slots(const DeviceLevel& d) { return Slots::csoa(d.cells, L::Q, int(TV)); }
   static LevelCells<L, S> cells_of(const DeviceLevel& d) {
-    return {d.f[d.cur],      d.flags,      slots(d),      {d.force[0], d.force[1], d.force[2]},
-            d.origin.data(), d.body_force, d.window_first};
+    return {d.f[d.cur],      d.flags,     slots(d), {d.force[0], d.force[1], d.force[2]},
+            d.origin.data(), d.body_force};
   }
-  /// Level d's array `f` as the kernels address it, by the level's cell numbers (slot V +
-  /// place): f holds the window's cells, so cell 0's values would lie window_first cells before
-  /// f's start. The address is formed as an integer; no kernel reads a cell outside the window.
-  static V* by_cell(const DeviceLevel& d, const Kokkos::View<V*, MemSpace>& f) {
-    return reinterpret_cast<V*>(reinterpret_cast<std::uintptr_t>(f.data()) -
-                                std::uintptr_t(d.window_first * L::Q) * sizeof(V));
-  }
-  /// The bytes a cell of a level's two arrays.
-  static constexpr double array_bytes_per_cell() { return 2.0 * L::Q * double(sizeof(V)); }
 
-  /// The slots of every level this rank holds (m_windows: level_windows, and on several ranks
-  /// the bodies' box, whose blocks every rank's bodies' kernels read), checked against the
-  /// device's free memory before anything is allocated.
-  void hold_windows(const SolverConfig& cfg) {
-    const int rank = m_comm ? m_comm->rank() : 0;
-    m_windows = level_windows(m_tree, m_ranks, rank);
-    if (!cfg.bodies.empty()) {
-      m_body_box = level_body_box(m_tree, cfg);
-      for (const std::int32_t s : m_body_box.slot)
-        if (s >= 0) m_windows[std::size_t(m_body_box.level)].hold(s);
-    }
+  /// On several ranks, the leaves of every level this rank holds (m_held: level_held, and the
+  /// bodies' box, whose blocks every rank's bodies' kernels read) and their levels in its own
+  /// numbering (m_local), checked against the device's free memory before anything is
+  /// allocated.
+  void hold_levels(const SolverConfig& cfg) {
+    if (!cfg.bodies.empty()) m_body_box = level_body_box(m_tree, cfg);
     const double free = double(device_free_memory());
-    if (m_comm)
-      check_window_fits(m_tree, m_ranks, rank, m_windows, bytes_per_cell(), array_bytes_per_cell(),
-                        free);
-    else
-      check_levels_fit(m_tree, bytes_per_cell(), free);
+    if (!m_comm) return check_levels_fit(m_tree, bytes_per_cell(), free);
+    const int rank = m_comm->rank();
+    m_held = level_held(m_tree, m_ranks, rank);
+    if (!cfg.bodies.empty()) hold_slots(m_held[std::size_t(m_body_box.level)], m_body_box.slot);
+    check_held_fits(m_tree, m_ranks, rank, m_held, bytes_per_cell(), free);
+    m_local = local_levels(m_tree, m_held);
+    for (std::size_t l = 0; l < m_held.size(); ++l) {
+      auto& index = m_local_slot.emplace_back(m_tree.levels[l].leaf.size(), -1);
+      for (std::size_t k = 0; k < m_held[l].size(); ++k)
+        index[std::size_t(m_held[l][k])] = std::int32_t(k);
+    }
+  }
+  /// The levels as this rank holds them: m_local on several ranks, the whole tree on one.
+  const Octree& local() const { return m_comm ? m_local : m_tree; }
+  /// Level l's slot s in this rank's numbers (-1: not held), and back.
+  std::int32_t local_slot(const std::size_t l, const std::int64_t s) const {
+    return m_comm ? m_local_slot[l][std::size_t(s)] : std::int32_t(s);
+  }
+  std::size_t global_slot(const std::size_t l, const std::size_t k) const {
+    return m_comm ? std::size_t(m_held[l][k]) : k;
+  }
+  /// The obstacles' loads read each link's cell position in the whole level's numbers.
+  void set_link_loads(const int l, DeviceLevel& d) const {
+    d.link_cell_whole = d.link_cell, d.origin_whole = d.origin;
+    if (!m_comm || d.link_cell.extent(0) == 0) return;
+    const RefinedLevel& g = m_tree.levels[std::size_t(l)];
+    std::vector<std::int32_t> origin;
+    for (const auto& b : g.leaf) origin.insert(origin.end(), b.begin(), b.end());
+    d.origin_whole = to_device(origin, "kolibri::refine_origin_whole");
+    d.link_cell_whole = to_device(g.link_cell, "kolibri::refine_link_cell_whole");
   }
   /// This rank's cells of the level (the reductions').
   static Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> owned(const DeviceLevel& d) {
@@ -789,22 +805,34 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     c.rule_end = h.general_rule_start[std::size_t(c.general_end)];
     return c;
   }
-  /// This rank's ranges of level h (m_ranks): its leaf slots' cells, general cells, rules and
-  /// re-entry links.
-  void own_range(const RefinedLevel& h, DeviceLevel& d) const {
-    const int rank = m_comm ? m_comm->rank() : 0;
-    const auto& starts = m_ranks.slot_start[std::size_t(h.level)];
-    const std::int64_t s0 = starts[std::size_t(rank)], s1 = starts[std::size_t(rank) + 1];
-    d.owned = cell_range(h, Index(s0) << VS, Index(s1) << VS);
-    if (!h.reentry_start.empty())
-      d.reentry_first = h.reentry_start[std::size_t(s0)],
-      d.reentry_end = h.reentry_start[std::size_t(s1)];
+  /// Level l's cells [first, end) of the whole level's numbers with their general cells and
+  /// rules (cell_range), in this rank's numbers (the cells of its own run: d.shift less).
+  CellRange own_cells(const std::size_t l, const DeviceLevel& d, const Index first,
+                      const Index end) const {
+    CellRange c = cell_range(m_tree.levels[l], first, end);  // the lists keep their indices
+    c.first -= d.shift, c.end -= d.shift;
+    return c;
   }
-  /// Splits this rank's cells of level h around the blocks it sends (`peers`): the sent blocks
+  /// This rank's ranges of level l (m_ranks): its leaf slots' cells, general cells, rules and
+  /// re-entry links.
+  void own_range(const std::size_t l, DeviceLevel& d) const {
+    const int rank = m_comm ? m_comm->rank() : 0;
+    const auto& starts = m_ranks.slot_start[l];
+    const std::int64_t s0 = starts[std::size_t(rank)], s1 = starts[std::size_t(rank) + 1];
+    const Index k0 = s1 > s0 ? Index(local_slot(l, s0)) : 0;  // its first slot in its numbers
+    d.shift = (Index(s0) - k0) << VS;
+    d.owned = own_cells(l, d, Index(s0) << VS, Index(s1) << VS);
+    const RefinedLevel& h = local().levels[l];
+    if (!h.reentry_start.empty())
+      d.reentry_first = h.reentry_start[std::size_t(k0)],
+      d.reentry_end = h.reentry_start[std::size_t(k0 + (s1 - s0))];
+  }
+  /// Splits this rank's cells of level l around the blocks it sends (`peers`): the sent blocks
   /// in the first half of its range end the lower part, those in the second begin the upper.
-  void split_range(const RefinedLevel& h, const std::vector<LevelPeerBlocks>& peers,
+  void split_range(const std::size_t l, const std::vector<LevelPeerBlocks>& peers,
                    DeviceLevel& d) const {
-    const Index s0 = d.owned.first >> VS, s1 = d.owned.end >> VS, mid = (s0 + s1) / 2;
+    const Index s0 = (d.owned.first + d.shift) >> VS, s1 = (d.owned.end + d.shift) >> VS;
+    const Index mid = (s0 + s1) / 2;
     Index lower_end = s0, upper_first = s1;
     for (const LevelPeerBlocks& p : peers)
       for (const std::int32_t s : p.send) {
@@ -815,23 +843,24 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       }
     d.overlap = upper_first > lower_end;  // something to step beside the exchange
     if (!d.overlap) return;
-    d.lower = cell_range(h, s0 << VS, lower_end << VS);
-    d.middle = cell_range(h, lower_end << VS, upper_first << VS);
-    d.upper = cell_range(h, upper_first << VS, s1 << VS);
+    d.lower = own_cells(l, d, s0 << VS, lower_end << VS);
+    d.middle = own_cells(l, d, lower_end << VS, upper_first << VS);
+    d.upper = own_cells(l, d, upper_first << VS, s1 << VS);
   }
 
   /// A level's exchange lists: the Q values of each read cell of each block (its bit in the
-  /// block's cells word), block by block, by peer, in the level's arrays (their window's first
-  /// slot `first`).
-  static HaloLists exchange_lists(const std::vector<LevelPeerBlocks>& peers,
-                                  const std::int64_t first) {
+  /// block's cells word), block by block, by peer, of level `level` in this rank's numbers.
+  HaloLists exchange_lists(const std::vector<LevelPeerBlocks>& peers,
+                           const std::size_t level) const {
     HaloLists out;
-    auto add = [first](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
-                       const std::vector<std::uint64_t>& cells) {
-      for (std::size_t i = 0; i < slots.size(); ++i)
+    auto add = [&](std::vector<Index>& list, const std::vector<std::int32_t>& slots,
+                   const std::vector<std::uint64_t>& cells) {
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const Index s = local_slot(level, slots[i]);
         for (int q = 0; q < L::Q; ++q)
           for (Index l = 0; l < TV; ++l)
-            if ((cells[i] >> l) & 1u) list.push_back(Step::at(Index(slots[i] - first), q, l));
+            if ((cells[i] >> l) & 1u) list.push_back(Step::at(s, q, l));
+      }
     };
     for (const LevelPeerBlocks& p : peers) {
       HaloMessage m;
@@ -865,13 +894,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
   /// Level l's current state, every cell (as stored, slot-major), on every rank: each rank's own
   /// cells from it, for whatever reads the whole grid (checkpoints, tests; each rank holds only
-  /// its window of the level). Collective.
+  /// the leaves it steps and those they read). Collective.
   std::vector<V> whole_level(const std::size_t l) const {
     const DeviceLevel& d = m_levels[l];
     const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
-    std::vector<V> out(std::size_t(d.cells * L::Q));
-    const Index a = d.owned.first - d.window_first, b = d.owned.end - d.window_first;
-    std::copy(h.data() + a * L::Q, h.data() + b * L::Q, out.begin() + d.owned.first * L::Q);
+    std::vector<V> out(std::size_t(d.all_cells * L::Q));
+    const Index a = d.owned.first, b = d.owned.end;
+    std::copy(h.data() + a * L::Q, h.data() + b * L::Q, out.begin() + (a + d.shift) * L::Q);
     share_cells(l, out, L::Q);
     return out;
   }
@@ -998,8 +1027,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     DeviceLevel& d = m_levels[std::size_t(l)];
     const Index links = Index(d.link_cell.extent(0));
     if (links == 0) return;
-    LinkRecord<L, S> record{by_cell(d, d.f[d.cur]), d.link_cell.data(), d.link_dir.data(),
-                            d.link_history.data(),  d.link_row,         links};
+    LinkRecord<L, S> record{d.f[d.cur].data(),     d.link_cell.data(), d.link_dir.data(),
+                            d.link_history.data(), d.link_row,         links};
     record.first = d.owned.first, record.end = d.owned.end;  // the others' links: theirs
     if (d.link_back.extent(0) > 0) {
       record.back = d.link_back.data();
@@ -1059,11 +1088,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       Kokkos::parallel_for(ReentrySaveTag::label,
                            Kokkos::RangePolicy<ExecSpace, ReentrySaveTag, Kokkos::IndexType<Index>>(
                                d.reentry_first, d.reentry_end),
-                           ReentrySave<V, VS, L::Q>{by_cell(d, d.f[d.cur]), d.reentry_source.data(),
+                           ReentrySave<V, VS, L::Q>{d.f[d.cur].data(), d.reentry_source.data(),
                                                     d.reentry_key.data(), d.reentry_value.data()});
     Step k;
-    k.src = by_cell(d, d.f[d.cur]);
-    k.dst = by_cell(d, d.f[1 - d.cur]);
+    k.src = d.f[d.cur].data();
+    k.dst = d.f[1 - d.cur].data();
     k.flags = d.flags.data();
     k.links = d.links.data();
     k.neighbours = d.neighbours.data();
@@ -1082,14 +1111,14 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     k.reentry_value = d.reentry_value.data();
     if (l > 0) {  // the coarser level's state at the start of its step
       const DeviceLevel& up = m_levels[std::size_t(l - 1)];
-      k.coarse_state = by_cell(up, up.f[parity == 0 ? up.cur : 1 - up.cur]);
+      k.coarse_state = up.f[parity == 0 ? up.cur : 1 - up.cur].data();
       k.coarse_flags = up.flags.data();
       k.coarse_neighbours = up.neighbours.data();
     }
     if (std::size_t(l + 1) < m_levels.size()) {
       const DeviceLevel& down = m_levels[std::size_t(l + 1)];
-      k.fine_now = by_cell(down, down.f[down.cur]);
-      k.fine_before = by_cell(down, down.f[1 - down.cur]);
+      k.fine_now = down.f[down.cur].data();
+      k.fine_before = down.f[1 - down.cur].data();
     }
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
     for (int a = 0; a < 3; ++a) k.n[a] = h.n[std::size_t(a)];
@@ -1161,11 +1190,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
 
   /// The characteristic outlets (LevelOutlets) over this rank's leaf slots of every level.
   void set_outlets(const SolverConfig& cfg) {
-    const int rank = m_comm ? m_comm->rank() : 0;
-    std::vector<std::array<std::int64_t, 2>> slots;
-    for (const auto& starts : m_ranks.slot_start)
-      slots.push_back({starts[std::size_t(rank)], starts[std::size_t(rank) + 1]});
-    m_outlets = LevelOutlets(cfg, m_tree, slots, m_comm, &position);
+    std::vector<std::array<std::int64_t, 2>> slots;  // in this rank's numbers
+    for (const DeviceLevel& d : m_levels)
+      slots.push_back({std::int64_t(d.owned.first >> VS), std::int64_t(d.owned.end >> VS)});
+    m_outlets = LevelOutlets(cfg, local(), slots, m_comm, &position);
   }
   /// The characteristic outlets' densities for the next step of level 0, from every level's
   /// current state (collective).
@@ -1199,7 +1227,10 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       m_body_exchange = HaloExchange<V>(
           *m_comm, body_exchange_lists(std::vector<std::uint8_t>(m_body_box.slot.size(), 1)),
           m_device_buffers, m_nccl);
-    m_body_slot = to_device(m_body_box.slot, "kolibri::refine_body_slot");
+    std::vector<std::int32_t> slots = m_body_box.slot;  // in this rank's numbers (all held)
+    for (std::int32_t& slot : slots)
+      if (slot >= 0) slot = local_slot(std::size_t(m_body_box.level), slot);
+    m_body_slot = to_device(slots, "kolibri::refine_body_slot");
     m_body_flags = to_device(flags, "kolibri::refine_body_flags");
     m_body_bc.flags = m_body_flags;
     const DenseGrid grid = DenseGrid::of(at);
@@ -1331,7 +1362,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       }
       if (!b.send.empty() || !b.recv.empty()) peers.push_back(b);
     }
-    return exchange_lists(peers, m_windows[std::size_t(level)].first);
+    return exchange_lists(peers, std::size_t(level));
   }
 
   /// The bodies' forces for the coming step of the finest level d, from its state: each step of
@@ -1345,7 +1376,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const bool first = m_body_time % steps == 0;
     m_ib->keep_totals(!m_free_bodies && !first);
     LevelDeparting<Step> dep = m_body_departing;
-    dep.f = by_cell(d, d.f[d.cur]);
+    dep.f = d.f[d.cur].data();
     m_ib->apply_with(dep, false, m_body_bc, m_body_time);
     if (m_free_bodies) add_step_loads(first);
     ++m_body_time;
@@ -1387,7 +1418,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   template <bool Bodies>
   static void step_cells_with(const ExecSpace& exec, Step& k, const DeviceLevel& d,
                               const CellRange& c) {
-    if (d.cells >= kManyCells)
+    if (d.all_cells >= kManyCells)  // the whole level's, as on one rank
       step_launch<kLargeLevelCellsPerThread, Bodies>(exec, k, c.end - c.first);
     else
       step_launch<2, Bodies>(exec, k, c.end - c.first);
@@ -1459,8 +1490,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
   double m_sent_per_step = 0.0;             ///< bytes this rank sends in a step of level 0
   StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
-  /// Each level's slots this rank holds in its arrays (hold_windows).
-  std::vector<SlotWindow> m_windows;
+  /// Several ranks: each level's leaf slots this rank holds (hold_levels), its levels in its own
+  /// numbering (local_levels; local() gives the levels as held on any rank count), and each
+  /// level's slot -> this rank's slot (-1: not held).
+  std::vector<std::vector<std::int32_t>> m_held;
+  Octree m_local;
+  std::vector<std::vector<std::int32_t>> m_local_slot;
   /// Each level's leaf slots by block position (block_key): where leaf_cell finds a cell.
   std::vector<std::unordered_map<std::int64_t, std::int32_t>> m_leaf_of;
 };
