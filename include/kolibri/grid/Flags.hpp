@@ -64,12 +64,38 @@ int single_face(const DenseGrid& grid, const FaceSet& faces, const std::vector<F
   return the;
 }
 
+/// \brief Marks kBoundaryFluid the cells of `flags` that are updated (is_updated) and have an
+/// upwind neighbour that is solid or lies across a non-periodic face of `faces`. Without solid
+/// cells (`solids` false) only the layer next to such a face can be one (|c| <= 1): the rest is
+/// not scanned (large benchmark boxes build in seconds). build_flags' rule, which the refined
+/// grid's bodies' box also takes.
+template <class L>
+void mark_boundary_cells(const DenseGrid& grid, const FaceSet& faces, const bool solids,
+                         std::vector<Flag>& flags) {
+  const FaceTypes types(faces);
+  bool open[6];
+  for (int f = 0; f < 6; ++f) open[f] = faces[std::size_t(f)].type != FaceType::Periodic;
+  grid.for_each([&](const Coord& p, Index c) {
+    Flag& f = flags[static_cast<std::size_t>(c)];
+    if (!is_updated(f)) return;
+    if (!solids && !grid.on_face(p, open)) return;
+    for (int q = 1; q < L::Q; ++q) {
+      int face;
+      const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
+      if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) {
+        f = kBoundaryFluid;
+        break;
+      }
+    }
+  });
+}
+
 /// \brief Flags of every cell, x fastest: solids from the obstacles and [geometry], then
 /// kBoundaryFluid for fluid cells with an upwind neighbour that is solid or lies across a
-/// non-periodic face. Periodic wrap-around is resolved by index arithmetic in the fast path, so it
-/// needs no flag. In a rank's piece (cfg.part) obstacles are placed in global coordinates, the
-/// ghost layers get kGhost (or kSolid) and fluid cells next to them kFluidBorder. \tparam L lattice
-/// descriptor (its velocity set decides which neighbours matter)
+/// non-periodic face (mark_boundary_cells). Periodic wrap-around is resolved by index arithmetic
+/// in the fast path, so it needs no flag. In a rank's piece (cfg.part) obstacles are placed in
+/// global coordinates, the ghost layers get kGhost (or kSolid) and fluid cells next to them
+/// kFluidBorder. \tparam L lattice descriptor (its velocity set decides which neighbours matter)
 template <class L>
 std::vector<Flag> build_flags(const SolverConfig& cfg) {
   const DenseGrid grid = DenseGrid::of(cfg);
@@ -80,26 +106,9 @@ std::vector<Flag> build_flags(const SolverConfig& cfg) {
     const Coord g = grid.global_coords(p);
     if (solid_cell(cfg, g.x, g.y, g.z)) f = kSolid;
     if (f != kSolid && grid.is_ghost(p)) f = kGhost;
+    if (is_updated(f) && grid.is_border(p)) f = kFluidBorder;
   });
-  const FaceTypes types(cfg.faces);
-  bool open[6];
-  for (int f = 0; f < 6; ++f) open[f] = cfg.faces[std::size_t(f)].type != FaceType::Periodic;
-  grid.for_each([&](const Coord& p, Index c) {
-    Flag& f = flags[static_cast<std::size_t>(c)];
-    if (!is_updated(f)) return;
-    if (grid.is_border(p)) f = kFluidBorder;
-    // Without obstacles only the layer next to a non-periodic face can be a boundary cell
-    // (|c| <= 1): skip the neighbour scan elsewhere (large benchmark boxes build in seconds).
-    if (cfg.obstacles.empty() && !cfg.geometry.given() && !grid.on_face(p, open)) return;
-    for (int q = 1; q < L::Q; ++q) {
-      int face;
-      const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
-      if (m < 0 || flags[static_cast<std::size_t>(m)] == kSolid) {
-        f = kBoundaryFluid;
-        break;
-      }
-    }
-  });
+  mark_boundary_cells<L>(grid, cfg.faces, !cfg.obstacles.empty() || cfg.geometry.given(), flags);
   return flags;
 }
 

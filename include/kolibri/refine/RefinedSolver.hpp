@@ -1251,25 +1251,12 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// The bodies' box's flags for their kernels (`at`: level_body_config): kSolid where the level
   /// has no fluid cell, kBoundaryFluid for a fluid cell with an upwind neighbour that is solid or
   /// lies past a wall side (the node kernel pulls its populations through the wall's rule, as the
-  /// level's step does: build_flags' rule), else kFluid.
+  /// level's step does: mark_boundary_cells, build_flags' rule), else kFluid.
   std::vector<Flag> body_box_flags(const SolverConfig& at) const {
     std::vector<Flag> flags(m_body_box.fluid.size(), kSolid);
     for (std::size_t i = 0; i < flags.size(); ++i)
       if (m_body_box.fluid[i]) flags[i] = kFluid;
-    const DenseGrid grid = DenseGrid::of(at);
-    const FaceTypes types(at.faces);
-    grid.for_each([&](const Coord& p, const Index c) {
-      Flag& f = flags[std::size_t(c)];
-      if (f != kFluid) return;
-      for (int q = 1; q < L::Q; ++q) {
-        int face;
-        const Index m = grid.neighbour<L>(types.type, p, q, -1, face);
-        if (m < 0 || flags[std::size_t(m)] == kSolid) {
-          f = kBoundaryFluid;
-          break;
-        }
-      }
-    });
+    mark_boundary_cells<L>(DenseGrid::of(at), at.faces, true, flags);
     return flags;
   }
 
