@@ -602,7 +602,7 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
   }
   const auto& grid = dynamic_cast<const RefinedGrid&>(*runs[0]);
   EXPECT_EQ(grid.ranks_report().empty(), comm().size() == 1);
-  if (comm().size() > 1) {  // a rank holds its window of the levels' arrays (level_windows)
+  if (comm().size() > 1) {  // a rank holds the leaves it steps and those they read (level_held)
     double held = 0.0, whole = 0.0;
     const std::string report = grid.ranks_report();
     const std::size_t at = report.find("holds ");
@@ -760,6 +760,36 @@ TEST(Decomposition, RefinedLevelsIdenticalToOneRank) {
                                  : "D3Q19 BGK channel along z, profile, "
                                    "characteristic outlet");
   }
+}
+
+TEST(Decomposition, RefinedDivergenceIsFoundWhereOneRankFindsIt) {
+  // A refined lid-driven box driven until it diverges (tau near 1/2, a fast lid and a strong
+  // force): every rank reports the first non-finite cell that one rank reports, in the deck's
+  // cells (each rank numbers its own leaves; the diagnostics compare the whole level's numbers).
+  auto c = test::periodic_box(LatticeKind::D2Q9, 32, 64, 1, 0.5005);
+  for (std::size_t f = 0; f < 4; ++f) c.faces[f].type = FaceType::Wall;
+  c.faces[3].type = FaceType::MovingWall;
+  c.faces[3].velocity = {0.4, 0, 0};
+  c.force = {2e-3, -1e-3, 0};
+  c.refinement.levels = 2;
+  c.refinement.regions = {band_around("walls", 1, 3)};
+  auto ref = make_solver(c);
+  Distribution dist;
+  dist.comm = &comm();
+  auto par = make_solver(c, dist);
+  int steps = 0;
+  Diagnostics one;
+  while (steps < 400) {
+    ref->step(5);
+    steps += 5;
+    one = ref->diagnostics();
+    if (one.first_bad >= 0) break;
+  }
+  ASSERT_GE(one.first_bad, 0) << "the case diverges within 400 steps";
+  par->step(steps);
+  const Diagnostics many = par->diagnostics();
+  EXPECT_EQ(many.first_bad, one.first_bad) << "after " << steps << " steps";
+  EXPECT_EQ(comm().min(many.first_bad), comm().max(many.first_bad)) << "the ranks agree";
 }
 
 TEST(Decomposition, RefinedLevelsWithImmersedBodiesIdenticalToOneRank) {

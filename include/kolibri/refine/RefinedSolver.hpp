@@ -418,7 +418,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       const DeviceLevel& lv = m_levels[l];
       const LevelCells<L, S> read = cells_of(lv);
       double top = 0.0;
-      Index bad = lv.cells;
+      Index bad = lv.all_cells;  // the whole level's numbers, the same on every rank
+      const Index shift = lv.shift;
       Kokkos::parallel_reduce(
           "kolibri::refine_max_speed", owned(lv),
           KOKKOS_LAMBDA(const Index t, double& m) {
@@ -435,13 +436,13 @@ class RefinedSolver final : public Solver, public RefinedGrid {
             if (!read(t, r, u)) return;
             const bool ok = math::is_finite(r) && math::is_finite(u[0]) && math::is_finite(u[1]) &&
                             math::is_finite(u[2]);
-            if (!ok && t < b) b = t;
+            if (!ok && t + shift < b) b = t + shift;
           },
           Kokkos::Min<Index>(bad));
       if (m_comm) top = m_comm->max(top), bad = m_comm->min(std::int64_t(bad));
       if (m_tree.levels[l].fluid_cells > 0) d.max_speed = std::max(d.max_speed, top);
-      if (bad < lv.cells && d.first_bad < 0) {
-        const auto x = centre(local().levels[l], bad);
+      if (bad < lv.all_cells && d.first_bad < 0) {
+        const auto x = centre(m_tree.levels[l], bad);
         d.first_bad = std::int64_t(x[0]) +
                       std::int64_t(m_cfg.nx) *
                           (std::int64_t(x[1]) + std::int64_t(m_cfg.ny) * std::int64_t(x[2]));
