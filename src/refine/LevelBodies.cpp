@@ -277,6 +277,23 @@ BodyNeeds body_needs(const Body& b, const int dims, const ImmersedSettings& ib) 
      << b.name << "\", level = " << level << ")";
   throw std::invalid_argument(os.str());
 }
+/// The refusal where body i's stencils reach a solid cell of the finest level whose level has
+/// obstacles' link rules (interpolated or rotating walls): the bodies' kernels on the level's box
+/// take the solids with halfway bounce-back only.
+[[noreturn]] void beside_link_rules(std::size_t i, const Body& b, int level, int dims,
+                                    const int (&p)[3]) {
+  const double k = std::ldexp(1.0, -level);
+  std::ostringstream os;
+  os << "body[" << i << "] (\"" << b.name << "\"): an immersed body on a refined grid comes within "
+     << "two cells of its samples of level-0 cell (" << int(std::floor(p[0] * k)) << ", "
+     << int(std::floor(p[1] * k));
+  if (dims == 3) os << ", " << int(std::floor(p[2] * k));
+  os << "), a solid cell of the finest level (level " << level
+     << "), whose obstacles have their own link rules (interpolated or rotating walls); the "
+        "bodies' kernels there take halfway bounce-back only: keep the body two cells of that "
+        "level farther from the obstacles, or give them halfway walls";
+  throw std::invalid_argument(os.str());
+}
 }  // namespace
 
 LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
@@ -345,6 +362,11 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   }
   out.fluid.assign(std::size_t(out.cells()), 0);
   out.whole.assign(out.slot.size(), 1);
+  // Solid leaf cells of the level (obstacles, [geometry]): a body may come near them as on a
+  // uniform grid, their fluid neighbours bouncing back (body_box_flags), where the level has no
+  // obstacles' link rules.
+  std::vector<std::uint8_t> solid(out.fluid.size(), 0);
+  const bool link_rules = has_wall_rules(h);
   for (int z = 0; z < nc[2]; ++z)
     for (int y = 0; y < nc[1]; ++y)
       for (int x = 0; x < nc[0]; ++x) {
@@ -354,6 +376,8 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
         const bool fluid =
             s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelFluid;
         out.fluid[std::size_t(cell_in(nc, x, y, z))] = fluid;
+        solid[std::size_t(cell_in(nc, x, y, z))] =
+            s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelSolid;
         if (!fluid) out.whole[block] = 0;
       }
   // Every needed cell a fluid cell of the box (a cell past the level's blocks is not).
@@ -380,8 +404,9 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
           const int q[3] = {x - out.lo[0], y - out.lo[1], w - out.lo[2]};  // the box's cells
           bool in = true;
           for (int d = 0; d < 3; ++d) in = in && q[d] >= 0 && q[d] < nc[d];
-          const bool held = in ? out.fluid[std::size_t(cell_in(nc, q[0], q[1], q[2]))] != 0
-                               : past_wall(out, dims, q);
+          const std::size_t at = in ? std::size_t(cell_in(nc, q[0], q[1], q[2])) : 0;
+          if (in && solid[at] && link_rules) beside_link_rules(i, bodies[i], h.level, dims, p);
+          const bool held = in ? out.fluid[at] != 0 || solid[at] != 0 : past_wall(out, dims, q);
           if (!held) outside_finest(i, bodies[i], h.level, dims, p);
         }
   }

@@ -1079,6 +1079,70 @@ TEST(Refinement, RefinedEverywhereWithABodyIsTheDenseSolverAtTheFineResolution) 
     }
 }
 
+TEST(Refinement, BodiesBesideAnObstacleAreTheDenseSolverAtTheFineResolution) {
+  // Level 1 over the whole box, an immersed disc (sphere) and beside it, 0.9 fine cells from its
+  // surface, a halfway-bounce-back obstacle: the body's stencils reach the obstacle's
+  // solid cells, which the bodies' kernels take as the level's step does (bounce-back from
+  // them), so the state is the dense solver's at twice the resolution, bit for bit, and the
+  // body's and the obstacle's loads its two fine steps'. With interpolated walls on the obstacle
+  // the body is refused there, naming why (the bodies' kernels take halfway walls only; which
+  // also shows that its stencils reach the obstacle's solid cells).
+  for (const LatticeKind lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
+    SCOPED_TRACE(to_string(lat));
+    const bool two_d = lat == LatticeKind::D2Q9;
+    const int dims = two_d ? 2 : 3;
+    auto coarse = test::periodic_box(lat, 8, 8, two_d ? 1 : 8, 0.6);
+    coarse.force = {2e-5, -8e-6, 0.0};
+    coarse.bodies = {round_body(lat, 8, 1.6, 0.7)};
+    coarse.bodies[0].position[0] = 3.5;
+    Obstacle o;
+    o.shape = two_d ? Obstacle::Shape::Cylinder : Obstacle::Shape::Sphere;
+    o.center = {6.45, 4.0, two_d ? 0.5 : 4.0};
+    o.radius = 0.9;  // its surface 0.45 level-0 cells (0.9 fine cells) from the body's
+    coarse.obstacles = {o};
+    coarse.refinement.levels = 2;
+    coarse.refinement.regions = {box_region(1, {0, 0, 0}, {8, 8, two_d ? 1.0 : 8.0})};
+    auto fine = test::periodic_box(lat, 16, 16, two_d ? 1 : 16, level_tau(0.6, 1));
+    fine.force = {1e-5, -4e-6, 0.0};
+    fine.bodies = {round_body(lat, 16, 3.2, 0.7)};
+    fine.bodies[0].position[0] = 7.0;
+    Obstacle& big = fine.obstacles.emplace_back(o);
+    for (int d = 0; d < dims; ++d) big.center[std::size_t(d)] = 2.0 * o.center[std::size_t(d)];
+    big.radius = 2.0 * o.radius;
+    ASSERT_FALSE(broken_rule(coarse));
+    auto dense = make_solver(fine);
+    auto refined = make_solver(coarse);
+    dense->step(19);
+    const auto body_before = dense->body_loads(), wall_before = dense->obstacle_loads();
+    dense->step(1);
+    refined->step(10);
+    expect_level_one_is(*dense, *refined, to_string(lat));
+    const double mass = std::ldexp(1.0, -dims);
+    const auto body_after = dense->body_loads(), wall_after = dense->obstacle_loads();
+    const auto body = refined->body_loads(), wall = refined->obstacle_loads();
+    ASSERT_EQ(body.size(), 1u);
+    ASSERT_EQ(wall.size(), 1u);
+    const double scale = std::abs(body_after[0].force[0]) * mass;
+    ASSERT_GT(scale, 0.0);
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_NEAR(body[0].force[d], mass * (body_before[0].force[d] + body_after[0].force[d]),
+                  1e-12 * scale)
+          << d;
+      EXPECT_NEAR(wall[0].force[d], mass * (wall_before[0].force[d] + wall_after[0].force[d]),
+                  1e-12 * scale)
+          << d;
+    }
+    coarse.obstacles[0].wall = Obstacle::Wall::Interpolated;
+    try {
+      (void)make_solver(coarse);
+      ADD_FAILURE() << "a body within reach of an obstacle's link rules";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("body[0] (\"ball\")"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("own link rules"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Refinement, BodiesAtAWallAreTheDenseSolverAtTheFineResolution) {
   // Walls on y_min and y_max (the second moving), level 1 over the whole box: a disc a fine cell
   // above the resting wall held still under a body force, then free and falling onto it (the

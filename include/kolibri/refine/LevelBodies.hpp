@@ -98,7 +98,9 @@ Body body_at_level(const Body& b, int level, const std::array<int, 3>& lo);
 /// \brief The box of cfg's bodies on the finest level of `tree`: every cell within two cells of
 /// a body's samples (the interpolation stencils and the cells they stream from; a turning body's
 /// bounding sphere; a travelling body's travel_reach at its start) must be a fluid cell of the
-/// finest level, or std::invalid_argument names the [[body]] and the level-0 cell that is not.
+/// finest level or, of a body that stays in its place, a solid cell of it (an obstacle or a
+/// [geometry] solid, where the level has no obstacles' link rules: the bodies' kernels bounce
+/// back from it), or std::invalid_argument names the [[body]] and the level-0 cell that is not.
 /// The box is those cells' bounding box widened to whole blocks; with a travelling body the
 /// bounding box of the level's blocks.
 LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
