@@ -1477,7 +1477,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   LevelRanks m_ranks;
   std::vector<HaloExchange<V>> m_exchange;  ///< a level's, after each of its steps
   double m_sent_per_step = 0.0;             ///< bytes this rank sends in a step of level 0
-  StreamJoin m_join;                   ///< the order of the level's and the exchange's instances
+  StreamJoin m_join;  ///< the order of the level's and the exchange's instances
   /// Several ranks: each level's leaf slots this rank holds (hold_levels), its levels in its own
   /// numbering (local_levels; local() gives the levels as held on any rank count), and each
   /// level's slot -> this rank's slot (-1: not held).
