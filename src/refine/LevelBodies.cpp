@@ -43,11 +43,6 @@ double travel_radius(const double reach, const std::array<double, 3>& velocity, 
   return reach + std::hypot(velocity[0], velocity[1], velocity[2]) * std::ldexp(1.0, level);
 }
 
-namespace {
-/// x / e rounded down (e > 0), negative x included.
-int floor_div(const int x, const int e) { return x >= 0 ? x / e : -((-x + e - 1) / e); }
-}  // namespace
-
 bool past_wall(const LevelBodyBox& box, const int dims, const int (&p)[3]) {
   bool past = false;
   for (int d = 0; d < dims; ++d) {
@@ -373,11 +368,11 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
         const std::size_t block = std::size_t(cell_in(nb, x >> sh, y >> sh, z >> sh));
         const std::int32_t s = out.slot[block];
         const int place = (x & (e - 1)) + e * ((y & (e - 1)) + e * (z & (e - 1)));
-        const bool fluid =
-            s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelFluid;
+        const std::uint8_t flag =
+            s >= 0 ? h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] : kLevelOutside;
+        const bool fluid = flag == kLevelFluid;
         out.fluid[std::size_t(cell_in(nc, x, y, z))] = fluid;
-        solid[std::size_t(cell_in(nc, x, y, z))] =
-            s >= 0 && h.flags[(std::size_t(s) << (sh * dims)) + std::size_t(place)] == kLevelSolid;
+        solid[std::size_t(cell_in(nc, x, y, z))] = flag == kLevelSolid;
         if (!fluid) out.whole[block] = 0;
       }
   // Every needed cell a fluid cell of the box (a cell past the level's blocks is not).

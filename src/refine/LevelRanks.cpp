@@ -251,24 +251,33 @@ std::vector<std::vector<std::int32_t>> level_held(const Octree& tree, const Leve
                                                   int rank) {
   const std::size_t levels = tree.levels.size();
   std::vector<std::vector<char>> mark(levels);
-  for (std::size_t l = 0; l < levels; ++l) {
-    const auto& starts = ranks.slot_start[l];
+  for (std::size_t l = 0; l < levels; ++l)
     mark[l].assign(tree.levels[l].leaf.size(), ranks.ranks == 1 ? 1 : 0);
-    for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
-      mark[l][std::size_t(s)] = 1;
-  }
   if (ranks.ranks > 1)
     for (std::size_t l = 0; l < levels; ++l) {
       const auto& starts = ranks.slot_start[l];
-      for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s)
+      for (std::int64_t s = starts[std::size_t(rank)]; s < starts[std::size_t(rank) + 1]; ++s) {
+        mark[l][std::size_t(s)] = 1;
         for_each_read(tree, int(l), s,
                       [&](int m, std::int32_t t) { mark[std::size_t(m)][std::size_t(t)] = 1; });
+      }
     }
   std::vector<std::vector<std::int32_t>> out(levels);
   for (std::size_t l = 0; l < levels; ++l)
     for (std::size_t s = 0; s < mark[l].size(); ++s)
       if (mark[l][s]) out[l].push_back(std::int32_t(s));
   return out;
+}
+
+std::vector<std::vector<std::int32_t>> held_index(
+    const Octree& tree, const std::vector<std::vector<std::int32_t>>& held) {
+  std::vector<std::vector<std::int32_t>> index(tree.levels.size());
+  for (std::size_t l = 0; l < index.size(); ++l) {
+    index[l].assign(tree.levels[l].leaf.size(), -1);
+    for (std::size_t k = 0; k < held[l].size(); ++k)
+      index[l][std::size_t(held[l][k])] = std::int32_t(k);
+  }
+  return index;
 }
 
 void hold_slots(std::vector<std::int32_t>& held, std::vector<std::int32_t> slots) {
@@ -284,13 +293,7 @@ Octree local_levels(const Octree& tree, const std::vector<std::vector<std::int32
   const std::size_t levels = tree.levels.size();
   const int vs = tree.shift * tree.dims;
   const std::int32_t place_mask = (std::int32_t(1) << vs) - 1;
-  // Each level's global slot -> the rank's slot (-1: not held).
-  std::vector<std::vector<std::int32_t>> index(levels);
-  for (std::size_t l = 0; l < levels; ++l) {
-    index[l].assign(tree.levels[l].leaf.size(), -1);
-    for (std::size_t k = 0; k < held[l].size(); ++k)
-      index[l][std::size_t(held[l][k])] = std::int32_t(k);
-  }
+  const std::vector<std::vector<std::int32_t>> index = held_index(tree, held);
   const auto slot = [&](std::size_t m, std::int32_t s) {
     return s < 0 ? s : index[m][std::size_t(s)];  // codes stay
   };

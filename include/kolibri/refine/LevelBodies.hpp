@@ -38,6 +38,10 @@ struct LevelBodyBox {
   std::int64_t cells() const { return std::int64_t(n[0]) * n[1] * n[2]; }
 };
 
+/// \brief x / e rounded down (e > 0), negative x included: the block of cell x of a box, a cell
+/// before the box too.
+inline int floor_div(const int x, const int e) { return x >= 0 ? x / e : -((-x + e - 1) / e); }
+
 /// \brief Whether body b travels through the grid: a steady translation (`velocity`) or free
 /// motion. The bodies' box is then the finest level's whole extent, and the solver checks before
 /// each step of level 0 that the body is still inside the level (level_box_holds).

@@ -81,6 +81,11 @@ std::uint64_t read_cells(const Octree& tree, const LevelRanks& ranks, int level,
 std::vector<std::vector<std::int32_t>> level_held(const Octree& tree, const LevelRanks& ranks,
                                                   int rank);
 
+/// \brief For each level, its slot -> the rank's slot: the place of the slot in held[l]
+/// (level_held), -1 where not held.
+std::vector<std::vector<std::int32_t>> held_index(
+    const Octree& tree, const std::vector<std::vector<std::int32_t>>& held);
+
 /// \brief `held` (a level's slots in increasing order) with `slots` added.
 void hold_slots(std::vector<std::int32_t>& held, std::vector<std::int32_t> slots);
 

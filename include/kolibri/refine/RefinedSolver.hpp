@@ -765,11 +765,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (!cfg.bodies.empty()) hold_slots(m_held[std::size_t(m_body_box.level)], m_body_box.slot);
     check_held_fits(m_tree, m_ranks, rank, m_held, bytes_per_cell(), free);
     m_local = local_levels(m_tree, m_held);
-    for (std::size_t l = 0; l < m_held.size(); ++l) {
-      auto& index = m_local_slot.emplace_back(m_tree.levels[l].leaf.size(), -1);
-      for (std::size_t k = 0; k < m_held[l].size(); ++k)
-        index[std::size_t(m_held[l][k])] = std::int32_t(k);
-    }
+    m_local_slot = held_index(m_tree, m_held);
   }
   /// The levels as this rank holds them: m_local on several ranks, the whole tree on one.
   const Octree& local() const { return m_comm ? m_local : m_tree; }
@@ -1317,8 +1313,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
       int from[3] = {0, 0, 0}, to[3] = {0, 0, 0};  // blocks
       for (std::size_t d = 0; d < std::size_t(L::D); ++d) {
         c[d] -= pad, c[3 + d] += pad;
-        from[d] = std::clamp(c[d] < 0 ? -((-c[d] + e - 1) / e) : c[d] / e, 0, nb[d] - 1);
-        to[d] = std::clamp(c[3 + d] < 0 ? -1 : c[3 + d] / e, -1, nb[d] - 1);
+        from[d] = std::clamp(floor_div(c[d], e), 0, nb[d] - 1);
+        to[d] = std::clamp(floor_div(c[3 + d], e), -1, nb[d] - 1);
       }
       for (int z = from[2]; z <= to[2]; ++z)
         for (int y = from[1]; y <= to[1]; ++y)
