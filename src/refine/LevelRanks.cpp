@@ -348,10 +348,13 @@ Octree local_levels(const Octree& tree, const std::vector<std::vector<std::int32
 double held_bytes(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held,
                   double bytes_per_cell) {
   double sum = octree_bytes(tree, bytes_per_cell);
-  for (std::size_t l = 0; l < tree.levels.size(); ++l)
-    sum -= double(tree.levels[l].cells() -
-                  (std::int64_t(held[l].size()) << (tree.shift * tree.dims))) *
+  for (std::size_t l = 0; l < tree.levels.size(); ++l) {
+    const RefinedLevel& level = tree.levels[l];
+    sum -= double(level.cells() - (std::int64_t(held[l].size()) << (tree.shift * tree.dims))) *
            bytes_per_cell;
+    if (!level.link_cell.empty())  // the obstacles' loads' whole-level tables (origin, link cells)
+      sum += 12.0 * double(level.leaf.size()) + 4.0 * double(level.link_cell.size());
+  }
   return sum;
 }
 

@@ -99,7 +99,8 @@ void hold_slots(std::vector<std::int32_t>& held, std::vector<std::int32_t> slots
 Octree local_levels(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held);
 
 /// \brief The bytes of device memory the levels take on a rank that holds `held` (level_held),
-/// `bytes_per_cell` a cell held, the general cells and rules whole, as octree_bytes counts.
+/// `bytes_per_cell` a cell held, the general cells and rules whole, as octree_bytes counts, and
+/// on a level with links the obstacles' loads' whole-level tables (12 bytes a block, 4 a link).
 double held_bytes(const Octree& tree, const std::vector<std::vector<std::int32_t>>& held,
                   double bytes_per_cell);
 
