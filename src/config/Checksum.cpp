@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace kolibri {
 
@@ -13,9 +14,10 @@ std::string hex64(std::uint64_t v) {
   return buf;
 }
 
-std::uint64_t checksum64(const std::byte* data, std::size_t n) {
+void Checksum64::add(const std::byte* data, std::size_t n) {
+  if (m_tail) throw std::logic_error("Checksum64: a part after one that was not whole words");
   constexpr std::uint64_t prime = 0x100000001b3ULL;
-  std::uint64_t h = 0xcbf29ce484222325ULL;
+  std::uint64_t h = m_h;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     std::uint64_t w = 0;
@@ -30,7 +32,20 @@ std::uint64_t checksum64(const std::byte* data, std::size_t n) {
                    // words cancel
   }
   for (; i < n; ++i) h = (h ^ std::to_integer<std::uint8_t>(data[i])) * prime;
-  return (h ^ std::uint64_t(n)) * prime;
+  m_h = h;
+  m_n += n;
+  m_tail = n % 8 != 0;
+}
+
+std::uint64_t Checksum64::value() const {
+  constexpr std::uint64_t prime = 0x100000001b3ULL;
+  return (m_h ^ std::uint64_t(m_n)) * prime;
+}
+
+std::uint64_t checksum64(const std::byte* data, std::size_t n) {
+  Checksum64 sum;
+  sum.add(data, n);
+  return sum.value();
 }
 
 }  // namespace kolibri

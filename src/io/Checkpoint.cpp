@@ -895,13 +895,97 @@ std::vector<std::byte> read_checkpoint_levels(const std::string& path, const Che
   return bytes;
 }
 
+std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info,
+                                              const LevelSlice& slice, bool verify,
+                                              std::int64_t part_bytes) {
+  if (info.level_values == 0 && slice.total == 0) return {};
+  if (slice.total == 0)
+    throw std::invalid_argument(
+        path + ": the checkpoint holds a refined grid's levels; this run has none");
+  if (info.level_values != slice.total)
+    throw std::invalid_argument(path + ": the checkpoint's refined levels hold " +
+                                std::to_string(info.level_values) + " values; this deck's levels " +
+                                std::to_string(slice.total));
+  const std::string file = path + "/" + kLevelsFile;
+  std::size_t vb = 0;
+  try {
+    vb = std::size_t(value_bytes(info.value_type));
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(path + ": " + e.what());
+  }
+  const hid_t type = h5_type(info.value_type);
+  const H5Quiet quiet;
+  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0)
+    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
+  H5Handle set{H5Dopen2(f.id, kDataset, H5P_DEFAULT), H5Dclose};
+  if (set.id < 0) throw CheckpointError(file + ": no dataset " + kDataset + h5_detail());
+  H5Handle space{H5Dget_space(set.id), H5Sclose};
+  hsize_t got = 0;
+  if (H5Sget_simple_extent_ndims(space.id) != 1 ||
+      H5Sget_simple_extent_dims(space.id, &got, nullptr) < 0 || got != hsize_t(info.level_values))
+    throw CheckpointError(file + ": dataset " + kDataset + " is not " +
+                          std::to_string(info.level_values) + " values (from the manifest)");
+  // Values [first, first + n) of the dataset into `to`.
+  const auto read = [&](std::int64_t first, std::int64_t n, std::byte* to) {
+    const hsize_t start = hsize_t(first), count = hsize_t(n);
+    H5Handle mem{H5Screate_simple(1, &count, nullptr), H5Sclose};
+    if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+        H5Dread(set.id, type, mem.id, space.id, H5P_DEFAULT, to) < 0)
+      throw CheckpointError(file + ": reading dataset " + kDataset + " failed" + h5_detail());
+  };
+  std::int64_t end = 0;
+  for (const auto& r : slice.ranges) {
+    if (r[0] < end || r[1] < r[0] || r[1] > slice.total)
+      throw std::logic_error("read_checkpoint_levels: ranges not in order or outside the levels");
+    end = r[1];
+  }
+  std::vector<std::byte> out(std::size_t(slice.values()) * vb);
+  if (!verify) {  // the ranges only
+    std::size_t at = 0;
+    for (const auto& r : slice.ranges) {
+      if (r[1] > r[0]) read(r[0], r[1] - r[0], out.data() + at);
+      at += std::size_t(r[1] - r[0]) * vb;
+    }
+    return out;
+  }
+  // The whole file once, in parts, through the checksum; the ranges' values taken on the way.
+  if (part_bytes <= 0 || part_bytes % 8 != 0)
+    throw std::logic_error("read_checkpoint_levels: parts must be whole 8-byte words");
+  const std::int64_t part = std::max<std::int64_t>(1, part_bytes / std::int64_t(vb));
+  std::vector<std::byte> buffer(std::size_t(std::min(part, info.level_values)) * vb);
+  Checksum64 sum;
+  std::size_t k = 0, at = 0;  // the next range, and where its values go in `out`
+  for (std::int64_t first = 0; first < info.level_values; first += part) {
+    const std::int64_t n = std::min(part, info.level_values - first);
+    read(first, n, buffer.data());
+    sum.add(buffer.data(), std::size_t(n) * vb);
+    for (; k < slice.ranges.size(); ++k) {
+      const auto& r = slice.ranges[k];
+      const std::int64_t a = std::max(r[0], first), b = std::min(r[1], first + n);
+      if (a < b) {
+        std::memcpy(out.data() + at, buffer.data() + std::size_t(a - first) * vb,
+                    std::size_t(b - a) * vb);
+        at += std::size_t(b - a) * vb;
+      }
+      if (r[1] > first + n) break;  // the range goes on in the next part
+    }
+  }
+  if (sum.value() != info.level_checksum)
+    throw CheckpointError(file + ": checksum " + hex64(sum.value()) +
+                          " does not match the manifest's " + hex64(info.level_checksum) +
+                          ": the checkpoint is corrupted");
+  return out;
+}
+
 CheckpointInfo verify_checkpoint(const Comm& comm, const std::string& path) {
   CheckpointInfo info;
   std::string err;
   try {
     info = read_checkpoint_info(path);
     if (comm.root()) (void)read_checkpoint_ib_forces(path, info);
-    if (comm.root()) (void)read_checkpoint_levels(path, info);
+    if (comm.root())  // the whole file through its checksum, in parts
+      (void)read_checkpoint_levels(path, info, LevelSlice{info.level_values, {}}, true);
     if (comm.root()) (void)read_checkpoint_outlet_state(path, info);
     const H5Quiet quiet;
     PieceReader reader(path, info);

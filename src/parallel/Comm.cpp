@@ -155,6 +155,22 @@ std::vector<std::byte> Comm::gather(const std::vector<std::byte>& mine, std::vec
   return out;
 }
 
+void Comm::send(const void* data, std::int64_t bytes, int to) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  if (m_mpi) send_bytes(static_cast<const std::byte*>(data), bytes, to, g_world);
+#else
+  (void)data, (void)bytes, (void)to;
+#endif
+}
+
+void Comm::recv(void* data, std::int64_t bytes, int from) const {
+#if defined(KOLIBRI_HAVE_MPI)
+  if (m_mpi) recv_bytes(static_cast<std::byte*>(data), bytes, from, g_world);
+#else
+  (void)data, (void)bytes, (void)from;
+#endif
+}
+
 std::vector<std::string> Comm::allgather(const std::string& mine) const {
   if (!m_mpi || m_size == 1) return {mine};
   std::vector<std::byte> bytes(mine.size());

@@ -461,7 +461,8 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
                                     " values, this set-up stores " + solver->value_type());
       read_checkpoint_state(cand, restart_info, mine);
       ib_forces = read_checkpoint_ib_forces(cand, restart_info);
-      levels = read_checkpoint_levels(cand, restart_info);
+      // A refined grid's levels: each rank its part; rank 0 reads the whole file once to check it.
+      levels = read_checkpoint_levels(cand, restart_info, solver->level_slice(), comm.root());
       outlets = read_checkpoint_outlet_state(cand, restart_info);
     } catch (const std::invalid_argument& e) {
       err = std::string("M") + e.what();
@@ -906,11 +907,13 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     info.ranks = comm.size();
     info.body_motion = solver->body_motion();
     info.ib_forces = solver->ib_coupling_forces();
-    info.level_state = solver->level_state();
     info.outlet_state = solver->outlet_state();
     {
-      const StatePiece mine = solver->state(info.phase);
-      write_checkpoint(comm, path, info, mine);
+      CheckpointState state = solver->checkpoint_state();  // collective
+      info.phase = state.phase;
+      info.level_state = std::move(state.levels);  // a refined grid's levels, on rank 0
+      write_checkpoint(comm, path, info, state.piece);
+      std::vector<std::byte>().swap(info.level_state);  // written: not held while it is verified
     }
     // It counts, and older ones may go, only once it reads back intact.
     try {

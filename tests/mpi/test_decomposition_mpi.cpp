@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -620,6 +621,7 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
   const std::vector<double> pa = ref->populations();
   const MacroFields a = ref->macroscopic();
   const Diagnostics da = ref->diagnostics();
+  const CheckpointState whole = ref->checkpoint_state();
   const std::vector<BodyLoad> la = ref->obstacle_loads(), ba = ref->body_loads();
   EXPECT_EQ(ba.size(), cfg.bodies.size());
   const std::vector<std::int64_t> cells = {0, cfg.cells() / 3, cfg.cells() - 1};
@@ -669,6 +671,41 @@ void expect_refined_identical(const SolverConfig& cfg, int steps, const std::str
     const StatePiece piece = par->state(phase);
     EXPECT_EQ(piece.box.cells(), par->state_box().cells());
     EXPECT_EQ(comm().sum(std::int64_t(piece.box.cells())), cfg.cells());
+    // A checkpoint over the ranks: rank 0 gathers every level as one rank holds it, each rank's
+    // piece is its slab of one rank's, and each rank takes its part of one rank's levels back
+    // (a restart on another rank count) to the same state.
+    const CheckpointState ck = par->checkpoint_state();
+    EXPECT_EQ(ck.levels.empty(), !comm().root());
+    if (comm().root()) {
+      EXPECT_TRUE(ck.levels == whole.levels) << "rank 0's levels differ from one rank's";
+    }
+    const LevelSlice slice = par->level_slice();
+    ASSERT_GT(slice.total, 0);
+    const std::size_t vb = whole.levels.size() / std::size_t(slice.total);
+    EXPECT_EQ(std::size_t(slice.total) * vb, whole.levels.size());
+    const std::size_t q = std::size_t(par->populations_per_cell()), n = std::size_t(cfg.cells());
+    const Box& slab = ck.piece.box;
+    const std::size_t first = std::size_t(slab.lo[0]) +
+                              std::size_t(cfg.nx) * (std::size_t(slab.lo[1]) +
+                                                     std::size_t(cfg.ny) * std::size_t(slab.lo[2]));
+    const std::size_t m = std::size_t(slab.cells());
+    ASSERT_EQ(ck.piece.data.size(), q * m * vb);
+    for (std::size_t k = 0; k < q; ++k)
+      EXPECT_EQ(std::memcmp(ck.piece.data.data() + k * m * vb,
+                            whole.piece.data.data() + (k * n + first) * vb, m * vb),
+                0)
+          << "population " << k << " of rank " << comm().rank() << "'s piece";
+    std::vector<std::byte> part;
+    for (const auto& r : slice.ranges)
+      part.insert(part.end(), whole.levels.begin() + std::ptrdiff_t(std::size_t(r[0]) * vb),
+                  whole.levels.begin() + std::ptrdiff_t(std::size_t(r[1]) * vb));
+    par->set_level_state(part);
+    const std::vector<double> back = par->populations();  // bit for bit (unused slots hold NaN)
+    ASSERT_EQ(back.size(), pb.size());
+    EXPECT_EQ(std::memcmp(back.data(), pb.data(), pb.size() * sizeof(double)), 0)
+        << "taking one rank's levels back changed the state";
+    EXPECT_THROW(par->set_level_state(std::vector<std::byte>(part.size() + vb)),
+                 std::invalid_argument);
   }
   double moved = 0.0;
   for (const auto& u : a.u) moved = std::max(moved, u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);

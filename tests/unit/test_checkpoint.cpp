@@ -127,6 +127,22 @@ TEST(Checkpoint, ChecksumIsFnvOverLittleEndianWords) {
   EXPECT_NE(checksum64(z.data(), 16), zeros);
 }
 
+// The checksum of a file read piece by piece (a restart's levels.h5 on rank 0) is the whole's.
+TEST(Checkpoint, ChecksumInPartsIsTheWholes) {
+  std::vector<std::byte> b(43);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::byte(7 * i + 3);
+  for (const std::size_t part : {8u, 16u, 40u}) {
+    Checksum64 sum;
+    std::size_t at = 0;
+    for (; at + part < b.size(); at += part) sum.add(b.data() + at, part);
+    sum.add(b.data() + at, b.size() - at);
+    EXPECT_EQ(sum.value(), checksum64(b)) << "parts of " << part << " bytes";
+  }
+  Checksum64 odd;
+  odd.add(b.data(), 3);
+  EXPECT_THROW(odd.add(b.data() + 3, 8), std::logic_error) << "a part after a ragged one";
+}
+
 TEST(Checkpoint, PathsAreZeroPadded) {
   EXPECT_EQ(checkpoint_path("out", "cavity", 1000), "out/cavity_ckpt_00001000");
   EXPECT_EQ(checkpoint_path("a/b", "x", 0), "a/b/x_ckpt_00000000");
@@ -463,8 +479,30 @@ TEST(Checkpoint, RefinedLevelsRoundTripAndAreChecked) {
         << "the manifest names the file; read_checkpoint_levels reads it";
     EXPECT_EQ(read_checkpoint_levels(path, back), info.level_state);
     EXPECT_NE(slurp(path + "/manifest.toml").find("[levels]"), std::string::npos);
+    // A rank's part (a restart on several ranks): its ranges, the whole file checked or not.
+    const LevelSlice part{1000, {{0, 3}, {3, 17}, {400, 400}, {640, 1000}}};
+    std::vector<std::byte> want(info.level_state.begin(),
+                                info.level_state.begin() + std::ptrdiff_t(17 * vb));
+    want.insert(want.end(), info.level_state.begin() + std::ptrdiff_t(640 * vb),
+                info.level_state.end());
+    for (const bool verify : {false, true})
+      EXPECT_EQ(read_checkpoint_levels(path, back, part, verify), want) << "verify " << verify;
+    for (const std::int64_t bytes : {8, 24, 136})  // parts that cut the ranges
+      EXPECT_EQ(read_checkpoint_levels(path, back, part, true, bytes), want)
+          << "parts of " << bytes;
+    EXPECT_EQ(read_checkpoint_levels(path, back, LevelSlice{1000, {}}, true).size(), 0u);
+    expect_error<std::invalid_argument>(
+        [&] {
+          (void)read_checkpoint_levels(path, back, LevelSlice{999, {{0, 999}}}, false);
+        },
+        {"refined levels hold 1000 values; this deck's levels 999"});
+    expect_error<std::invalid_argument>(
+        [&] { (void)read_checkpoint_levels(path, back, LevelSlice{}, false); },
+        {"holds a refined grid's levels; this run has none"});
     flip_data_byte(path + "/levels.h5", info.level_state);
     expect_error([&] { (void)read_checkpoint_levels(path, back); },
+                 {path + "/levels.h5", "does not match the manifest's", "corrupted"});
+    expect_error([&] { (void)read_checkpoint_levels(path, back, part, true, 24); },
                  {path + "/levels.h5", "does not match the manifest's", "corrupted"});
     expect_error([&] { (void)verify_checkpoint(Comm::world(), path); }, {"levels.h5"});
     std::filesystem::remove(path + "/levels.h5");
@@ -472,6 +510,8 @@ TEST(Checkpoint, RefinedLevelsRoundTripAndAreChecked) {
   }
   const std::string plain = write_simple(dir, "float64", CheckpointLayout::PerRank, "plain");
   EXPECT_TRUE(read_checkpoint_levels(plain, read_checkpoint_info(plain)).empty());
+  EXPECT_TRUE(
+      read_checkpoint_levels(plain, read_checkpoint_info(plain), LevelSlice{}, true).empty());
 }
 
 TEST(Checkpoint, TheStepComesFromTheData) {

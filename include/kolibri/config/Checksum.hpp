@@ -19,6 +19,19 @@ template <class T>
 std::uint64_t checksum64(const std::vector<T>& values) {
   return checksum64(reinterpret_cast<const std::byte*>(values.data()), values.size() * sizeof(T));
 }
+/// \brief checksum64 of bytes that come in parts (a file read piece by piece): add() each part in
+/// order, every part but the last a whole number of 8-byte words; value() is then
+/// checksum64 of all the bytes added.
+class Checksum64 {
+ public:
+  void add(const std::byte* data, std::size_t n);
+  std::uint64_t value() const;
+
+ private:
+  std::uint64_t m_h = 0xcbf29ce484222325ULL;
+  std::size_t m_n = 0;
+  bool m_tail = false;  ///< a part not a whole number of words was added: it must be the last
+};
 /// The 16 lower-case hex digits of v (checksums in manifests, tuner cache keys).
 std::string hex64(std::uint64_t v);
 

@@ -103,6 +103,15 @@ std::vector<double> read_checkpoint_outlet_state(const std::string& path,
 /// \brief A refined grid's levels of the checkpoint `path` (empty when it has none), their
 /// count and checksum checked against the manifest (no collective call).
 std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info);
+/// \brief The values of `slice` (a rank's part of a refined grid's levels: Solver::level_slice)
+/// of the checkpoint `path`, in the slice's order. With `verify` (rank 0 on a restart) the whole
+/// file is read once, in parts, and its checksum checked (CheckpointError); without,
+/// the slice's ranges only (`part_bytes`: the parts' size, whole 8-byte words; tests use small
+/// ones). Throws std::invalid_argument where the checkpoint's levels and the slice's do not fit
+/// (another deck). No collective call.
+std::vector<std::byte> read_checkpoint_levels(const std::string& path, const CheckpointInfo& info,
+                                              const LevelSlice& slice, bool verify,
+                                              std::int64_t part_bytes = std::int64_t(64) << 20);
 
 /// \brief Read back the checkpoint `path` (collective): its manifest on every rank, then every
 /// piece once over the ranks (piece r on rank r mod size), checking each piece's checksum and the

@@ -68,6 +68,11 @@ class Comm {
   /// each rank's byte count on `root`.
   std::vector<std::byte> gather(const std::vector<std::byte>& mine, std::vector<std::int64_t>& counts,
                                 int root = 0) const;
+  /// `bytes` bytes at `data` to rank `to` (blocking, any size: moved in 1 GiB pieces); rank
+  /// `to` takes them with recv. A refined grid gathers its levels to rank 0 with these.
+  void send(const void* data, std::int64_t bytes, int to) const;
+  /// `bytes` bytes from rank `from` (its send) into `data` (blocking).
+  void recv(void* data, std::int64_t bytes, int from) const;
   /// Every rank's string on every rank.
   std::vector<std::string> allgather(const std::string& mine) const;
 

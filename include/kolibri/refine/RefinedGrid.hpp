@@ -31,7 +31,7 @@ class RefinedGrid {
  public:
   virtual ~RefinedGrid() = default;
   virtual const Octree& octree() const = 0;
-  /// Level l's leaf cells, on every rank (collective).
+  /// Level l's leaf cells, on rank 0 (collective; the other ranks get `level` only).
   virtual LevelFields level_fields(int l) const = 0;
   /// Sum over every level of the fluid cells' mass, rho times the cell's volume in level-0
   /// cells, in double: the quantity the transfers between levels conserve (collective).

@@ -275,7 +275,8 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     m_outlets.reset();
   }
 
-  /// Each rank's cells of the level from its device, then every rank's to every rank.
+  /// Each rank's cells of the level from its device, gathered on rank 0 (collective; the other
+  /// ranks get the level's number only).
   LevelFields level_fields(int l) const override {
     const DeviceLevel& d = m_levels[std::size_t(l)];
     const RefinedLevel& h = m_tree.levels[std::size_t(l)];
@@ -293,11 +294,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
           for (int k = 0; k < 3; ++k) values(i, 1 + k) = v[k];
         });
     const auto mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values);
-    std::vector<double> all(std::size_t(d.all_cells) * 4);
-    std::copy(mine.data(), mine.data() + n * 4, all.begin() + (first + d.shift) * 4);
-    share_cells(std::size_t(l), all, 4);
     LevelFields out;
     out.level = l;
+    std::vector<double> all(m_comm && !m_comm->root() ? 0 : std::size_t(d.all_cells) * 4);
+    gather_cells(std::size_t(l), mine.data(), 4, all.data());
+    if (m_comm && !m_comm->root()) return out;
     out.centre.resize(std::size_t(d.all_cells));
     out.rho.resize(std::size_t(d.all_cells));
     out.u.resize(std::size_t(d.all_cells));
@@ -370,15 +371,18 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   }
 
   /// Each level-0 cell: the volume average of the fluid leaf cells inside it (mass-weighted for
-  /// the velocity); solid where none is fluid.
+  /// the velocity); solid where none is fluid. On rank 0 (collective; empty on the others).
   MacroFields macroscopic() const override {
+    std::vector<LevelFields> levels;
+    for (std::size_t l = 0; l < m_levels.size(); ++l) levels.push_back(level_fields(int(l)));
     MacroFields m;
+    if (m_comm && !m_comm->root()) return m;
     m.nx = m_cfg.nx, m.ny = m_cfg.ny, m.nz = m_cfg.nz;
     const auto n = std::size_t(m_cfg.cells());
     std::vector<double> mass(n, 0.0), vol(n, 0.0);
     std::vector<std::array<double, 3>> mom(n, {0.0, 0.0, 0.0});
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const LevelFields f = level_fields(int(l));
+      const LevelFields& f = levels[l];
       const double v = m_levels[l].volume;
       for (std::size_t t = 0; t < f.rho.size(); ++t) {
         if (f.flag[t] != kLevelFluid) continue;
@@ -399,14 +403,26 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return m;
   }
 
+  /// The cells' averages (macroscopic()), taken on rank 0 and sent to every rank (collective).
   MacroFields sample(const std::vector<std::int64_t>& cells) const override {
     const MacroFields all = macroscopic();
+    const std::size_t m = cells.size();
+    std::vector<double> values(5 * m);  // rho, u, solid: a row a cell
+    if (!m_comm || m_comm->root())
+      for (std::size_t i = 0; i < m; ++i) {
+        const auto c = std::size_t(cells[i]);
+        values[5 * i] = all.rho[c];
+        for (std::size_t k = 0; k < 3; ++k) values[5 * i + 1 + k] = all.u[c][k];
+        values[5 * i + 4] = all.solid[c];
+      }
+    if (m_comm) m_comm->bcast(values.data(), std::int64_t(values.size() * sizeof(double)), 0);
     MacroFields out;
-    out.nx = int(cells.size()), out.ny = out.nz = 1;
-    for (const std::int64_t c : cells) {
-      out.rho.push_back(all.rho[std::size_t(c)]);
-      out.u.push_back(all.u[std::size_t(c)]);
-      out.solid.push_back(all.solid[std::size_t(c)]);
+    out.nx = int(m), out.ny = out.nz = 1;
+    for (std::size_t i = 0; i < m; ++i) {
+      const double* v = values.data() + 5 * i;
+      out.rho.push_back(v[0]);
+      out.u.push_back({v[1], v[2], v[3]});
+      out.solid.push_back(std::uint8_t(v[4] != 0.0));
     }
     return out;
   }
@@ -593,83 +609,97 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   /// A checkpoint's piece: each deck cell's populations as the volume average of the leaves
   /// inside it (as stored), for the record; the levels themselves go to level_state().
   StatePiece state(int& phase) const override {
-    phase = 0;  // two arrays, slot q
-    StatePiece piece;
-    piece.box = state_box();
-    const std::size_t n = std::size_t(m_cfg.cells());
-    std::vector<double> sum(n * std::size_t(L::Q), 0.0);
-    for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const DeviceLevel& d = m_levels[l];
-      const RefinedLevel& h = m_tree.levels[l];
-      const std::vector<V> f = whole_level(l);
-      const double volume = d.volume;
-      for (Index t = 0; t < d.all_cells; ++t) {
-        if (h.flags[std::size_t(t)] == kLevelOutside) continue;
-        const std::size_t cell = deck_cell(centre(h, t));
-        const Index s = t >> VS, place = t & (TV - 1);
-        for (int q = 0; q < L::Q; ++q)
-          sum[std::size_t(q) * n + cell] += volume * double(f[std::size_t(Step::at(s, q, place))]);
-      }
+    CheckpointState s = checkpoint_state();
+    phase = s.phase;
+    return std::move(s.piece);
+  }
+  /// The levels gathered on rank 0 once (level_state's form), and this rank's piece of their
+  /// average (state): rank 0 averages and sends each rank its slab (collective).
+  CheckpointState checkpoint_state() const override {
+    CheckpointState s;
+    s.phase = 0;  // two arrays, slot q
+    s.levels = level_state();
+    s.piece.box = state_box();
+    const std::size_t mine = std::size_t(s.piece.box.cells()) * std::size_t(L::Q) * sizeof(V);
+    s.piece.data.resize(mine);
+    if (m_comm && !m_comm->root()) {
+      m_comm->recv(s.piece.data.data(), std::int64_t(mine), 0);
+      return s;
     }
-    // This rank's slab of the deck's cells (state_box), q-major.
-    const std::size_t first =
-        std::size_t(piece.box.lo[0]) +
-        std::size_t(m_cfg.nx) *
-            (std::size_t(piece.box.lo[1]) + std::size_t(m_cfg.ny) * std::size_t(piece.box.lo[2]));
-    const std::size_t mine = std::size_t(piece.box.cells());
-    std::vector<V> values(mine * std::size_t(L::Q));
-    for (std::size_t q = 0; q < std::size_t(L::Q); ++q)
-      for (std::size_t i = 0; i < mine; ++i) values[q * mine + i] = V(sum[q * n + first + i]);
-    piece.data.resize(values.size() * sizeof(V));
-    std::memcpy(piece.data.data(), values.data(), piece.data.size());
-    return piece;
+    const std::vector<double> sum = level_average(reinterpret_cast<const V*>(s.levels.data()));
+    const std::size_t n = std::size_t(m_cfg.cells());
+    const int ranks = m_comm ? m_comm->size() : 1;
+    for (int r = ranks - 1; r >= 0; --r) {  // rank 0's last: its piece stays
+      const Box b = state_box(r);
+      const std::size_t first =
+          std::size_t(b.lo[0]) +
+          std::size_t(m_cfg.nx) *
+              (std::size_t(b.lo[1]) + std::size_t(m_cfg.ny) * std::size_t(b.lo[2]));
+      const std::size_t cells = std::size_t(b.cells());
+      std::vector<V> values(cells * std::size_t(L::Q));  // the slab, q-major
+      for (std::size_t q = 0; q < std::size_t(L::Q); ++q)
+        for (std::size_t i = 0; i < cells; ++i) values[q * cells + i] = V(sum[q * n + first + i]);
+      if (r > 0)
+        m_comm->send(values.data(), std::int64_t(values.size() * sizeof(V)), r);
+      else
+        std::memcpy(s.piece.data.data(), values.data(), mine);
+    }
+    return s;
   }
   /// The deck's box, or on several ranks this rank's slab of it along z (y in 2D), near-equal
-  /// slabs in rank order: a checkpoint's pieces (each rank gathers the levels when it writes).
-  Box state_box() const override {
-    Box b;
-    b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
-    if (m_comm) {
-      const std::size_t a = std::size_t(m_ranks.axis);
-      const std::int64_t n = b.n[a], r = m_comm->rank(), size = m_comm->size();
-      b.lo[a] = int(r * n / size);
-      b.n[a] = int((r + 1) * n / size) - b.lo[a];
-    }
-    return b;
-  }
+  /// slabs in rank order: a checkpoint's pieces.
+  Box state_box() const override { return state_box(m_comm ? m_comm->rank() : 0); }
   /// The pieces of a checkpoint hold the level-0 average only: the state comes back through
   /// set_level_state (Runner calls it after this).
   void load_state(const StatePiece&, int) override {}
-  /// Every level's current populations as stored, coarsest first.
+  /// Every level's current populations as stored, coarsest first, on rank 0 (each rank's own
+  /// leaves from it; empty on the other ranks). Collective.
   std::vector<std::byte> level_state() const override {
-    std::vector<std::byte> out;
+    std::size_t bytes = 0;
+    for (const DeviceLevel& d : m_levels) bytes += std::size_t(d.all_cells * L::Q) * sizeof(V);
+    std::vector<std::byte> out(m_comm && !m_comm->root() ? 0 : bytes);
+    std::size_t at = 0;
     for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      const std::vector<V> f = whole_level(l);
-      const std::size_t at = out.size(), bytes = f.size() * sizeof(V);
-      out.resize(at + bytes);
-      std::memcpy(out.data() + at, f.data(), bytes);
+      const DeviceLevel& d = m_levels[l];
+      gather_cells(l, own_state(d).data(), L::Q,
+                   out.empty() ? nullptr : reinterpret_cast<V*>(out.data() + at));
+      at += std::size_t(d.all_cells * L::Q) * sizeof(V);
     }
     return out;
   }
-  /// Every level's whole state (level_state's form); each rank takes the leaves it holds.
+  /// The slots this rank holds of every level, as ranges of level_state's values.
+  LevelSlice level_slice() const override {
+    LevelSlice s;
+    constexpr std::int64_t block = std::int64_t(L::Q) * TV;  // values a slot
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& d = m_levels[l];
+      for (std::size_t k = 0; k < std::size_t(d.cells >> VS); ++k) {
+        const std::int64_t a = s.total + std::int64_t(global_slot(l, k)) * block;
+        if (!s.ranges.empty() && s.ranges.back()[1] == a)
+          s.ranges.back()[1] += block;
+        else
+          s.ranges.push_back({a, a + block});
+      }
+      s.total += std::int64_t(d.all_cells) * L::Q;
+    }
+    return s;
+  }
+  /// level_slice()'s values (a checkpoint's levels, this rank's part): each held slot's.
   void set_level_state(const std::vector<std::byte>& bytes) override {
-    std::size_t want = 0;
-    for (const DeviceLevel& d : m_levels) want += std::size_t(d.all_cells * L::Q) * sizeof(V);
+    const LevelSlice slice = level_slice();
+    const std::size_t want = std::size_t(slice.values()) * sizeof(V);
     if (bytes.size() != want)
-      throw std::invalid_argument("the checkpoint's refined levels hold " +
-                                  std::to_string(bytes.size()) + " bytes; this deck's levels " +
-                                  std::to_string(want));
+      throw std::invalid_argument("the checkpoint's refined levels give " +
+                                  std::to_string(bytes.size()) +
+                                  " bytes; this deck's levels take " + std::to_string(want));
     std::size_t at = 0;
     constexpr std::size_t block = std::size_t(L::Q) * std::size_t(TV) * sizeof(V);
-    for (std::size_t l = 0; l < m_levels.size(); ++l) {
-      DeviceLevel& d = m_levels[l];
+    for (DeviceLevel& d : m_levels) {
       auto f = Kokkos::create_mirror_view(d.f[d.cur]);
-      auto* to = reinterpret_cast<std::byte*>(f.data());
-      const std::size_t slots = std::size_t(d.cells >> VS);
-      for (std::size_t k = 0; k < slots; ++k)  // this rank's slot k: the level's slot held[k]
-        std::memcpy(to + k * block, bytes.data() + at + global_slot(l, k) * block, block);
+      const std::size_t held = std::size_t(d.cells >> VS) * block;
+      std::memcpy(reinterpret_cast<std::byte*>(f.data()), bytes.data() + at, held);
       Kokkos::deep_copy(d.f[d.cur], f);
-      at += std::size_t(d.all_cells * L::Q) * sizeof(V);
+      at += held;
     }
   }
   /// The characteristic outlets' state (LevelOutlets::state; empty without such faces).
@@ -878,28 +908,70 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
-  /// `values` (`per_cell` values a cell of level l, in cell order) holding this rank's cells: on
-  /// several ranks every rank's cells to every rank (collective).
+  /// `mine` (`per_cell` values a cell of this rank's cells of level l, in order) from every
+  /// rank into `all` on rank 0 (the level's values in cell order; nullptr on the other ranks).
+  /// Collective.
   template <class T>
-  void share_cells(const std::size_t l, std::vector<T>& values, const std::size_t per_cell) const {
-    if (!m_comm) return;
-    for (int r = 0; r < m_comm->size(); ++r) {
-      const std::size_t a = std::size_t(m_ranks.slot_start[l][std::size_t(r)]) << VS;
-      const std::size_t b = std::size_t(m_ranks.slot_start[l][std::size_t(r) + 1]) << VS;
-      m_comm->bcast(values.data() + a * per_cell, std::int64_t((b - a) * per_cell * sizeof(T)), r);
-    }
+  void gather_cells(const std::size_t l, const T* mine, const std::size_t per_cell, T* all) const {
+    const int me = m_comm ? m_comm->rank() : 0, ranks = m_comm ? m_comm->size() : 1;
+    const auto start = [&](int r) {
+      return m_comm ? (std::size_t(m_ranks.slot_start[l][std::size_t(r)]) << VS) * per_cell : 0;
+    };
+    const std::size_t own =
+        m_comm ? start(me + 1) - start(me) : std::size_t(m_levels[l].all_cells) * per_cell;
+    if (me != 0) return m_comm->send(mine, std::int64_t(own * sizeof(T)), 0);
+    std::copy(mine, mine + own, all + start(0));
+    for (int r = 1; r < ranks; ++r)
+      m_comm->recv(all + start(r), std::int64_t((start(r + 1) - start(r)) * sizeof(T)), r);
+  }
+  /// This rank's own cells' current state of level d (as stored, slot-major) on the host.
+  std::vector<V> own_state(const DeviceLevel& d) const {
+    const auto range =
+        std::make_pair(std::size_t(d.owned.first * L::Q), std::size_t(d.owned.end * L::Q));
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{},
+                                                       Kokkos::subview(d.f[d.cur], range));
+    return std::vector<V>(h.data(), h.data() + h.extent(0));
   }
   /// Level l's current state, every cell (as stored, slot-major), on every rank: each rank's own
-  /// cells from it, for whatever reads the whole grid (checkpoints, tests; each rank holds only
-  /// the leaves it steps and those they read). Collective.
+  /// cells from it, for tests (populations()). Collective.
   std::vector<V> whole_level(const std::size_t l) const {
-    const DeviceLevel& d = m_levels[l];
-    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.f[d.cur]);
-    std::vector<V> out(std::size_t(d.all_cells * L::Q));
-    const Index a = d.owned.first, b = d.owned.end;
-    std::copy(h.data() + a * L::Q, h.data() + b * L::Q, out.begin() + (a + d.shift) * L::Q);
-    share_cells(l, out, L::Q);
+    std::vector<V> out(std::size_t(m_levels[l].all_cells * L::Q));
+    gather_cells(l, own_state(m_levels[l]).data(), L::Q, out.data());
+    if (m_comm) m_comm->bcast(out.data(), std::int64_t(out.size() * sizeof(V)), 0);
     return out;
+  }
+  /// Each deck cell's populations (q-major: q * cells + cell) as the volume average of the leaf
+  /// cells inside it (not outside the levels), from every level's state `levels` (level_state's
+  /// form).
+  std::vector<double> level_average(const V* levels) const {
+    const std::size_t n = std::size_t(m_cfg.cells());
+    std::vector<double> sum(n * std::size_t(L::Q), 0.0);
+    for (std::size_t l = 0; l < m_levels.size(); ++l) {
+      const DeviceLevel& d = m_levels[l];
+      const RefinedLevel& h = m_tree.levels[l];
+      for (Index t = 0; t < d.all_cells; ++t) {
+        if (h.flags[std::size_t(t)] == kLevelOutside) continue;
+        const std::size_t cell = deck_cell(centre(h, t));
+        const Index s = t >> VS, place = t & (TV - 1);
+        for (int q = 0; q < L::Q; ++q)
+          sum[std::size_t(q) * n + cell] +=
+              d.volume * double(levels[std::size_t(Step::at(s, q, place))]);
+      }
+      levels += std::size_t(d.all_cells * L::Q);
+    }
+    return sum;
+  }
+  /// The deck's box, or on several ranks rank r's slab of it (state_box).
+  Box state_box(const int r) const {
+    Box b;
+    b.n = {m_cfg.nx, m_cfg.ny, m_cfg.nz};
+    if (m_comm) {
+      const std::size_t a = std::size_t(m_ranks.axis);
+      const std::int64_t n = b.n[a], size = m_comm->size();
+      b.lo[a] = int(r * n / size);
+      b.n[a] = int((r + 1) * n / size) - b.lo[a];
+    }
+    return b;
   }
 
   /// Level l's link history `history` (link_history or link_back: rows of a value a link), on

@@ -114,14 +114,26 @@ class Solver {
       throw std::invalid_argument(
           "the checkpoint holds characteristic outlets' state; this run has no such face");
   }
-  /// A refined grid's state for a checkpoint (every level's populations as stored; empty for
-  /// the other solvers), and taking it back on a restart after load_state (throws
-  /// std::invalid_argument when it does not fit this solver's levels).
+  /// A refined grid's state for a checkpoint: every level's populations as stored, on rank 0
+  /// (empty on the other ranks and for the other solvers; collective).
   virtual std::vector<std::byte> level_state() const { return {}; }
+  /// The values of level_state() this rank takes back on a restart (its own and those its cells
+  /// read), and the whole's count; empty (total 0) without levels.
+  virtual LevelSlice level_slice() const { return {}; }
+  /// Taking them back on a restart after load_state: the values of level_slice()'s ranges, in
+  /// order (throws std::invalid_argument when they do not fit this solver's levels).
   virtual void set_level_state(const std::vector<std::byte>& bytes) {
     if (!bytes.empty())
       throw std::invalid_argument(
           "the checkpoint holds a refined grid's levels; this run has none");
+  }
+  /// What a checkpoint holds of the state (collective): state() and level_state() (a refined
+  /// grid gathers its levels once for both).
+  virtual CheckpointState checkpoint_state() const {
+    CheckpointState s;
+    s.levels = level_state();
+    s.piece = state(s.phase);
+    return s;
   }
   /// Force and torque (about obstacle_centre) on each bounce-back obstacle in the last step, by
   /// momentum exchange, summed over ranks (collective; stepping/ObstacleLoads.hpp).

@@ -5,7 +5,9 @@
 
 #include <kolibri/grid/Box.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace kolibri {
@@ -15,6 +17,26 @@ namespace kolibri {
 struct StatePiece {
   Box box;
   std::vector<std::byte> data;
+};
+
+/// \brief What a checkpoint holds of the state (Solver::checkpoint_state): this rank's piece
+/// and its phase, and a refined grid's levels (on rank 0; empty elsewhere and without levels).
+struct CheckpointState {
+  int phase = 0;
+  StatePiece piece;
+  std::vector<std::byte> levels;
+};
+
+/// \brief The part of a refined grid's levels (Solver::level_state, `total` values in all) that
+/// one rank takes back on a restart: value ranges [first, end), in order, not overlapping.
+struct LevelSlice {
+  std::int64_t total = 0;
+  std::vector<std::array<std::int64_t, 2>> ranges;
+  std::int64_t values() const {
+    std::int64_t n = 0;
+    for (const auto& r : ranges) n += r[1] - r[0];
+    return n;
+  }
 };
 
 }  // namespace kolibri
