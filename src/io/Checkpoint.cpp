@@ -185,22 +185,33 @@ void write_side_file(const std::string& file, const char* name, hid_t type,
   write_file_image(file, f);
 }
 
+/// Dataset `name` of a side file opened for reading (HDF5's messages silenced meanwhile), its
+/// shape checked against `dims` (`shape` says it in words for the message).
+struct SideDataset {
+  const H5Quiet quiet;
+  H5Handle file, set, space;
+  SideDataset(const std::string& path, const char* name, const std::vector<hsize_t>& dims,
+              const std::string& shape)
+      : file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose},
+        set{file.id < 0 ? hid_t(-1) : H5Dopen2(file.id, name, H5P_DEFAULT), H5Dclose},
+        space{set.id < 0 ? hid_t(-1) : H5Dget_space(set.id), H5Sclose} {
+    if (file.id < 0)
+      throw CheckpointError(path + ": missing or not HDF5 (named by the manifest)" + h5_detail());
+    if (set.id < 0) throw CheckpointError(path + ": no dataset " + name + h5_detail());
+    std::vector<hsize_t> got(dims.size(), 0);
+    if (H5Sget_simple_extent_ndims(space.id) != int(dims.size()) ||
+        H5Sget_simple_extent_dims(space.id, got.data(), nullptr) < 0 || got != dims)
+      throw CheckpointError(path + ": dataset " + name + " is not " + shape +
+                            " (from the manifest)");
+  }
+};
+
 /// Dataset `name` of a side file into `out` (its size set by the caller), its shape checked
 /// against `dims` (`shape` says it in words for the message).
 void read_side_file(const std::string& file, const char* name, hid_t type,
                     const std::vector<hsize_t>& dims, const std::string& shape, void* out) {
-  const H5Quiet quiet;
-  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0)
-    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
-  H5Handle set{H5Dopen2(f.id, name, H5P_DEFAULT), H5Dclose};
-  if (set.id < 0) throw CheckpointError(file + ": no dataset " + name + h5_detail());
-  H5Handle space{H5Dget_space(set.id), H5Sclose};
-  std::vector<hsize_t> got(dims.size(), 0);
-  if (H5Sget_simple_extent_ndims(space.id) != int(dims.size()) ||
-      H5Sget_simple_extent_dims(space.id, got.data(), nullptr) < 0 || got != dims)
-    throw CheckpointError(file + ": dataset " + name + " is not " + shape + " (from the manifest)");
-  if (H5Dread(set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+  const SideDataset d(file, name, dims, shape);
+  if (H5Dread(d.set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
     throw CheckpointError(file + ": reading dataset " + name + " failed" + h5_detail());
 }
 
@@ -914,24 +925,14 @@ std::vector<std::byte> read_checkpoint_levels(const std::string& path, const Che
     throw CheckpointError(path + ": " + e.what());
   }
   const hid_t type = h5_type(info.value_type);
-  const H5Quiet quiet;
-  H5Handle f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0)
-    throw CheckpointError(file + ": missing or not HDF5 (named by the manifest)" + h5_detail());
-  H5Handle set{H5Dopen2(f.id, kDataset, H5P_DEFAULT), H5Dclose};
-  if (set.id < 0) throw CheckpointError(file + ": no dataset " + kDataset + h5_detail());
-  H5Handle space{H5Dget_space(set.id), H5Sclose};
-  hsize_t got = 0;
-  if (H5Sget_simple_extent_ndims(space.id) != 1 ||
-      H5Sget_simple_extent_dims(space.id, &got, nullptr) < 0 || got != hsize_t(info.level_values))
-    throw CheckpointError(file + ": dataset " + kDataset + " is not " +
-                          std::to_string(info.level_values) + " values (from the manifest)");
+  const SideDataset d(file, kDataset, {hsize_t(info.level_values)},
+                      std::to_string(info.level_values) + " values");
   // Values [first, first + n) of the dataset into `to`.
   const auto read = [&](std::int64_t first, std::int64_t n, std::byte* to) {
     const hsize_t start = hsize_t(first), count = hsize_t(n);
     H5Handle mem{H5Screate_simple(1, &count, nullptr), H5Sclose};
-    if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
-        H5Dread(set.id, type, mem.id, space.id, H5P_DEFAULT, to) < 0)
+    if (H5Sselect_hyperslab(d.space.id, H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+        H5Dread(d.set.id, type, mem.id, d.space.id, H5P_DEFAULT, to) < 0)
       throw CheckpointError(file + ": reading dataset " + kDataset + " failed" + h5_detail());
   };
   std::int64_t end = 0;

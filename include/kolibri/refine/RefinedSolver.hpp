@@ -359,15 +359,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
                       all.begin() + std::ptrdiff_t(5 * i));
       }
     }
-    MacroFields out;
-    out.nx = int(m), out.ny = out.nz = 1;
-    for (std::size_t i = 0; i < m; ++i) {
-      const double* v = all.data() + 5 * i;
-      out.rho.push_back(v[0]);
-      out.u.push_back({v[1], v[2], v[3]});
-      out.solid.push_back(std::uint8_t(v[4] != 0.0));
-    }
-    return out;
+    return cell_rows(all);
   }
 
   /// Each level-0 cell: the volume average of the fluid leaf cells inside it (mass-weighted for
@@ -416,15 +408,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
         values[5 * i + 4] = all.solid[c];
       }
     if (m_comm) m_comm->bcast(values.data(), std::int64_t(values.size() * sizeof(double)), 0);
-    MacroFields out;
-    out.nx = int(m), out.ny = out.nz = 1;
-    for (std::size_t i = 0; i < m; ++i) {
-      const double* v = values.data() + 5 * i;
-      out.rho.push_back(v[0]);
-      out.u.push_back({v[1], v[2], v[3]});
-      out.solid.push_back(std::uint8_t(v[4] != 0.0));
-    }
-    return out;
+    return cell_rows(values);
   }
 
   Diagnostics diagnostics() const override {
@@ -908,6 +892,19 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     return out;
   }
 
+  /// Rows of 5 values a cell (rho, u, solid as 0 or 1) as a MacroFields of cells x 1 x 1.
+  static MacroFields cell_rows(const std::vector<double>& rows) {
+    MacroFields out;
+    const std::size_t m = rows.size() / 5;
+    out.nx = int(m), out.ny = out.nz = 1;
+    for (std::size_t i = 0; i < m; ++i) {
+      const double* v = rows.data() + 5 * i;
+      out.rho.push_back(v[0]);
+      out.u.push_back({v[1], v[2], v[3]});
+      out.solid.push_back(std::uint8_t(v[4] != 0.0));
+    }
+    return out;
+  }
   /// `mine` (`per_cell` values a cell of this rank's cells of level l, in order) from every
   /// rank into `all` on rank 0 (the level's values in cell order; nullptr on the other ranks).
   /// Collective.
