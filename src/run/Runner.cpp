@@ -821,16 +821,18 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   std::vector<std::pair<std::int64_t, std::string>> level_outputs;  // refined grids
   auto write_output = [&](std::int64_t step, bool final, const std::string& tag = "") {
     if (!rc.write_fields && !gathered_lines) return;
-    const MacroFields f = solver->macroscopic();  // collective: gathered on rank 0
+    std::vector<LevelFields> levels;  // refined grids: every level's cells as they are, on rank 0
+    if (refined && rc.write_fields)
+      for (std::size_t l = 0; l < refined->octree().levels.size(); ++l)
+        levels.push_back(refined->level_fields(int(l)));  // collective
+    // The level-0 fields, gathered on rank 0 (collective); a refined grid's from its levels.
+    const MacroFields f = levels.empty() ? solver->macroscopic() : refined->deck_average(levels);
     std::vector<std::pair<std::size_t, std::string>> between;  // lines between cells (collective)
     for (std::size_t i = 0; i < c.probes.size(); ++i)
       if (c.probes[i].kind == Probe::Kind::Line && c.probes[i].every == 0 &&
           c.probes[i].interpolated)
         between.emplace_back(i, between_csv(i));
-    if (refined && rc.write_fields) {  // every level's cells as they are (collective), from rank 0
-      std::vector<LevelFields> levels;
-      for (std::size_t l = 0; l < refined->octree().levels.size(); ++l)
-        levels.push_back(refined->level_fields(int(l)));
+    if (!levels.empty()) {
       on_root(comm, [&] {
         char num[32];
         std::snprintf(num, sizeof num, "_levels_%08lld", static_cast<long long>(step));

@@ -33,6 +33,9 @@ class RefinedGrid {
   virtual const Octree& octree() const = 0;
   /// Level l's leaf cells, on rank 0 (collective; the other ranks get `level` only).
   virtual LevelFields level_fields(int l) const = 0;
+  /// Solver::macroscopic() (each level-0 cell: the volume average of the fluid leaf cells in it)
+  /// from every level's level_fields, so that one gather serves both (rank 0; empty elsewhere).
+  virtual MacroFields deck_average(const std::vector<LevelFields>& levels) const = 0;
   /// Sum over every level of the fluid cells' mass, rho times the cell's volume in level-0
   /// cells, in double: the quantity the transfers between levels conserve (collective).
   virtual double total_mass() const = 0;

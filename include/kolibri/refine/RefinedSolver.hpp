@@ -367,6 +367,11 @@ class RefinedSolver final : public Solver, public RefinedGrid {
   MacroFields macroscopic() const override {
     std::vector<LevelFields> levels;
     for (std::size_t l = 0; l < m_levels.size(); ++l) levels.push_back(level_fields(int(l)));
+    return deck_average(levels);
+  }
+
+  /// macroscopic() from every level's level_fields (rank 0's; empty on the others).
+  MacroFields deck_average(const std::vector<LevelFields>& levels) const override {
     MacroFields m;
     if (m_comm && !m_comm->root()) return m;
     m.nx = m_cfg.nx, m.ny = m_cfg.ny, m.nz = m_cfg.nz;
