@@ -210,9 +210,8 @@ int check_levels(const kolibri::Case& c, const RunArgs& a, const kolibri::Octree
     double most_bytes = 0.0;
     int most_rank = 0;
     for (int r = 0; r < ranks; ++r) {
-      std::vector<std::vector<std::int32_t>> held = kolibri::level_held(tree, cuts, r);
-      if (bodies) kolibri::hold_slots(held[std::size_t(bodies->level)], bodies->slot);
-      const double b = kolibri::held_bytes(tree, held, per_cell);
+      const double b =
+          kolibri::held_bytes(tree, kolibri::rank_held(tree, cuts, r, bodies), per_cell);
       if (b > most_bytes) most_bytes = b, most_rank = r;
     }
     if (bodies) most_bytes += kolibri::level_body_bytes(*bodies, sc);

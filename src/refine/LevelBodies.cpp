@@ -408,6 +408,13 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg) {
   return out;
 }
 
+std::vector<std::vector<std::int32_t>> rank_held(const Octree& tree, const LevelRanks& cuts,
+                                                 const int rank, const LevelBodyBox* box) {
+  std::vector<std::vector<std::int32_t>> held = level_held(tree, cuts, rank);
+  if (box) hold_slots(held[std::size_t(box->level)], box->slot);
+  return held;
+}
+
 double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg) {
   const double real = real_bytes(cfg);
   const double per_cell = 3.0 * real + 1.25 * (4.0 * real + 4.0 + 8.0) + 1.0;

@@ -264,6 +264,21 @@ TEST(Refinement, RanksHoldTheirShareOfTheLevels) {
             << "level " << h.level;
       EXPECT_LT(held_bytes(t, held, per_cell), 0.4 * whole);
     }
+    // With bodies every rank also holds the bodies' box's blocks (their kernels run on every
+    // rank), on the box's level only; the slots of level 1's middle layers stand for a box.
+    LevelBodyBox box;
+    box.level = 1;
+    const auto leaves = std::int32_t(t.levels[1].leaf.size());
+    box.slot = {0, leaves / 2, leaves - 1, -1};
+    for (int k = 0; k < ranks; ++k) {
+      const auto plain = level_held(t, r, k), with = rank_held(t, r, k, &box);
+      EXPECT_EQ(rank_held(t, r, k, nullptr), plain);
+      EXPECT_EQ(with[0], plain[0]);
+      for (const std::int32_t slot : box.slot)
+        EXPECT_TRUE(slot < 0 || std::binary_search(with[1].begin(), with[1].end(), slot)) << slot;
+      for (const std::int32_t slot : plain[1])
+        EXPECT_TRUE(std::binary_search(with[1].begin(), with[1].end(), slot)) << slot;
+    }
     // A rank's share that does not fit its device is refused, naming the rank and the remedy.
     try {
       check_held_fits(t, r, 1, level_held(t, r, 1), per_cell, 1.0);

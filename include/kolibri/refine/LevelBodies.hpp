@@ -8,6 +8,7 @@
 
 #include <kolibri/config/Case.hpp>
 #include <kolibri/ib/Sampling.hpp>
+#include <kolibri/refine/LevelRanks.hpp>
 #include <kolibri/refine/Octree.hpp>
 
 #include <array>
@@ -115,6 +116,12 @@ LevelBodyBox level_body_box(const Octree& tree, const SolverConfig& cfg);
 /// the last three a quarter over (the kernels' growth margin), and its flag byte; a block's slot.
 /// The samples' own arrays are not counted (nor are they on a uniform grid).
 double level_body_bytes(const LevelBodyBox& box, const SolverConfig& cfg);
+
+/// \brief The leaves of every level rank `rank` of `cuts` holds: level_held's, and where `box`
+/// is given (a run with bodies) the bodies' box's blocks on its level, which every rank's
+/// bodies' kernels read. What RefinedSolver holds and `kolibri check --ranks` counts.
+std::vector<std::vector<std::int32_t>> rank_held(const Octree& tree, const LevelRanks& cuts,
+                                                 int rank, const LevelBodyBox* box);
 
 /// \brief The configuration the immersed-boundary kernels see: a box of `box`'s cells, its wall
 /// sides (box.wall) cfg's faces there and the others periodic (no body reaches them), with cfg's

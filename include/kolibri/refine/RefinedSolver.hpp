@@ -780,8 +780,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     const double free = double(device_free_memory());
     if (!m_comm) return check_levels_fit(m_tree, bytes_per_cell(), free);
     const int rank = m_comm->rank();
-    m_held = level_held(m_tree, m_ranks, rank);
-    if (!cfg.bodies.empty()) hold_slots(m_held[std::size_t(m_body_box.level)], m_body_box.slot);
+    m_held = rank_held(m_tree, m_ranks, rank, cfg.bodies.empty() ? nullptr : &m_body_box);
     check_held_fits(m_tree, m_ranks, rank, m_held, bytes_per_cell(), free);
     m_local = local_levels(m_tree, m_held);
     m_local_slot = held_index(m_tree, m_held);
