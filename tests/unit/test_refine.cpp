@@ -945,8 +945,8 @@ every = %d
   const std::string levels =
       "[refinement]\nlevels = 2\n[[refinement.region]]\nlevel = 1\n"
       "min = [0, 0]\nmax = [16, 16]\n";
-  const std::string a = "probes_refined", b = "probes_dense";
-  std::filesystem::remove_all(a), std::filesystem::remove_all(b);
+  const test::ScratchDir scratch;  // the two runs' output directories, removed at the end
+  const std::string a = scratch.path("refined"), b = scratch.path("dense");
   const Case refined =
       parse_deck(deck(16, 0.6, 2e-5, 1.0, levels), "r.toml", {"run.output_dir=\"" + a + "\""});
   const Case dense = parse_deck(deck(32, level_tau(0.6, 1), 1e-5, 2.0, ""), "d.toml",
