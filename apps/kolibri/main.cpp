@@ -533,9 +533,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   bench
       ->add_option("--tiles", ba.options.tile_edges,
-                   "The tiled grid's tile edges, two arrays: 0 (the dense box), 4, 8 (3D), 16, 32 "
-                   "(2D) (default 0; a list runs each, an edge a lattice has no kernel for is "
-                   "skipped)")
+                   "The tiled grid's tile edges, two arrays and in place: 0 (the dense box), 4, 8 "
+                   "(3D), 16, 32 (2D) (default 0; a list runs each, an edge a lattice has no "
+                   "kernel for is skipped)")
       ->delimiter(',')
       ->check(CLI::IsMember({0, 4, 8, 16, 32}));
   bench->add_option("--collision-kernels", ba.collision_kernels, "Interior collision launches, two arrays: 1, 2 (default 1)")

@@ -196,10 +196,10 @@ std::optional<RuleBreach> broken_rule(const SolverConfig& c) {
                             " or " + std::to_string(edges[1]) + " cells a side in " +
                             std::to_string(dims) + "D, got " + std::to_string(c.tile_edge)};
   }
-  if (c.tile_edge != 0 && c.streaming != Streaming::TwoArray)
+  if (c.tile_edge != 0 && c.streaming == Streaming::Moments)
     return RuleBreach{"model", "layout",
-                      "the tiled grid runs streaming = \"two_array\" for now (in place and the "
-                      "moment representation on tiles are not built yet), got " +
+                      "the tiled grid runs streaming = \"two_array\" or \"in_place\" (the moment "
+                      "representation on tiles is not built yet), got " +
                           streaming};
   if (c.tile_edge != 0 && c.csoa_alpha > 0)
     return RuleBreach{"model", "layout",

@@ -169,7 +169,9 @@ GeometryReport geometry_report(const SolverConfig& whole) {
   if (whole.refinement.levels > 1) {
     r.text += "tiles: this run steps on the refined grid's blocks (refinement.levels > 1)\n";
   } else if (whole.tile_edge > 0) {
-    r.text += "tiles: this run steps on the tiled grid (two copies, T2C)\n";
+    r.text += whole.streaming == Streaming::InPlace
+                  ? "tiles: this run steps on the tiled grid (one copy, in place)\n"
+                  : "tiles: this run steps on the tiled grid (two copies, T2C)\n";
   } else if (r.auto_tile_edge > 0) {
     std::snprintf(buf, sizeof buf,
                   "tiles: layout auto: the kept tiles hold %.1f%% of the box's cells (at most "

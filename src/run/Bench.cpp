@@ -224,8 +224,10 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                   for (const bool per_face : o.face_kernels)
                     for (const int arrays : o.moment_arrays)
                       for (const int tile : o.tile_edges) {
-                        if ((split != 1 || per_face || tile > 0) && str != Streaming::TwoArray)
+                        if ((split != 1 || per_face) && str != Streaming::TwoArray)
                           continue;  // two-array kernel options
+                        if (tile > 0 && str == Streaming::Moments)
+                          continue;  // tiles: population schemes only
                         if (tile > 0 && (alpha > 0 || split != 1))
                           continue;      // tiles: their own layout, one collision launch
                         if (tile > 0) {  // the tile kernel's compiled edges for this lattice

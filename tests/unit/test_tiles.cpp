@@ -194,16 +194,18 @@ struct TileRun {
   Precision precision;
   StorageKind storage;
   int scene;
+  Streaming streaming;
 };
 std::string run_name(const ::testing::TestParamInfo<TileRun>& i) {
   const TileRun& r = i.param;
   return std::string(to_string(r.lattice)) + "_" + to_string(r.collision) + "_" +
          (r.storage == StorageKind::FP16 ? "fp16" : to_string(r.precision)) + "_" +
-         scene_name(r.scene);
+         scene_name(r.scene) + "_" + to_string(r.streaming);
 }
 
 /// Every population operator on every lattice it supports, in each storage, on the porous
-/// sample and the closed box; the open and curved scenes (every outlet rule) with BGK and TRT.
+/// sample and the closed box; the open and curved scenes (every outlet rule) with BGK and TRT;
+/// two arrays and in place.
 std::vector<TileRun> runs() {
   std::vector<TileRun> out;
   const LatticeKind lattices[] = {LatticeKind::D2Q9, LatticeKind::D3Q19, LatticeKind::D3Q27};
@@ -222,11 +224,12 @@ std::vector<TileRun> runs() {
     for (const auto col : operators) {
       if (!supports(lat, col)) continue;
       for (const auto& [prec, store] : storages)
-        for (int s = Porous; s < kScenes; ++s) {
-          const bool simple = col == CollisionKind::Bgk || col == CollisionKind::Trt;
-          if (s >= Channel && !simple) continue;
-          out.push_back({lat, col, prec, store, s});
-        }
+        for (int s = Porous; s < kScenes; ++s)
+          for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
+            const bool simple = col == CollisionKind::Bgk || col == CollisionKind::Trt;
+            if (s >= Channel && !simple) continue;
+            out.push_back({lat, col, prec, store, s, streaming});
+          }
     }
   return out;
 }
@@ -238,6 +241,7 @@ TEST_P(TilesMatchDense, BitForBit) {
   c.collision = r.collision;
   c.precision = r.precision;
   c.storage = r.storage;
+  c.streaming = r.streaming;
   c.acm_velocity = 0.05;
   expect_same_runs(c, r.lattice == LatticeKind::D2Q9 ? 16 : 4);
 }
@@ -246,26 +250,31 @@ INSTANTIATE_TEST_SUITE_P(Operators, TilesMatchDense, ::testing::ValuesIn(runs())
 /// Walls from a mesh (the curved walls' outer cylinder as triangles) on tiles, both lattice
 /// dimensions: the link distances the dense box uses.
 TEST(Tiles, MatchTheDenseBoxWithMeshWalls) {
-  for (const auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19}) {
-    SolverConfig c = test::mesh_walls(lat);
-    c.collision = CollisionKind::Trt;
-    expect_same_runs(c, lat == LatticeKind::D2Q9 ? 16 : 4);
-  }
+  for (const auto lat : {LatticeKind::D2Q9, LatticeKind::D3Q19})
+    for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace}) {
+      SolverConfig c = test::mesh_walls(lat);
+      c.collision = CollisionKind::Trt;
+      c.streaming = streaming;
+      expect_same_runs(c, lat == LatticeKind::D2Q9 ? 16 : 4);
+    }
 }
 
 /// Each compiled tile edge, on a porous box whose periodic extents are multiples of it (every
 /// tile on the fast path, wrapping in tile space) and on one whose extents are not (the tiles at
-/// the box's ends on the general path); and a closed box with per-face launches.
+/// the box's ends on the general path), two arrays and in place; and a closed box with per-face
+/// launches.
 class TileEdges : public ::testing::TestWithParam<std::tuple<LatticeKind, int>> {};
 TEST_P(TileEdges, MatchTheDenseBox) {
   const auto [lat, edge] = GetParam();
   const bool two_d = lat == LatticeKind::D2Q9;
-  for (const bool aligned : {true, false}) {
-    SolverConfig c = two_d ? porous(lat, aligned ? 64 : 40, aligned ? 32 : 36, 1)
-                           : porous(lat, aligned ? 16 : 18, aligned ? 16 : 12, aligned ? 8 : 10);
-    c.collision = CollisionKind::Trt;
-    expect_same_runs(c, edge);
-  }
+  for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace})
+    for (const bool aligned : {true, false}) {
+      SolverConfig c = two_d ? porous(lat, aligned ? 64 : 40, aligned ? 32 : 36, 1)
+                             : porous(lat, aligned ? 16 : 18, aligned ? 16 : 12, aligned ? 8 : 10);
+      c.collision = CollisionKind::Trt;
+      c.streaming = streaming;
+      expect_same_runs(c, edge);
+    }
   SolverConfig walls = test::closed_box(lat);
   walls.face_kernels = true;  // per-face launches take their cells through the tile index
   expect_same_runs(walls, edge);
@@ -363,34 +372,41 @@ TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
 }
 
 TEST(Tiles, RestartBitIdenticalFromEitherLayout) {
-  SolverConfig c = porous(LatticeKind::D3Q19, 16, 12, 8);
-  c.tile_edge = 4;
-  auto whole = make_solver(c);
-  whole->step(20);
-  for (const int saved_edge : {0, 4}) {  // a dense checkpoint, then a tiled one
-    SolverConfig s = c;
-    s.tile_edge = saved_edge;
-    auto first = make_solver(s);
-    first->step(8);
-    int phase = 0;
-    const StatePiece piece = first->state(phase);
-    auto second = make_solver(c);
-    second->load_state(piece, phase);
-    second->set_steps_done(8);
-    second->step(12);
-    const auto a = whole->populations(), b = second->populations();
-    const auto solid = whole->macroscopic().solid;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (solid[i % solid.size()]) continue;
-      ASSERT_EQ(b[i], a[i]) << "saved with tile edge " << saved_edge;
+  // In place: saved after a local step (8 steps) and after a streaming one (7), the two phases.
+  for (const Streaming streaming : {Streaming::TwoArray, Streaming::InPlace})
+    for (const int saved_at : {8, 7}) {
+      if (streaming == Streaming::TwoArray && saved_at == 7) continue;
+      SolverConfig c = porous(LatticeKind::D3Q19, 16, 12, 8);
+      c.streaming = streaming;
+      c.tile_edge = 4;
+      auto whole = make_solver(c);
+      whole->step(20);
+      for (const int saved_edge : {0, 4}) {  // a dense checkpoint, then a tiled one
+        SolverConfig s = c;
+        s.tile_edge = saved_edge;
+        auto first = make_solver(s);
+        first->step(saved_at);
+        int phase = 0;
+        const StatePiece piece = first->state(phase);
+        auto second = make_solver(c);
+        second->load_state(piece, phase);
+        second->set_steps_done(saved_at);
+        second->step(20 - saved_at);
+        const auto a = whole->populations(), b = second->populations();
+        const auto solid = whole->macroscopic().solid;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          if (solid[i % solid.size()]) continue;
+          ASSERT_EQ(b[i], a[i]) << to_string(streaming) << " saved with tile edge " << saved_edge
+                                << " at step " << saved_at;
+        }
+      }
     }
-  }
 }
 
 TEST(Tiles, RulesNameTheKey) {
   SolverConfig c = test::closed_box(LatticeKind::D3Q19);
   c.tile_edge = 4;
-  c.streaming = Streaming::InPlace;
+  c.streaming = Streaming::Moments;
   EXPECT_THROW(make_solver(c), std::invalid_argument);
   c.streaming = Streaming::TwoArray;
   c.tile_edge = 6;
@@ -416,8 +432,10 @@ steps = 10
   EXPECT_NE(bad.find("model.tile_edge"), std::string::npos) << bad;
   EXPECT_NE(bad.find("compiled for tiles of 4 or 8 cells a side in 3D, got 16"), std::string::npos)
       << bad;
-  const std::string in_place = test::deck_error(deck, "t.toml", {"model.streaming=\"in_place\""});
-  EXPECT_NE(in_place.find("two_array"), std::string::npos) << in_place;
+  EXPECT_EQ(parse_deck(deck, "t.toml", {"model.streaming=\"in_place\""}).solver.streaming,
+            Streaming::InPlace);
+  const std::string moments = test::deck_error(deck, "t.toml", {"model.streaming=\"moments\""});
+  EXPECT_NE(moments.find("\"two_array\" or \"in_place\""), std::string::npos) << moments;
   const std::string tuned = test::deck_error(deck + "[tune]\nenabled = true\n", "t.toml");
   EXPECT_NE(tuned.find("tune.enabled"), std::string::npos) << tuned;
   EXPECT_NE(tuned.find("no options to tune"), std::string::npos) << tuned;

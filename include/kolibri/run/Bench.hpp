@@ -91,7 +91,7 @@ struct BenchOptions {
   std::vector<int> moment_arrays{2};    ///< moment representation: 2 or 1 arrays (SolverConfig)
   std::vector<int> layouts{-1};         ///< population layouts: -1 automatic, 0 SoA, else CSoA(alpha)
   std::vector<int> collision_kernels{1};///< interior collision in 1 or 2 launches (two arrays)
-  std::vector<int> tile_edges{0};       ///< the tiled grid's tile edges (two arrays); 0: dense box
+  std::vector<int> tile_edges{0};       ///< the tiled grid's tile edges (populations); 0: dense box
   std::vector<bool> face_kernels{false};///< per-face boundary kernels (two arrays, with --walls)
   std::vector<LevelKernels> level_kernels{LevelKernels::Fused};  ///< refined cases' level kernels
   std::vector<BenchCase> cases{BenchCase::Periodic};  ///< the domains (--case; --walls: closed)

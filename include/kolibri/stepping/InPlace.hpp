@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief One population array streamed in place (the AA pattern), either layout: a local step
-/// (collide, write back to the opposite slots) and a streaming step alternate; on several ranks a
-/// forward exchange before each streaming step and a reverse one after it, both overlapping the
-/// streaming of the cells away from the rank borders.
+/// \brief One population array streamed in place (the AA pattern), in any layout (SoA, CSoA, or
+/// tile-blocked on the tiled grid): a local step (collide, write back to the opposite slots) and
+/// a streaming step alternate; on several ranks a forward exchange before each streaming step
+/// and a reverse one after it, both overlapping the streaming of the cells away from the rank
+/// borders.
 #pragma once
 
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/stepping/Scheme.hpp>
+#include <kolibri/stepping/TileInPlace.hpp>
+#include <kolibri/stepping/TiledValues.hpp>
+
+#include <functional>
+#include <type_traits>
 
 namespace kolibri {
 
@@ -19,8 +25,22 @@ class InPlace final : public Scheme<L, S> {
 
   InPlace(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)) {
-    this->m_idx = population_slots<L>(cfg, level.grid.cells());
-    m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
+    std::function<Index(Index, int)> slot;  // the halo lists' value (cell, slot)
+    TileMap map;  // (its slot table lives until the halo lists are built, below)
+    if (cfg.tile_edge > 0) {
+      // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
+      // copy made when asked for (TiledValues).
+      map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags, to_host(level.links),
+                        to_host(level.border));
+      m_tiles = TiledValues<L, S>(map);
+      this->m_idx = Slots::soa(level.grid.cells(), L::Q);
+      m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_tiles.size());
+      slot = [idx = map.index(L::Q)](Index cell, int q) { return idx(cell, q); };
+    } else {
+      this->m_idx = population_slots<L>(cfg, level.grid.cells());
+      m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
+      slot = [idx = this->m_idx](Index cell, int q) { return idx(cell, q); };
+    }
     if (level.saved_rows.extent(0) > 0) {  // cells with a link across a pressure or outflow face
       using Step = InPlaceStep<L, S, C>;
       m_saved_width = level.layer_links ? Step::kSavedLayer : Step::kSavedState;
@@ -36,9 +56,8 @@ class InPlace final : public Scheme<L, S> {
           Kokkos::View<R*, MemSpace>("kolibri::link_leaving", level.link_distance.extent(0));
     }
     if (level.dist.comm) {
-      const auto slots = [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); };
-      m_fwd = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAForward, slots);
-      m_rev = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAReverse, slots);
+      m_fwd = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAForward, slot);
+      m_rev = make_exchange<L, V>(level, cfg, host_flags, HaloMode::AAReverse, slot);
     }
   }
 
@@ -52,22 +71,38 @@ class InPlace final : public Scheme<L, S> {
         steps(InPlaceStep<L, S, C, I>{{}, m_f, level.boundary, idx, m_op, level.rules, {}}, level,
               first, n);
     };
-    with_layout<L>(this->m_idx, run);
+    if (m_tiles.active()) {
+      m_tiles.stepping();  // the dense copy is out of date (and its memory free) until settle()
+      run(m_tiles.index());
+    } else {
+      with_layout<L>(this->m_idx, run);
+    }
   }
 
   void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,
                        Kokkos::View<const double* [3], MemSpace> u) override {
     m_arriving = false;
-    fill_equilibrium<L, S>(level, m_f, this->m_idx, rho, u, true, m_op);
+    fill_equilibrium<L, S>(level, values(), this->m_idx, rho, u, true, m_op);
+    if (m_tiles.active()) m_tiles.load(m_f, !m_fwd.active());
     refresh_ghosts();
     Kokkos::fence();
   }
 
-  Kokkos::View<V*, MemSpace> values() const override { return m_f; }
+  /// On tiles: the dense copy (TiledValues).
+  Kokkos::View<V*, MemSpace> values() const override {
+    return m_tiles.active() ? m_tiles.dense() : m_f;
+  }
+  void settle() const override {
+    if (m_tiles.active()) m_tiles.settle(m_f);
+  }
   Kokkos::View<const R*, MemSpace> link_leaving() const override { return m_link_leaving; }
   void fill_ghosts() override {
     if (!m_arriving) refresh_ghosts();  // (the next streaming step sends the same values)
     Kokkos::fence();
+    if (m_tiles.active() && m_fwd.active()) {  // the dense copy's ghost cells too
+      m_tiles.changed();
+      m_tiles.settle(m_f);
+    }
   }
   /// After a local step population q sits in slot opposite(q), post-collision; after a
   /// streaming step in slot q, arriving.
@@ -77,14 +112,18 @@ class InPlace final : public Scheme<L, S> {
   int phase() const override { return m_arriving ? 2 : 1; }
   void loaded(int phase) override {
     m_arriving = phase == 2;
+    if (m_tiles.active()) m_tiles.load(m_f, !m_fwd.active());
     refresh_ghosts();
   }
   /// A forward and a reverse exchange every two steps.
   double exchange_time_per_step(int repeats) override { return m_fwd.time_alone(m_f, repeats); }
+  /// On tiles: the kept tiles' array and the tile map, over the box's cells.
   double state_bytes_per_cell(const Level<L, S>& level) const override {
-    return 1.0 * this->m_idx.count * sizeof(V) +
-           double(m_link_same.extent(0) + m_link_leaving.extent(0)) * sizeof(R) /
-               double(level.grid.cells());
+    const double links = double(m_link_same.extent(0) + m_link_leaving.extent(0)) * sizeof(R);
+    if (!m_tiles.active())
+      return 1.0 * this->m_idx.count * sizeof(V) + links / double(level.grid.cells());
+    return (double(m_f.extent(0)) * sizeof(V) + m_tiles.map_bytes() + links) /
+           double(level.grid.cells());
   }
 
  private:
@@ -143,7 +182,7 @@ class InPlace final : public Scheme<L, S> {
       }
       if (level.ib.active()) level.ib.apply(m_f, k.bc, this->m_idx, first + s, layout());
       if (m_arriving) {
-        Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
+        local(k, level);
         level.mark(level.exec, StepPoint::LocalEnd);
       } else if (m_fwd.active()) {
         if (nsaved > 0)  // pressure and outflow faces read slots that the streaming overwrites
@@ -155,7 +194,7 @@ class InPlace final : public Scheme<L, S> {
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         if (!exchanged) m_fwd.pack(m_f);
         level.mark(m_fwd.exec(), StepPoint::ForwardPacked);
-        Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+        interior(k, level);
         if (nb > nbb) level.boundary_cells(level.exec, nbb, nb, k);
         level.mark(level.exec, StepPoint::Interior);
         if (!exchanged) {
@@ -186,7 +225,7 @@ class InPlace final : public Scheme<L, S> {
         outlets(InPlaceOutletPoint::StatesSaved, k, level);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
-        Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+        interior(k, level);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
@@ -196,6 +235,39 @@ class InPlace final : public Scheme<L, S> {
       }
       m_arriving = !m_arriving;
     }
+  }
+
+  /// The local step: every updated cell (on tiles through the tile kernel).
+  template <class K>
+  void local(const K& k, Level<L, S>& level) const {
+    if constexpr (std::is_same_v<decltype(K::idx), TileIndex>)
+      tile_launch<TileLocalTag>(k, level);
+    else
+      Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
+  }
+  /// A streaming step's cells with only fluid neighbours (on tiles through the tile kernel).
+  template <class K>
+  void interior(const K& k, Level<L, S>& level) const {
+    if constexpr (std::is_same_v<decltype(K::idx), TileIndex>)
+      tile_launch<TileStreamTag>(k, level);
+    else
+      Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+  }
+  /// The tile kernel (TileInPlace) with tag T over the kept tiles' cells, on the level's instance.
+  template <class T, class K>
+  void tile_launch(const K& k, Level<L, S>& level) const {
+    const DeviceTileMap& t = m_tiles.map();
+    if (t.kept_cells() == 0) return;
+    with_tile_edge<L>(t.shape, [&](auto edge) {
+      using Kernel = TileInPlace<L, S, C, decltype(edge)::value>;
+      Kernel kernel{m_f,       t.flags,      t.tile_box,
+                    t.slot_of, t.neighbours, t.edge,
+                    t.shape,   k.collide,    {k.bc.force[0], k.bc.force[1], k.bc.force[2]}};
+      Kokkos::parallel_for(T::label,
+                           Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(
+                               level.exec, 0, t.kept_cells()),
+                           kernel);
+    });
   }
 
   /// A streaming step's characteristic faces' densities (its gather's faces), at the point `at`
@@ -208,6 +280,7 @@ class InPlace final : public Scheme<L, S> {
 
   C m_op;
   Kokkos::View<V*, MemSpace> m_f;
+  TiledValues<L, S> m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
   bool m_arriving = false;             ///< the array holds arriving (pre-collision) populations
   Kokkos::View<R*, MemSpace> m_saved;  ///< pressure and outflow faces (InPlaceStep::saved)
   int m_saved_width = 0;

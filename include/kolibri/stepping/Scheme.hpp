@@ -71,6 +71,7 @@ class Scheme {
   /// Post-collision populations, q-major (population q of cell n at q * cells + n). In place
   /// after a streaming step the state holds arriving populations; those are returned as stored.
   virtual std::vector<double> populations(const Level<L, S>& level) const {
+    settle();
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, values());
     const std::size_t n = std::size_t(level.grid.cells());
     const bool opp = layout().opposite_slots;

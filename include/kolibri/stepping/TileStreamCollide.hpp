@@ -10,6 +10,11 @@
 #include <kolibri/grid/TiledGrid.hpp>
 #include <kolibri/stepping/StreamCollide.hpp>
 
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
 namespace kolibri {
 
 /// \brief A cell's upwind neighbours on the tiled grid, built once per cell: along each axis the
@@ -88,41 +93,75 @@ struct BlockSlots {
   }
 };
 
+/// \brief The index of value v of the cell at x - c_q, for place l of a block whose neighbour
+/// slots `slots` holds (BlockSlots), values v of place l of slot s at (s Q + v) E^D + l, and the
+/// sides (block_side) sx, sy, sz of l. A direction (known at compile time once unrolled) picks
+/// its block with selects and its place with constant offsets: no load depends on another.
+template <class L, int E>
+KOKKOS_INLINE_FUNCTION Index upwind_value(const BlockSlots<L::D, E>& slots, const Index l,
+                                          const int sx, const int sy, const int sz, const int q,
+                                          const int v) {
+  constexpr int VS = block_shift<E>() * L::D;
+  constexpr Index TV = Index(1) << VS;
+  const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
+  const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
+  const std::uint32_t* n = slots.across;  // selects, not an index: n stays in registers
+  const std::uint32_t lo = ay ? (ax ? n[2] : n[1]) : (ax ? n[0] : slots.own);
+  const std::uint32_t hi = ay ? (ax ? n[6] : n[5]) : (ax ? n[4] : n[3]);
+  const std::uint32_t slot = az ? hi : lo;
+  const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) + (ay ? cy * E * E : 0) +
+                      (az ? cz * E * E * E : 0);
+  return Index(slot) * Index(L::Q * TV) + (Index(v) << VS) + place;
+}
+
+/// The sides of its block (block_side) place l touches along x, y and z (z: 0 in 2D).
+template <int D, int E>
+KOKKOS_INLINE_FUNCTION void block_sides(const Index l, int& sx, int& sy, int& sz) {
+  constexpr int SX = block_shift<E>();
+  sx = block_side<E>(int(l) & (E - 1));
+  sy = block_side<E>(int(l >> SX) & (E - 1));
+  sz = D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
+}
+
 /// \brief The populations arriving at place l of a block whose neighbour slots `slots` holds
-/// (BlockSlots), values q of place l of slot s at (s Q + q) E^D + l. Where the link behind c_q
+/// (BlockSlots): population q from the cell at x - c_q (upwind_value). Where the link behind c_q
 /// is a wall (bit opposite(q) of `mask`) the cell's own opposite population comes back (halfway
-/// bounce-back). A direction picks its block with compile-time selects and its place with
-/// compile-time offsets: no load depends on another, and each direction is one load whose
-/// address the mask chooses.
+/// bounce-back); each direction is one load whose address the mask chooses.
 template <class L, class S, int E>
 KOKKOS_INLINE_FUNCTION void gather_block(const typename S::value_type* src,
                                          const BlockSlots<L::D, E>& slots, const Index l,
                                          const std::uint32_t mask, typename S::real (&f)[L::Q]) {
   constexpr int VS = block_shift<E>() * L::D;
   constexpr Index TV = Index(1) << VS;
-  const auto at = [](std::uint32_t slot, int q, Index place) {
-    return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
-  };
   // The sides again, not kept in BlockSlots: a thread holds its next cell's slots across the
   // collision of the one before (LevelStep), where three more live registers cost more than
   // these few integer operations (KBC D3Q27 FP64: 240 registers against 236).
-  constexpr int SX = block_shift<E>();
-  const int sx = block_side<E>(int(l) & (E - 1)), sy = block_side<E>(int(l >> SX) & (E - 1)),
-            sz = L::D == 3 ? block_side<E>(int(l >> (2 * SX))) : 0;
-  const std::uint32_t s = slots.own;
+  int sx, sy, sz;
+  block_sides<L::D, E>(l, sx, sy, sz);
+  const Index own = Index(slots.own) * Index(L::Q * TV) + l;
   KOLIBRI_UNROLL
   for (int q = 0; q < L::Q; ++q) {
-    const int cx = L::c(q, 0), cy = L::c(q, 1), cz = L::c(q, 2);
-    const bool ax = cx != 0 && sx == -cx, ay = cy != 0 && sy == -cy, az = cz != 0 && sz == -cz;
-    const std::uint32_t* n = slots.across;  // selects, not an index: n stays in registers
-    const std::uint32_t lo = ay ? (ax ? n[2] : n[1]) : (ax ? n[0] : s);
-    const std::uint32_t hi = ay ? (ax ? n[6] : n[5]) : (ax ? n[4] : n[3]);
-    const std::uint32_t slot = az ? hi : lo;
-    const Index place = l - (cx + cy * E + cz * E * E) + (ax ? cx * E : 0) + (ay ? cy * E * E : 0) +
-                        (az ? cz * E * E * E : 0);
     const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
-    f[q] = S::template load<L>(src[wall ? at(s, L::opposite(q), l) : at(slot, q, place)], q);
+    f[q] = S::template load<L>(src[wall ? own + (Index(L::opposite(q)) << VS)
+                                        : upwind_value<L, E>(slots, l, sx, sy, sz, q, q)],
+                               q);
   }
+}
+
+/// Calls f with std::integral_constant<int, E> for the tile edge E of `map` (one of the edges
+/// the lattice's dimension is compiled for: kTileEdges3D, kTileEdges2D), so a tile kernel knows
+/// its tile's shape at compile time. Another edge is a logic error (the rules refuse it).
+template <class L, class F>
+void with_tile_edge(const TileShape& shape, F&& f) {
+  constexpr std::array<int, 2> edges = L::D == 3 ? kTileEdges3D : kTileEdges2D;
+  const int edge = 1 << shape.shift[0];
+  if (edge == edges[0])
+    f(std::integral_constant<int, edges[0]>{});
+  else if (edge == edges[1])
+    f(std::integral_constant<int, edges[1]>{});
+  else
+    throw std::logic_error("no tile kernel for tiles of " + std::to_string(edge) +
+                           " cells (the rules refuse them)");
 }
 
 /// Kept tiles' cells that the interior launch of the dense box would take (kFluid, and

@@ -8,11 +8,8 @@
 
 #include <kolibri/collision/Factory.hpp>
 #include <kolibri/stepping/Scheme.hpp>
-#include <kolibri/stepping/TileStreamCollide.hpp>
+#include <kolibri/stepping/TiledValues.hpp>
 
-#include <array>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 namespace kolibri {
@@ -30,9 +27,9 @@ class TwoArrays final : public Scheme<L, S> {
       // copy made when asked for (settle), so the code reading the state by cell is unchanged.
       const TileMap map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags,
                                       to_host(level.links), to_host(level.border));
-      m_tiles = DeviceTileMap::of(map);
+      m_tiles = TiledValues<L, S>(map);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
-      size = map.size(L::Q);
+      size = m_tiles.size();
       if (level.dist.comm)
         m_pull = make_exchange<L, V>(
             level, cfg, host_flags, HaloMode::Pull,
@@ -57,9 +54,8 @@ class TwoArrays final : public Scheme<L, S> {
             n);
     };
     if (m_tiles.active()) {
-      m_dense = {};  // the dense copy is out of date (and its memory free) until settle()
-      m_settled = false;
-      run(m_tiles.index(L::Q));
+      m_tiles.stepping();  // the dense copy is out of date (and its memory free) until settle()
+      run(m_tiles.index());
     } else {
       with_layout<L>(this->m_idx, run);
     }
@@ -67,51 +63,24 @@ class TwoArrays final : public Scheme<L, S> {
 
   void set_equilibrium(const Level<L, S>& level, Kokkos::View<const double*, MemSpace> rho,
                        Kokkos::View<const double* [3], MemSpace> u) override {
-    fill_equilibrium<L, S>(level, m_tiles.active() ? values() : m_f[m_cur], this->m_idx, rho, u,
-                           false, m_op);
+    fill_equilibrium<L, S>(level, values(), this->m_idx, rho, u, false, m_op);
     loaded(0);
     Kokkos::fence();
   }
 
-  /// On tiles: the dense copy, allocated here when absent (settle() fills it; a restart writes
-  /// it, then loaded()).
+  /// On tiles: the dense copy (TiledValues).
   Kokkos::View<V*, MemSpace> values() const override {
-    if (!m_tiles.active()) return m_f[m_cur];
-    if (m_dense.extent(0) == 0)
-      m_dense = Kokkos::View<V*, MemSpace>(
-          Kokkos::view_alloc("kolibri::f_dense", Kokkos::WithoutInitializing), this->m_idx.size());
-    return m_dense;
+    return m_tiles.active() ? m_tiles.dense() : m_f[m_cur];
   }
   StateLayout layout() const override { return {}; }
   int phase() const override { return 0; }
   void loaded(int) override {
-    if (m_tiles.active()) {
-      Kokkos::fence();  // the dense copy was written on another instance
-      Kokkos::parallel_for(
-          "kolibri::dense_to_tiles",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, m_tiles.kept_cells()),
-          DenseToTiles<L, S>{values(), m_f[m_cur], m_tiles.tile_box, m_tiles.shape,
-                             this->m_idx.cells});
-      // the dense copy's ghost cells are not the neighbours' values (a restart writes the real
-      // cells only); on several ranks the next settle() copies the tiles after the exchange
-      m_settled = !m_pull.active();
-    }
+    if (m_tiles.active()) m_tiles.load(m_f[m_cur], !m_pull.active());
     refresh_ghosts();
   }
   /// On tiles: the tile-blocked state into the dense copy.
   void settle() const override {
-    if (!m_tiles.active() || m_settled) return;
-    Kokkos::fence();  // the last step ran on the level's instance
-    Kokkos::parallel_for(
-        "kolibri::tiles_to_dense",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, this->m_idx.cells),
-        TilesToDense<L, S>{m_f[m_cur], values(), m_tiles.index(L::Q), std::int32_t(m_tiles.kept)});
-    Kokkos::fence();
-    m_settled = true;
-  }
-  std::vector<double> populations(const Level<L, S>& level) const override {
-    settle();
-    return Scheme<L, S>::populations(level);
+    if (m_tiles.active()) m_tiles.settle(m_f[m_cur]);
   }
   double exchange_time_per_step(int repeats) override {
     return m_pull.time_alone(m_f[m_cur], repeats);
@@ -119,7 +88,7 @@ class TwoArrays final : public Scheme<L, S> {
   /// On tiles: the kept tiles' two arrays and the tile map, over the box's cells.
   double state_bytes_per_cell(const Level<L, S>& level) const override {
     if (!m_tiles.active()) return 2.0 * this->m_idx.count * sizeof(V);
-    return (2.0 * double(m_f[0].extent(0)) * sizeof(V) + m_tiles.bytes()) /
+    return (2.0 * double(m_f[0].extent(0)) * sizeof(V) + m_tiles.map_bytes()) /
            double(level.grid.cells());
   }
 
@@ -140,20 +109,14 @@ class TwoArrays final : public Scheme<L, S> {
     // The tile kernel over threads [begin, end) (TileMap: the border tiles' cells first).
     auto tiles = [&](const char* label, const ExecSpace& exec, const K& kk, Index begin,
                      Index end) {
-      const int edge = 1 << m_tiles.shape.shift[0];  // one of kTileEdges (the rules)
-      constexpr std::array<int, 2> edges = L::D == 3 ? kTileEdges3D : kTileEdges2D;
-      if (edge == edges[0])
-        tile_launch<edges[0]>(label, exec, kk, begin, end);
-      else if (edge == edges[1])
-        tile_launch<edges[1]>(label, exec, kk, begin, end);
-      else
-        throw std::logic_error("TwoArrays: no tile kernel for tiles of " + std::to_string(edge) +
-                               " cells (the rules refuse them)");
+      with_tile_edge<L>(m_tiles.map().shape, [&](auto edge) {
+        tile_launch<decltype(edge)::value>(label, exec, kk, begin, end);
+      });
     };
     auto interior = [&](const K& kk) {
       if constexpr (tiled) {
-        const Index begin = m_pull.active() ? m_tiles.border_cells() : 0;  // see the border
-        tiles(TileInteriorTag::label, level.exec, kk, begin, m_tiles.kept_cells());
+        const Index begin = m_pull.active() ? m_tiles.map().border_cells() : 0;  // the border
+        tiles(TileInteriorTag::label, level.exec, kk, begin, m_tiles.map().kept_cells());
       } else if (m_split_collision) {
         Kokkos::parallel_for(InteriorLowTag::label, level.template all_cells<InteriorLowTag>(), kk);
         Kokkos::parallel_for(InteriorHighTag::label, level.template all_cells<InteriorHighTag>(),
@@ -190,7 +153,7 @@ class TwoArrays final : public Scheme<L, S> {
         level.outlets.join_densities(level.exec);  // (on several ranks the sums ran there)
         m_join.join(level.exec, ex);  // the border cells write where the last step's cells read
         if constexpr (tiled)  // the border tiles through the tile kernel (their other cells too)
-          tiles(TileInteriorTag::border_label, ex, k, 0, m_tiles.border_cells());
+          tiles(TileInteriorTag::border_label, ex, k, 0, m_tiles.map().border_cells());
         else
           Kokkos::parallel_for(BorderTag::label,
                                Kokkos::RangePolicy<ExecSpace, BorderTag, Range>(
@@ -229,11 +192,12 @@ class TwoArrays final : public Scheme<L, S> {
     if (begin == end) return;
     using Kernel = TileStreamCollide<L, S, C, E>;
     const Index threads = (end - begin) / Kernel::cells;  // [begin, end): whole tiles
+    const DeviceTileMap& t = m_tiles.map();
     Kokkos::parallel_for(
         label,
         Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(exec, 0, threads),
-        Kernel{kk.src, kk.dst, m_tiles.flags, m_tiles.links, m_tiles.tile_box, m_tiles.slot_of,
-               m_tiles.neighbours, m_tiles.edge, m_tiles.shape, kk.collide, kk.bc, begin, threads});
+        Kernel{kk.src, kk.dst, t.flags, t.links, t.tile_box, t.slot_of, t.neighbours, t.edge,
+               t.shape, kk.collide, kk.bc, begin, threads});
   }
 
   C m_op;
@@ -241,9 +205,7 @@ class TwoArrays final : public Scheme<L, S> {
       false;  ///< the interior collision in two launches (collision_kernels = 2)
   Kokkos::View<V*, MemSpace> m_f[2];
   int m_cur = 0;          ///< the array holding the current state
-  DeviceTileMap m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
-  mutable Kokkos::View<V*, MemSpace> m_dense;  ///< tiles: the dense copy values() returns
-  mutable bool m_settled = false;              ///< tiles: m_dense holds the current state
+  TiledValues<L, S> m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
   HaloExchange<V> m_pull;  ///< multi-rank: the crossing populations after each step
   StreamJoin m_join;       ///< the order of the two instances' work
 };
