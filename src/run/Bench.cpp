@@ -226,10 +226,8 @@ int run_bench(const BenchOptions& o, std::ostream& out) {
                       for (const int tile : o.tile_edges) {
                         if ((split != 1 || per_face) && str != Streaming::TwoArray)
                           continue;  // two-array kernel options
-                        if (tile > 0 && str == Streaming::Moments)
-                          continue;  // tiles: population schemes only
-                        if (tile > 0 && (alpha > 0 || split != 1))
-                          continue;      // tiles: their own layout, one collision launch
+                        if (tile > 0 && (alpha > 0 || split != 1 || str == Streaming::Moments))
+                          continue;      // tiles: their own layout, one launch, populations
                         if (tile > 0) {  // the tile kernel's compiled edges for this lattice
                           const auto& edges = tile_edges(dimensions(lat));
                           if (std::find(edges.begin(), edges.end(), tile) == edges.end()) continue;

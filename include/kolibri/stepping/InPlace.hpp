@@ -26,16 +26,13 @@ class InPlace final : public Scheme<L, S> {
   InPlace(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)) {
     std::function<Index(Index, int)> slot;  // the halo lists' value (cell, slot)
-    TileMap map;  // (its slot table lives until the halo lists are built, below)
     if (cfg.tile_edge > 0) {
       // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
       // copy made when asked for (TiledValues).
-      map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags, to_host(level.links),
-                        to_host(level.border));
-      m_tiles = TiledValues<L, S>(map);
+      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
       m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_tiles.size());
-      slot = [idx = map.index(L::Q)](Index cell, int q) { return idx(cell, q); };
+      slot = m_tiles.halo_slot();
     } else {
       this->m_idx = population_slots<L>(cfg, level.grid.cells());
       m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", this->m_idx.size());
@@ -182,7 +179,7 @@ class InPlace final : public Scheme<L, S> {
       }
       if (level.ib.active()) level.ib.apply(m_f, k.bc, this->m_idx, first + s, layout());
       if (m_arriving) {
-        local(k, level);
+        launch<LocalTag, TileLocalTag>(k, level);
         level.mark(level.exec, StepPoint::LocalEnd);
       } else if (m_fwd.active()) {
         if (nsaved > 0)  // pressure and outflow faces read slots that the streaming overwrites
@@ -194,7 +191,7 @@ class InPlace final : public Scheme<L, S> {
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         if (!exchanged) m_fwd.pack(m_f);
         level.mark(m_fwd.exec(), StepPoint::ForwardPacked);
-        interior(k, level);
+        launch<InteriorTag, TileStreamTag>(k, level);
         if (nb > nbb) level.boundary_cells(level.exec, nbb, nb, k);
         level.mark(level.exec, StepPoint::Interior);
         if (!exchanged) {
@@ -225,7 +222,7 @@ class InPlace final : public Scheme<L, S> {
         outlets(InPlaceOutletPoint::StatesSaved, k, level);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
-        interior(k, level);
+        launch<InteriorTag, TileStreamTag>(k, level);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
@@ -237,21 +234,14 @@ class InPlace final : public Scheme<L, S> {
     }
   }
 
-  /// The local step: every updated cell (on tiles through the tile kernel).
-  template <class K>
-  void local(const K& k, Level<L, S>& level) const {
+  /// The local step (every updated cell) and the streaming step's cells with only fluid
+  /// neighbours: the dense kernel's DenseTag over all cells, on tiles the tile kernel's TileTag.
+  template <class DenseTag, class TileTag, class K>
+  void launch(const K& k, Level<L, S>& level) const {
     if constexpr (std::is_same_v<decltype(K::idx), TileIndex>)
-      tile_launch<TileLocalTag>(k, level);
+      tile_launch<TileTag>(k, level);
     else
-      Kokkos::parallel_for(LocalTag::label, level.template all_cells<LocalTag>(), k);
-  }
-  /// A streaming step's cells with only fluid neighbours (on tiles through the tile kernel).
-  template <class K>
-  void interior(const K& k, Level<L, S>& level) const {
-    if constexpr (std::is_same_v<decltype(K::idx), TileIndex>)
-      tile_launch<TileStreamTag>(k, level);
-    else
-      Kokkos::parallel_for(InteriorTag::label, level.template all_cells<InteriorTag>(), k);
+      Kokkos::parallel_for(DenseTag::label, level.template all_cells<DenseTag>(), k);
   }
   /// The tile kernel (TileInPlace) with tag T over the kept tiles' cells, on the level's instance.
   template <class T, class K>

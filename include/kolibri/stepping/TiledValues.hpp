@@ -7,7 +7,12 @@
 /// no tile arithmetic.
 #pragma once
 
+#include <kolibri/stepping/Level.hpp>
 #include <kolibri/stepping/TileStreamCollide.hpp>
+
+#include <functional>
+#include <memory>
+#include <vector>
 
 namespace kolibri {
 
@@ -17,10 +22,16 @@ class TiledValues {
   using V = typename S::value_type;
 
   TiledValues() = default;
-  explicit TiledValues(const TileMap& map)
-      : m_map(DeviceTileMap::of(map)),
-        m_size(map.size(L::Q)),
-        m_dense_size(map.shape.cells() * L::Q) {}
+  /// The tiles of `level` (`edge` cells a side) from its cells' flags `host_flags`, wall-link
+  /// masks and border launch (TileMap::of).
+  TiledValues(const Level<L, S>& level, const int edge, const std::vector<Flag>& host_flags) {
+    const TileMap map = TileMap::of(level.grid, L::D, edge, host_flags, to_host(level.links),
+                                    to_host(level.border));
+    m_map = DeviceTileMap::of(map);
+    m_size = map.size(L::Q);
+    m_dense_size = map.shape.cells() * L::Q;
+    m_host_slot_of = std::make_shared<const std::vector<std::int32_t>>(map.slot_of);
+  }
 
   /// The tiled grid is on (else the scheme steps the dense box and nothing here is used).
   bool active() const { return m_map.active(); }
@@ -29,6 +40,13 @@ class TiledValues {
   Index size() const { return m_size; }
   /// The index of the tile-blocked array for code holding dense cell numbers (the list kernels).
   TileIndex index() const { return m_map.index(L::Q); }
+  /// The same index on the host, for the halo lists (make_exchange): it holds its own share of
+  /// the slot table, so it outlives the map it came from.
+  std::function<Index(Index, int)> halo_slot() const {
+    return [slots = m_host_slot_of, shape = m_map.shape](Index cell, int q) {
+      return TileIndex{shape.cells(), shape, L::Q, slots->data()}(cell, q);
+    };
+  }
 
   /// The dense copy, allocated here when absent (settle() fills it; a restart or the initial
   /// state writes it, then load()).
@@ -77,6 +95,7 @@ class TiledValues {
  private:
   DeviceTileMap m_map;
   Index m_size = 0, m_dense_size = 0;
+  std::shared_ptr<const std::vector<std::int32_t>> m_host_slot_of;  ///< TileMap::slot_of
   mutable Kokkos::View<V*, MemSpace> m_dense;  ///< the dense copy values() returns
   mutable bool m_settled = false;              ///< m_dense holds the current state
 };

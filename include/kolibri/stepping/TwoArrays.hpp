@@ -10,6 +10,7 @@
 #include <kolibri/stepping/Scheme.hpp>
 #include <kolibri/stepping/TiledValues.hpp>
 
+#include <functional>
 #include <type_traits>
 
 namespace kolibri {
@@ -22,26 +23,20 @@ class TwoArrays final : public Scheme<L, S> {
   TwoArrays(const SolverConfig& cfg, const Level<L, S>& level, const std::vector<Flag>& host_flags)
       : m_op(CollisionFactory<C>::make(cfg)), m_split_collision(cfg.collision_kernels == 2) {
     Index size = 0;
+    std::function<Index(Index, int)> slot;  // the halo lists' value (cell, slot)
     if (cfg.tile_edge > 0) {
       // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
       // copy made when asked for (settle), so the code reading the state by cell is unchanged.
-      const TileMap map = TileMap::of(level.grid, L::D, cfg.tile_edge, host_flags,
-                                      to_host(level.links), to_host(level.border));
-      m_tiles = TiledValues<L, S>(map);
+      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
       size = m_tiles.size();
-      if (level.dist.comm)
-        m_pull = make_exchange<L, V>(
-            level, cfg, host_flags, HaloMode::Pull,
-            [idx = map.index(L::Q)](Index cell, int slot) { return idx(cell, slot); });
+      slot = m_tiles.halo_slot();
     } else {
       this->m_idx = population_slots<L>(cfg, level.grid.cells());
       size = this->m_idx.size();
-      if (level.dist.comm)
-        m_pull = make_exchange<L, V>(
-            level, cfg, host_flags, HaloMode::Pull,
-            [idx = this->m_idx](Index cell, int slot) { return idx(cell, slot); });
+      slot = [idx = this->m_idx](Index cell, int q) { return idx(cell, q); };
     }
+    if (level.dist.comm) m_pull = make_exchange<L, V>(level, cfg, host_flags, HaloMode::Pull, slot);
     m_f[0] = Kokkos::View<V*, MemSpace>("kolibri::f_a", size);
     m_f[1] = Kokkos::View<V*, MemSpace>("kolibri::f_b", size);
   }
