@@ -271,7 +271,7 @@ class InPlace final : public Scheme<L, S> {
   C m_op;
   Kokkos::View<V*, MemSpace> m_f;
   TiledValues<L, S> m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
-  bool m_arriving = false;             ///< the array holds arriving (pre-collision) populations
+  bool m_arriving = false;    ///< the array holds arriving (pre-collision) populations
   Kokkos::View<R*, MemSpace> m_saved;  ///< pressure and outflow faces (InPlaceStep::saved)
   int m_saved_width = 0;
   /// Developed pressure faces beside this rank's cells: PressureStepTag after each streaming step.

@@ -199,10 +199,10 @@ class TwoArrays final : public Scheme<L, S> {
   bool m_split_collision =
       false;  ///< the interior collision in two launches (collision_kernels = 2)
   Kokkos::View<V*, MemSpace> m_f[2];
-  int m_cur = 0;          ///< the array holding the current state
+  int m_cur = 0;              ///< the array holding the current state
   TiledValues<L, S> m_tiles;  ///< the tiled grid (tile_edge > 0); inactive on the dense box
-  HaloExchange<V> m_pull;  ///< multi-rank: the crossing populations after each step
-  StreamJoin m_join;       ///< the order of the two instances' work
+  HaloExchange<V> m_pull;     ///< multi-rank: the crossing populations after each step
+  StreamJoin m_join;          ///< the order of the two instances' work
 };
 
 }  // namespace kolibri
