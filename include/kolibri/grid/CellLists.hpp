@@ -166,10 +166,13 @@ struct CellLists {
 /// ghost layer; the others get kListedCell, so do the cells with a link into one of `obstacles`
 /// that needs its own rule (has_link_rules) and those with a link across a face that reads its
 /// layer (has_layer_link), which are also listed in `saved` with the pressure-face cells.
+/// `in_place` (with `interior_walls`) keeps the boundary cells near a face that reads its layer
+/// (near_layer_face) listed too: an in-place scatter there writes the face's arriving
+/// populations (Boundary::push_outflow), which the interior launch does not.
 template <class L>
 CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags,
                            const FaceSet& faces, bool face_kernels, bool interior_walls,
-                           const std::vector<Obstacle>& obstacles = {}) {
+                           const std::vector<Obstacle>& obstacles = {}, bool in_place = false) {
   const bool rules = any_link_rules(obstacles);
   const FaceTypes types(faces);
   CellLists out;
@@ -190,6 +193,7 @@ CellLists build_cell_lists(const DenseGrid& grid, const std::vector<Flag>& flags
     // the rules that the wall-link mask alone (gather_links, move_links) does not resolve
     const auto own_rule = [&] {
       return !interior_walls || saved || ((mask & kMovingLink) && moving_face(mask) < 0) ||
+             (in_place && near_layer_face(grid, types, p)) ||
              (rules && has_link_rules<L>(grid, types.type, flags, obstacles, p));
     };
     if (grid.is_border(p)) {

@@ -29,7 +29,7 @@ class InPlace final : public Scheme<L, S> {
     if (cfg.tile_edge > 0) {
       // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
       // copy made when asked for (TiledValues).
-      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags);
+      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags, false);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
       m_f = Kokkos::View<V*, MemSpace>("kolibri::f_a", m_tiles.size());
       slot = m_tiles.halo_slot();
@@ -191,7 +191,7 @@ class InPlace final : public Scheme<L, S> {
         m_join.join(level.exec, m_fwd.exec());  // the pack reads the departing slots
         if (!exchanged) m_fwd.pack(m_f);
         level.mark(m_fwd.exec(), StepPoint::ForwardPacked);
-        launch<InteriorTag, TileStreamTag>(k, level);
+        stream_interior(k, level);
         if (nb > nbb) level.boundary_cells(level.exec, nbb, nb, k);
         level.mark(level.exec, StepPoint::Interior);
         if (!exchanged) {
@@ -222,7 +222,7 @@ class InPlace final : public Scheme<L, S> {
         outlets(InPlaceOutletPoint::StatesSaved, k, level);
         if (rules)
           Kokkos::parallel_for(LinkSaveTag::label, level.template range<LinkSaveTag>(0, nl), k);
-        launch<InteriorTag, TileStreamTag>(k, level);
+        stream_interior(k, level);
         if (nborder > 0)
           Kokkos::parallel_for(BorderTag::label, level.template range<BorderTag>(0, nborder), k);
         if (nb > 0) level.boundary_cells(level.exec, 0, nb, k);
@@ -243,6 +243,16 @@ class InPlace final : public Scheme<L, S> {
     else
       Kokkos::parallel_for(DenseTag::label, level.template all_cells<DenseTag>(), k);
   }
+  /// The streaming step's interior launch: on a box with walls (wall-link masks) also the
+  /// boundary cells whose walls their masks resolve (InteriorWallsTag; on tiles TileStreamTag
+  /// takes them either way), the periodic box's kernel without their code.
+  template <class K>
+  void stream_interior(const K& k, Level<L, S>& level) const {
+    if (level.links.extent(0) > 0)
+      launch<InteriorWallsTag, TileStreamTag>(k, level);
+    else
+      launch<InteriorTag, TileStreamTag>(k, level);
+  }
   /// The tile kernel (TileInPlace) with tag T over the kept tiles' cells, on the level's instance.
   template <class T, class K>
   void tile_launch(const K& k, Level<L, S>& level) const {
@@ -250,9 +260,8 @@ class InPlace final : public Scheme<L, S> {
     if (t.kept_cells() == 0) return;
     with_tile_edge<L>(t.shape, [&](auto edge) {
       using Kernel = TileInPlace<L, S, C, decltype(edge)::value>;
-      Kernel kernel{m_f,       t.flags,      t.tile_box,
-                    t.slot_of, t.neighbours, t.edge,
-                    t.shape,   k.collide,    {k.bc.force[0], k.bc.force[1], k.bc.force[2]}};
+      Kernel kernel{m_f,          t.flags, t.links, t.tile_box, t.slot_of,
+                    t.neighbours, t.edge,  t.shape, k.collide,  k.bc};
       Kokkos::parallel_for(T::label,
                            Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(
                                level.exec, 0, t.kept_cells()),

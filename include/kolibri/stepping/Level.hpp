@@ -34,9 +34,9 @@ struct Level {
       : grid(DenseGrid::of(cfg)) {  // refuses 2^32 cells or more
     if (distribution) dist = *distribution;
     flags = to_device(host_flags, "kolibri::flags");
-    const CellLists lists =
-        build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
-                            cfg.streaming == Streaming::TwoArray, cfg.obstacles);
+    const CellLists lists = build_cell_lists<L>(grid, host_flags, cfg.faces, cfg.face_kernels,
+                                                cfg.streaming != Streaming::Moments, cfg.obstacles,
+                                                cfg.streaming == Streaming::InPlace);
     const LinkRules rules_of_links =
         link_rules<L>(grid, cfg.faces, host_flags, cfg.obstacles, lists.boundary);
     link_distance = to_device(rules_of_links.distance, "kolibri::link_distance");

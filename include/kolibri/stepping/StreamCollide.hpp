@@ -361,6 +361,20 @@ struct Boundary {
         f[q] = reflect(q, face, f[q], no_u);
   }
 
+  /// The in-place scatter's counterpart of move_links (the interior launch's boundary cells
+  /// with a link across a moving wall or a velocity inlet): fr[q], whose link leaves into a wall
+  /// (bit q of `mask`) and comes back as the cell's arriving population opposite(q), takes the
+  /// face's term where the link leaves through the moving face, by reflect() itself, so the
+  /// values are those of push().
+  KOKKOS_INLINE_FUNCTION void move_back(const std::uint32_t mask, R (&fr)[L::Q]) const {
+    const int face = moving_face(mask), axis = face / 2, inward = face % 2 == 0 ? 1 : -1;
+    const R no_u[3] = {R(0), R(0), R(0)};  // no outlet link here (those cells are listed)
+    KOLIBRI_UNROLL
+    for (int q = 1; q < L::Q; ++q)
+      if (((mask >> q) & 1u) && L::c(L::opposite(q), axis) == inward)
+        fr[q] = reflect(L::opposite(q), face, fr[q], no_u);
+  }
+
   /// Scatter with boundaries (in-place scheme), for a cell of the boundary list with wall-link
   /// mask `mask`: the post-collision fs[q] goes to the downwind cell as its arriving population
   /// q, `arrive(m, q, value)`, or where that link is a wall (bit q) is reflected back into this
@@ -540,6 +554,21 @@ KOKKOS_INLINE_FUNCTION void gather_links(
     const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
     f[q] = S::template load<L>(src(wall ? idx(n, L::opposite(q)) : idx(rows.upwind<L>(q), q)), q);
   }
+}
+
+/// \brief In-place streaming step, the values a cell of the interior launch sends back into
+/// itself where its link along c_q is a wall (bit q of its wall-link mask; CellLists leaves the
+/// cells whose walls the mask alone resolves to that launch): the post-collision f[q] as the
+/// storage holds it, plus a moving wall's or an inlet's term (Boundary::move_back), which is
+/// what Boundary::push gives the listed cells. The other directions keep f[q].
+template <class L, class S>
+KOKKOS_INLINE_FUNCTION void bounce_back_in_place(const Boundary<L, typename S::real>& bc,
+                                                 const std::uint32_t mask,
+                                                 typename S::real (&f)[L::Q]) {
+  KOLIBRI_UNROLL
+  for (int q = 1; q < L::Q; ++q)
+    if ((mask >> q) & 1u) f[q] = S::template load<L>(S::template store<L>(f[q], q), q);
+  if (mask & kMovingLink) bc.move_back(mask, f);
 }
 
 /// Interior cells: every neighbour is fluid (periodic wrap resolved by index arithmetic).
@@ -836,8 +865,18 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
   KOKKOS_INLINE_FUNCTION void operator()(InteriorTag, const Index n) const {
     if (bc.flags(n) == kFluid) stream(n);
   }
+  /// Boxes with walls: kFluid cells and the boundary cells in no list (no kListedCell), whose
+  /// walls their masks resolve (stream_walls); cells next to a ghost layer go through BorderTag.
+  KOKKOS_INLINE_FUNCTION void operator()(InteriorWallsTag, const Index n) const {
+    const Flag flag = bc.flags(n);
+    if (flag != kFluid && flag != kBoundaryFluid) return;
+    const std::uint32_t mask = flag == kFluid ? 0u : bc.links[n];
+    if (!(mask & kListedCell)) stream_walls(n, mask);
+  }
+  /// A kFluidBorder cell, or a boundary cell next to a ghost layer whose walls its mask resolves.
   KOKKOS_INLINE_FUNCTION void operator()(BorderTag, const Index i) const {
-    stream(Index(border_cells(i)));
+    const Index n = Index(border_cells(i));
+    stream_walls(n, bc.flags(n) == kBoundaryFluid ? bc.links[n] : 0u);
   }
 
   /// Streaming step of a fluid cell with only fluid neighbours: gather the upwind neighbours'
@@ -850,6 +889,30 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
     collide_at(n, f);
     KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
     for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
+  }
+
+  /// The same for a cell with wall-link mask `mask` (0: only fluid neighbours) whose walls the
+  /// mask resolves: where the link behind c_q is a wall (bit opposite(q)) the cell's own departing
+  /// population opposite(q) (slot q) comes back, and where the link along c_q is one (bit q) its
+  /// f[q] goes back into its own slot opposite(q) (bounce_back_in_place): each slot is read and
+  /// written by this cell alone, and every value is that of the boundary list (pull, push).
+  KOKKOS_INLINE_FUNCTION void stream_walls(const Index n, const std::uint32_t mask) const {
+    const Rows rows = bc.grid.rows(n);
+    R f[L::Q];
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
+      f[q] = S::template load<L>(a(wall ? idx(n, q) : idx(rows.upwind<L>(q), L::opposite(q))), q);
+    }
+    if (mask & kMovingLink) bc.move_links(mask, f);
+    collide_at(n, f);
+    if (mask != 0u) bounce_back_in_place<L, S>(bc, mask, f);
+    KOLIBRI_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+      const bool wall = q > 0 && ((mask >> q) & 1u);
+      a(wall ? idx(n, L::opposite(q)) : idx(rows.upwind<L>(L::opposite(q)), q)) =
+          S::template store<L>(f[q], q);
+    }
   }
 
   /// Only the cells that save: over the whole boundary list this launch cost 13% of an in-place

@@ -2,10 +2,12 @@
 /// \file
 /// \brief The in-place (AA pattern) kernels of the tiled grid (grid/TiledGrid.hpp), one thread
 /// per cell of the kept tiles, tile by tile: the local step (collide, write back to the opposite
-/// slots) and the streaming step's kFluid cells (gather the upwind neighbours' departing
-/// populations, collide, scatter into the downwind neighbours' arriving slots). Each does for a
-/// cell what InPlaceStep's LocalTag and InteriorTag do on the dense box, so the two give the same
-/// bits; the boundary, border and face cells go through InPlaceStep's lists with TileIndex.
+/// slots) and the streaming step's interior cells, kFluid and the boundary cells whose walls their
+/// masks resolve (gather the upwind neighbours' departing populations or the own reflected ones,
+/// collide, scatter into the downwind neighbours' arriving slots or the own opposite ones). Each
+/// does for a cell what InPlaceStep's LocalTag and InteriorWallsTag do on the dense box, so the
+/// two give the same bits; the listed, border and face cells go through InPlaceStep's lists with
+/// TileIndex.
 #pragma once
 
 #include <kolibri/stepping/TileStreamCollide.hpp>
@@ -13,7 +15,7 @@
 namespace kolibri {
 
 /// The tiled grid's in-place launches: the local step over the kept tiles' cells, and the
-/// streaming step's cells with only fluid neighbours (kFluid).
+/// streaming step's cells of the interior launch (kFluid, and kBoundaryFluid without kListedCell).
 struct TileLocalTag {
   static constexpr const char* label = "kolibri::in_place_local_tiles";
 };
@@ -23,8 +25,8 @@ struct TileStreamTag {
 
 /// \brief In-place step over the kept tiles' cells (cell t = slot V + place) for tiles of E cells
 /// a side: TileLocalTag collides every updated cell in its own slots; TileStreamTag streams the
-/// kFluid cells (the others are InPlaceStep's lists). Tiles at the box's end along an axis that
-/// is no multiple of E (TileMap::edge) take the general arithmetic (TileRows).
+/// interior launch's cells (the others are InPlaceStep's lists). Tiles at the box's end along an
+/// axis that is no multiple of E (TileMap::edge) take the general arithmetic (TileRows).
 template <class L, class S, class C, int E>
 struct TileInPlace {
   using R = typename S::real;
@@ -32,14 +34,15 @@ struct TileInPlace {
   static constexpr int VS = block_shift<E>() * L::D;  ///< log2 of the cells a tile
   static constexpr Index TV = Index(1) << VS;
   Kokkos::View<V*, MemSpace> a;
-  Kokkos::View<const Flag*, MemSpace> flags;  ///< TileMap::flags
+  Kokkos::View<const Flag*, MemSpace> flags;           ///< TileMap::flags
+  Kokkos::View<const std::uint32_t*, MemSpace> links;  ///< TileMap::links
   Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
   Kokkos::View<const std::int32_t*, MemSpace> slot_of;
   Kokkos::View<const std::int32_t*, MemSpace> neighbours;  ///< TileMap::neighbours
   Kokkos::View<const std::uint8_t*, MemSpace> edge;        ///< TileMap::edge
   TileShape shape;
   C collide;
-  R force[3] = {R(0), R(0), R(0)};  ///< the uniform body force
+  Boundary<L, R> bc;  ///< the moving walls' and inlets' rules (move_links) and the body force
 
   KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int q, Index place) {
     return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
@@ -52,18 +55,24 @@ struct TileInPlace {
     R f[L::Q];
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(at(s, q, l)), q);
-    R F[3] = {force[0], force[1], force[2]};
+    R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
     collide(f, F);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) a(at(s, L::opposite(q), l)) = S::template store<L>(f[q], q);
   }
 
+  /// Where the link behind c_q is a wall (bit opposite(q) of `mask`) the cell's own slot q, where
+  /// the link along c_q is one (bit q) its own slot opposite(q): InPlaceStep::stream_walls.
   KOKKOS_INLINE_FUNCTION void operator()(TileStreamTag, const Index t) const {
-    if (flags(t) != kFluid) return;
+    const Flag flag = flags(t);
+    if (flag != kFluid && flag != kBoundaryFluid) return;
+    const std::uint32_t mask = flag == kFluid ? 0u : links(t);
+    if (mask & kListedCell) return;
     const std::uint32_t s = std::uint32_t(t >> VS);
     const Index l = t & (TV - 1);
+    const auto behind_wall = [&](int q) { return q > 0 && ((mask >> L::opposite(q)) & 1u); };
+    const auto ahead_wall = [&](int q) { return q > 0 && ((mask >> q) & 1u); };
     R f[L::Q];
-    R F[3] = {force[0], force[1], force[2]};
     if (edge(s) != 0) {  // the wrapped coordinates of each neighbour and its tile's slot
       const std::uint32_t own = tile_box(s);
       const TileRows rows(shape, shape.coords_of(own, l));
@@ -72,11 +81,13 @@ struct TileInPlace {
         return at(b == own ? s : std::uint32_t(slot_of(b)), v, rows.upwind_place<L>(q));
       };
       KOLIBRI_UNROLL
-      for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(upwind(q, L::opposite(q))), q);
-      collide(f, F);
+      for (int q = 0; q < L::Q; ++q)
+        f[q] = S::template load<L>(a(behind_wall(q) ? at(s, q, l) : upwind(q, L::opposite(q))), q);
+      collide_walls(mask, f);
       KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
-          for (int q = 0; q < L::Q; ++q) a(upwind(L::opposite(q), q)) =
-              S::template store<L>(f[q], q);
+          for (int q = 0; q < L::Q; ++q)
+              a(ahead_wall(q) ? at(s, L::opposite(q), l) : upwind(L::opposite(q), q)) =
+                  S::template store<L>(f[q], q);
       return;
     }
     const BlockSlots<L::D, E> slots(neighbours.data() + Index(s) * 27 + 13, s, l);
@@ -84,12 +95,25 @@ struct TileInPlace {
     block_sides<L::D, E>(l, sx, sy, sz);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
-      f[q] = S::template load<L>(a(upwind_value<L, E>(slots, l, sx, sy, sz, q, L::opposite(q))), q);
-    collide(f, F);
+      f[q] = S::template load<L>(
+          a(behind_wall(q) ? at(s, q, l)
+                           : upwind_value<L, E>(slots, l, sx, sy, sz, q, L::opposite(q))),
+          q);
+    collide_walls(mask, f);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
-      a(upwind_value<L, E>(slots, l, sx, sy, sz, L::opposite(q), q)) =
+      a(ahead_wall(q) ? at(s, L::opposite(q), l)
+                      : upwind_value<L, E>(slots, l, sx, sy, sz, L::opposite(q), q)) =
           S::template store<L>(f[q], q);
+  }
+
+  /// The gathered f of a cell with wall-link mask `mask`: the moving walls' terms, the
+  /// collision, and the values it sends back into itself (bounce_back_in_place).
+  KOKKOS_INLINE_FUNCTION void collide_walls(const std::uint32_t mask, R (&f)[L::Q]) const {
+    if (mask & kMovingLink) bc.move_links(mask, f);
+    R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
+    collide(f, F);
+    if (mask != 0u) bounce_back_in_place<L, S>(bc, mask, f);
   }
 };
 

@@ -22,11 +22,14 @@ class TiledValues {
   using V = typename S::value_type;
 
   TiledValues() = default;
-  /// The tiles of `level` (`edge` cells a side) from its cells' flags `host_flags`, wall-link
-  /// masks and border launch (TileMap::of).
-  TiledValues(const Level<L, S>& level, const int edge, const std::vector<Flag>& host_flags) {
-    const TileMap map = TileMap::of(level.grid, L::D, edge, host_flags, to_host(level.links),
-                                    to_host(level.border));
+  /// The tiles of `level` (`edge` cells a side) from its cells' flags `host_flags` and wall-link
+  /// masks; with `border_tiles` its border launch's cells are the tile kernel's, in the border
+  /// tiles (TileMap::of: two arrays), without it they stay the border list's (in place).
+  TiledValues(const Level<L, S>& level, const int edge, const std::vector<Flag>& host_flags,
+              const bool border_tiles) {
+    const TileMap map =
+        TileMap::of(level.grid, L::D, edge, host_flags, to_host(level.links),
+                    border_tiles ? to_host(level.border) : std::vector<std::uint32_t>{});
     m_map = DeviceTileMap::of(map);
     m_size = map.size(L::Q);
     m_dense_size = map.shape.cells() * L::Q;

@@ -27,7 +27,7 @@ class TwoArrays final : public Scheme<L, S> {
     if (cfg.tile_edge > 0) {
       // The tiled grid: the values tile-blocked over the kept tiles; values() is a dense SoA
       // copy made when asked for (settle), so the code reading the state by cell is unchanged.
-      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags);
+      m_tiles = TiledValues<L, S>(level, cfg.tile_edge, host_flags, true);
       this->m_idx = Slots::soa(level.grid.cells(), L::Q);
       size = m_tiles.size();
       slot = m_tiles.halo_slot();
