@@ -323,8 +323,9 @@ TEST(Tiles, HoldOnlyTheKeptTilesAndSaySo) {
 
 TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
   // The vessel (kept tiles: about a tenth of the box) takes tiles under layout auto; a porous
-  // sample at porosity 0.9 (kept tiles: almost the whole box) keeps the dense box; an explicit
-  // layout or a scheme the tiles do not run is left alone.
+  // sample at porosity 0.9 (kept tiles: almost the whole box) keeps the dense box; in place (one
+  // copy) takes them as two arrays do; an explicit layout or a scheme the tiles do not run (the
+  // moment representation) is left alone.
   SolverConfig vessel = test::periodic_box(LatticeKind::D3Q19, 32, 32, 32, 0.7);
   vessel.geometry.kind = SolidGeometry::Kind::Voxels;
   vessel.geometry.solid = std::make_shared<const std::vector<std::uint8_t>>(
@@ -337,7 +338,14 @@ TEST(TilesAuto, TakesTheTilesWhereTheKeptTilesHoldFewCells) {
   EXPECT_EQ(geometry_report(soa).auto_tile_edge, 0);
   SolverConfig in_place = vessel;
   in_place.streaming = Streaming::InPlace;
-  EXPECT_EQ(geometry_report(in_place).auto_tile_edge, 0);
+  const GeometryReport one_copy = geometry_report(in_place);
+  EXPECT_EQ(one_copy.auto_tile_edge, 4);
+  EXPECT_NE(one_copy.text.find("this run steps on the tiled grid (one copy, in place)"),
+            std::string::npos)
+      << one_copy.text;
+  SolverConfig moments = vessel;  // the moment representation does not run on tiles
+  moments.streaming = Streaming::Moments;
+  EXPECT_EQ(geometry_report(moments).auto_tile_edge, 0);
   SolverConfig refined = vessel;  // a refined grid steps on its own blocks
   refined.refinement.levels = 2;
   const GeometryReport on_levels = geometry_report(refined);
