@@ -880,22 +880,17 @@ struct InPlaceStep : std::conditional_t<Forced, WithCellForce<typename S::real>,
   }
 
   /// Streaming step of a fluid cell with only fluid neighbours: gather the upwind neighbours'
-  /// departing populations, collide, scatter into the downwind neighbours' arriving slots.
-  KOKKOS_INLINE_FUNCTION void stream(const Index n) const {
-    const Rows rows = bc.grid.rows(n);
-    R f[L::Q];
-    KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(idx(rows.upwind<L>(q), L::opposite(q))), q);
-    collide_at(n, f);
-    KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
-    for (int q = 0; q < L::Q; ++q) a(idx(rows.upwind<L>(L::opposite(q)), q)) = S::template store<L>(f[q], q);
-  }
+  /// departing populations, collide, scatter into the downwind neighbours' arriving slots
+  /// (stream_walls without walls: its mask, 0 at compile time, leaves no wall code).
+  KOKKOS_INLINE_FUNCTION void stream(const Index n) const { stream_walls(n, 0u); }
 
-  /// The same for a cell with wall-link mask `mask` (0: only fluid neighbours) whose walls the
-  /// mask resolves: where the link behind c_q is a wall (bit opposite(q)) the cell's own departing
-  /// population opposite(q) (slot q) comes back, and where the link along c_q is one (bit q) its
-  /// f[q] goes back into its own slot opposite(q) (bounce_back_in_place): each slot is read and
-  /// written by this cell alone, and every value is that of the boundary list (pull, push).
+  /// Streaming step of a cell with wall-link mask `mask` (0: only fluid neighbours) whose walls
+  /// the mask resolves: gather the upwind neighbours' departing populations, collide, scatter
+  /// into the downwind neighbours' arriving slots; where the link behind c_q is a wall (bit
+  /// opposite(q)) the cell's own departing population opposite(q) (slot q) comes back, and where
+  /// the link along c_q is one (bit q) its f[q] goes back into its own slot opposite(q)
+  /// (bounce_back_in_place): each slot is read and written by this cell alone, and every value is
+  /// that of the boundary list (pull, push).
   KOKKOS_INLINE_FUNCTION void stream_walls(const Index n, const std::uint32_t mask) const {
     const Rows rows = bc.grid.rows(n);
     R f[L::Q];
