@@ -260,8 +260,7 @@ class InPlace final : public Scheme<L, S> {
     if (t.kept_cells() == 0) return;
     with_tile_edge<L>(t.shape, [&](auto edge) {
       using Kernel = TileInPlace<L, S, C, decltype(edge)::value>;
-      Kernel kernel{m_f,          t.flags, t.links, t.tile_box, t.slot_of,
-                    t.neighbours, t.edge,  t.shape, k.collide,  k.bc};
+      Kernel kernel{m_f, Kernel::Map::of(t), k.collide, k.bc};
       Kokkos::parallel_for(T::label,
                            Kokkos::RangePolicy<ExecSpace, T, Kokkos::IndexType<Index>>(
                                level.exec, 0, t.kept_cells()),

@@ -31,78 +31,70 @@ template <class L, class S, class C, int E>
 struct TileInPlace {
   using R = typename S::real;
   using V = typename S::value_type;
-  static constexpr int VS = block_shift<E>() * L::D;  ///< log2 of the cells a tile
-  static constexpr Index TV = Index(1) << VS;
+  using Map = TileKernelMap<L, E>;
+  static constexpr int VS = Map::VS;
+  static constexpr Index TV = Map::TV;
   Kokkos::View<V*, MemSpace> a;
-  Kokkos::View<const Flag*, MemSpace> flags;           ///< TileMap::flags
-  Kokkos::View<const std::uint32_t*, MemSpace> links;  ///< TileMap::links
-  Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
-  Kokkos::View<const std::int32_t*, MemSpace> slot_of;
-  Kokkos::View<const std::int32_t*, MemSpace> neighbours;  ///< TileMap::neighbours
-  Kokkos::View<const std::uint8_t*, MemSpace> edge;        ///< TileMap::edge
-  TileShape shape;
+  Map map;
   C collide;
   Boundary<L, R> bc;  ///< the moving walls' and inlets' rules (move_links) and the body force
 
-  KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int q, Index place) {
-    return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(TileLocalTag, const Index t) const {
-    if (!is_updated(flags(t))) return;
+    if (!is_updated(map.flags(t))) return;
     const std::uint32_t s = std::uint32_t(t >> VS);
     const Index l = t & (TV - 1);
     R f[L::Q];
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(at(s, q, l)), q);
+    for (int q = 0; q < L::Q; ++q) f[q] = S::template load<L>(a(Map::at(s, q, l)), q);
     R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
     collide(f, F);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) a(at(s, L::opposite(q), l)) = S::template store<L>(f[q], q);
+    for (int q = 0; q < L::Q; ++q) a(Map::at(s, L::opposite(q), l)) = S::template store<L>(f[q], q);
   }
 
   /// Where the link behind c_q is a wall (bit opposite(q) of `mask`) the cell's own slot q, where
   /// the link along c_q is one (bit q) its own slot opposite(q): InPlaceStep::stream_walls.
   KOKKOS_INLINE_FUNCTION void operator()(TileStreamTag, const Index t) const {
-    const Flag flag = flags(t);
+    const Flag flag = map.flags(t);
     if (flag != kFluid && flag != kBoundaryFluid) return;
-    const std::uint32_t mask = flag == kFluid ? 0u : links(t);
+    const std::uint32_t mask = flag == kFluid ? 0u : map.links(t);
     if (mask & kListedCell) return;
     const std::uint32_t s = std::uint32_t(t >> VS);
     const Index l = t & (TV - 1);
     const auto behind_wall = [&](int q) { return q > 0 && ((mask >> L::opposite(q)) & 1u); };
     const auto ahead_wall = [&](int q) { return q > 0 && ((mask >> q) & 1u); };
     R f[L::Q];
-    if (edge(s) != 0) {  // the wrapped coordinates of each neighbour and its tile's slot
-      const std::uint32_t own = tile_box(s);
-      const TileRows rows(shape, shape.coords_of(own, l));
+    if (map.edge(s) != 0) {  // the wrapped coordinates of each neighbour and its tile's slot
+      const std::uint32_t own = map.tile_box(s);
+      const TileRows rows(map.shape, map.shape.coords_of(own, l));
       const auto upwind = [&](int q, int v) {
         const std::uint32_t b = rows.upwind_tile<L>(q);
-        return at(b == own ? s : std::uint32_t(slot_of(b)), v, rows.upwind_place<L>(q));
+        return Map::at(b == own ? s : std::uint32_t(map.slot_of(b)), v, rows.upwind_place<L>(q));
       };
       KOLIBRI_UNROLL
       for (int q = 0; q < L::Q; ++q)
-        f[q] = S::template load<L>(a(behind_wall(q) ? at(s, q, l) : upwind(q, L::opposite(q))), q);
+        f[q] = S::template load<L>(a(behind_wall(q) ? Map::at(s, q, l) : upwind(q, L::opposite(q))),
+                                   q);
       collide_walls(mask, f);
       KOLIBRI_UNROLL  // the downwind neighbour of q is the upwind one of opposite(q)
           for (int q = 0; q < L::Q; ++q)
-              a(ahead_wall(q) ? at(s, L::opposite(q), l) : upwind(L::opposite(q), q)) =
+              a(ahead_wall(q) ? Map::at(s, L::opposite(q), l) : upwind(L::opposite(q), q)) =
                   S::template store<L>(f[q], q);
       return;
     }
-    const BlockSlots<L::D, E> slots(neighbours.data() + Index(s) * 27 + 13, s, l);
+    const BlockSlots<L::D, E> slots(map.neighbours.data() + Index(s) * 27 + 13, s, l);
     int sx, sy, sz;
     block_sides<L::D, E>(l, sx, sy, sz);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
       f[q] = S::template load<L>(
-          a(behind_wall(q) ? at(s, q, l)
+          a(behind_wall(q) ? Map::at(s, q, l)
                            : upwind_value<L, E>(slots, l, sx, sy, sz, q, L::opposite(q))),
           q);
     collide_walls(mask, f);
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q)
-      a(ahead_wall(q) ? at(s, L::opposite(q), l)
+      a(ahead_wall(q) ? Map::at(s, L::opposite(q), l)
                       : upwind_value<L, E>(slots, l, sx, sy, sz, L::opposite(q), q)) =
           S::template store<L>(f[q], q);
   }

@@ -164,6 +164,28 @@ void with_tile_edge(const TileShape& shape, F&& f) {
                            " cells (the rules refuse them)");
 }
 
+/// \brief What a tile kernel reads of the tile map (DeviceTileMap's tables, read-only) for tiles
+/// of E cells a side, and where value v of place l of slot s sits: (s Q + v) E^D + l (at).
+template <class L, int E>
+struct TileKernelMap {
+  static constexpr int VS = block_shift<E>() * L::D;  ///< log2 of the cells a tile
+  static constexpr Index TV = Index(1) << VS;
+  Kokkos::View<const Flag*, MemSpace> flags;           ///< TileMap::flags
+  Kokkos::View<const std::uint32_t*, MemSpace> links;  ///< TileMap::links
+  Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
+  Kokkos::View<const std::int32_t*, MemSpace> slot_of;
+  Kokkos::View<const std::int32_t*, MemSpace> neighbours;  ///< TileMap::neighbours
+  Kokkos::View<const std::uint8_t*, MemSpace> edge;        ///< TileMap::edge
+  TileShape shape;
+
+  static TileKernelMap of(const DeviceTileMap& t) {
+    return {t.flags, t.links, t.tile_box, t.slot_of, t.neighbours, t.edge, t.shape};
+  }
+  KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int v, Index place) {
+    return Index(slot) * Index(L::Q * TV) + (Index(v) << VS) + place;
+  }
+};
+
 /// Kept tiles' cells that the interior launch of the dense box would take (kFluid, and
 /// kBoundaryFluid without kListedCell), and in the border tiles (TileMap::border) those next to a
 /// ghost layer: kFluidBorder cells, and the boundary cells of CellLists::border, whose masks the
@@ -193,27 +215,18 @@ template <class L, class S, class C, int E, int Cells = kTileCellsPerThread<type
 struct TileStreamCollide {
   using R = typename S::real;
   using V = typename S::value_type;
-  static constexpr int VS = block_shift<E>() * L::D;  ///< log2 of the cells a tile
-  static constexpr Index TV = Index(1) << VS;
+  using Map = TileKernelMap<L, E>;
+  static constexpr int VS = Map::VS;
+  static constexpr Index TV = Map::TV;
   Kokkos::View<const V*, MemSpace> src;
   Kokkos::View<V*, MemSpace> dst;
-  Kokkos::View<const Flag*, MemSpace> flags;           ///< TileMap::flags
-  Kokkos::View<const std::uint32_t*, MemSpace> links;  ///< TileMap::links
-  Kokkos::View<const std::uint32_t*, MemSpace> tile_box;
-  Kokkos::View<const std::int32_t*, MemSpace> slot_of;
-  Kokkos::View<const std::int32_t*, MemSpace> neighbours;  ///< TileMap::neighbours
-  Kokkos::View<const std::uint8_t*, MemSpace> edge;        ///< TileMap::edge
-  TileShape shape;
+  Map map;
   C collide;
   Boundary<L, R> bc;  ///< the faces (move_links) and the body force
   Index first = 0;    ///< the launch's first cell
   Index stride = 0;   ///< its cells / Cells
   static constexpr int cells = Cells;
   static_assert(TV % Cells == 0, "TileStreamCollide: the cells a thread divide a tile's cells");
-
-  KOKKOS_INLINE_FUNCTION static Index at(std::uint32_t slot, int q, Index place) {
-    return Index(slot) * Index(L::Q * TV) + (Index(q) << VS) + place;
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(TileInteriorTag, const Index i) const {
     TileCell next = tile_cell(first + i);
@@ -235,13 +248,13 @@ struct TileStreamCollide {
   };
   KOKKOS_INLINE_FUNCTION TileCell tile_cell(const Index t) const {
     const std::uint32_t s = std::uint32_t(t >> VS);
-    return {t, flags(t), edge(s) != 0,
-            BlockSlots<L::D, E>(neighbours.data() + Index(s) * 27 + 13, s, t & (TV - 1))};
+    return {t, map.flags(t), map.edge(s) != 0,
+            BlockSlots<L::D, E>(map.neighbours.data() + Index(s) * 27 + 13, s, t & (TV - 1))};
   }
 
   KOKKOS_INLINE_FUNCTION void step(const TileCell& c) const {
     if (!is_updated(c.flag)) return;  // kFluid, kBoundaryFluid, kFluidBorder go on
-    const std::uint32_t mask = c.flag == kBoundaryFluid ? links(c.t) : 0u;
+    const std::uint32_t mask = c.flag == kBoundaryFluid ? map.links(c.t) : 0u;
     if (mask & kListedCell) return;
     const std::uint32_t s = c.slots.own;
     const Index l = c.t & (TV - 1);
@@ -254,22 +267,22 @@ struct TileStreamCollide {
     R F[3] = {bc.force[0], bc.force[1], bc.force[2]};
     collide(f, F);
     KOLIBRI_UNROLL
-    for (int q = 0; q < L::Q; ++q) dst(at(s, q, l)) = S::template store<L>(f[q], q);
+    for (int q = 0; q < L::Q; ++q) dst(Map::at(s, q, l)) = S::template store<L>(f[q], q);
   }
 
   /// The same for a tile at a box end that is no multiple of E: the wrapped coordinates of each
   /// neighbour (TileRows) and its tile's slot from the box's table.
   KOKKOS_INLINE_FUNCTION void gather_general(const std::uint32_t s, const Index l,
                                              const std::uint32_t mask, R (&f)[L::Q]) const {
-    const std::uint32_t own = tile_box(s);
-    const TileRows rows(shape, shape.coords_of(own, l));
+    const std::uint32_t own = map.tile_box(s);
+    const TileRows rows(map.shape, map.shape.coords_of(own, l));
     KOLIBRI_UNROLL
     for (int q = 0; q < L::Q; ++q) {
       const bool wall = q > 0 && ((mask >> L::opposite(q)) & 1u);
       const std::uint32_t b = rows.upwind_tile<L>(q);
-      const std::uint32_t slot = b == own ? s : std::uint32_t(slot_of(b));
+      const std::uint32_t slot = b == own ? s : std::uint32_t(map.slot_of(b));
       f[q] = S::template load<L>(
-          src(wall ? at(s, L::opposite(q), l) : at(slot, q, rows.upwind_place<L>(q))), q);
+          src(wall ? Map::at(s, L::opposite(q), l) : Map::at(slot, q, rows.upwind_place<L>(q))), q);
     }
   }
 };

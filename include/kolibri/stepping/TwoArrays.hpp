@@ -191,8 +191,7 @@ class TwoArrays final : public Scheme<L, S> {
     Kokkos::parallel_for(
         label,
         Kokkos::RangePolicy<ExecSpace, TileInteriorTag, Kokkos::IndexType<Index>>(exec, 0, threads),
-        Kernel{kk.src, kk.dst, t.flags, t.links, t.tile_box, t.slot_of, t.neighbours, t.edge,
-               t.shape, kk.collide, kk.bc, begin, threads});
+        Kernel{kk.src, kk.dst, Kernel::Map::of(t), kk.collide, kk.bc, begin, threads});
   }
 
   C m_op;
