@@ -1065,15 +1065,20 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   }
 
   // The fluid's share of the box (a refined grid's fluid_cells() counts the updates of a step).
+  // Immersed bodies that stand still are solids too: the fluid inside their surfaces is not
+  // pore space (it rests, and adds nothing to the momentum).
+  const IbStats ib_end = solver->ib_stats();
+  const bool still_bodies = !sc.bodies.empty() && !ib_end.moving;
   const double fluid_volume =
-      refined ? refined->octree().fluid_volume() : double(solver->fluid_cells());
+      (refined ? refined->octree().fluid_volume() : double(solver->fluid_cells())) -
+      (still_bodies ? ib_end.enclosed_volume : 0.0);
   const double porosity = fluid_volume / double(sc.cells());
   // Porous cases (solids, a body force, periodic along it): Darcy's permeability k = nu <u> / f,
   // with <u> the superficial velocity along the force (momentum / all cells, reference density 1).
   double permeability = 0.0;
   const double f2 =
       sc.force[0] * sc.force[0] + sc.force[1] * sc.force[1] + sc.force[2] * sc.force[2];
-  bool porous = f2 > 0.0 && (sc.geometry.given() || !sc.obstacles.empty());
+  bool porous = f2 > 0.0 && (sc.geometry.given() || !sc.obstacles.empty() || still_bodies);
   for (std::size_t axis = 0; axis < 3; ++axis)  // Darcy's k needs the flow periodic along the force
     if (sc.force[axis] != 0.0 && !periodic[axis]) porous = false;
   if (porous && res.exit_code != kExitDiverged) {

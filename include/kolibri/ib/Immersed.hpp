@@ -221,6 +221,8 @@ class ImmersedBoundary {
     if (m_comm) set_slabs(*dist);
     m_stats.samples = total;
     m_stats.loops_min = m_stats.loops_max = Stencil<L::D, R>::count;
+    for (const double v : m_volume) m_stats.enclosed_volume += v;
+    m_stats.moving = m_moving;
   }
 
   bool active() const { return !m_offset.empty(); }

@@ -21,6 +21,10 @@ struct BodyLoad {
 struct IbStats {
   std::int64_t samples = 0;
   std::int64_t steps = 0;
+  /// What the bodies' surfaces enclose, summed (cells^3 of level 0, before the retraction; 2D:
+  /// the area times one cell): a porous case's solid volume when every body stands still.
+  double enclosed_volume = 0.0;
+  bool moving = false;   ///< a body moves (prescribed, oscillating or free)
   double seconds = 0.0;  ///< time in the immersed-boundary kernels (fenced; ib.timing only)
   bool timed = false;    ///< ib.timing: `seconds` was measured
   int loops_min = 0, loops_max = 0;  ///< per-thread spreading loop counts (gather: samples per node)

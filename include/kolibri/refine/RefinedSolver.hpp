@@ -545,6 +545,7 @@ class RefinedSolver final : public Solver, public RefinedGrid {
     if (!m_ib) return {};
     IbStats s = m_ib->stats();
     s.steps >>= m_body_box.level;
+    s.enclosed_volume = std::ldexp(s.enclosed_volume, -L::D * m_body_box.level);  // level-0 cells
     s.whole_box_on_every_rank = m_comm != nullptr;
     return s;
   }
