@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Stokes flow through a simple cubic array of immersed spheres, with kolibri: the drag of the
+immersed boundary against Zick & Homsy (1982), to calibrate the retraction in 3D the way Breugem
+(2012) did (docs/validation.md, "Immersed boundaries: the retraction in 3D").
+
+  python3 scripts/ib_stokes.py run L OUT [--fraction 0.125] [--retraction 0.3] [--kolibri K] [--set k=v ...]
+  python3 scripts/ib_stokes.py analyse OUT [OUT ...]     (one JSON object a run)
+  python3 scripts/ib_stokes.py fit OUT [OUT ...]         (the error's first- and second-order parts)
+
+One sphere (an immersed body, D3Q27 `acm` FP64, samples 0.3 cells apart, three direct-forcing
+passes) of radius a = (a/L) L at the centre of a periodic cube of L cells, its solid fraction
+c = 4 pi a^3 / (3 L^3) one of Zick & Homsy's (0.064, 0.125, 0.216), driven by a body force along x
+small enough for creeping flow (superficial velocity 1e-5). The viscosity is that of the Re = 100
+sphere of docs/validation.md at the same diameter (nu = U D / 100, U = 0.05), so the forcing
+meets the relaxation time it meets there (`--nu` sets another). The run lasts 14 times the
+flow's development time k / nu (k from Zick & Homsy's K), to about 1e-6 of the steady state.
+
+`analyse` reads the permeability k from summary.json (kolibri writes it for bodies that stand
+still in a periodic box driven by a body force) and gives K = F / (6 pi mu a U) = L^3 / (6 pi a k)
+with the nominal radius a, its error against Zick & Homsy, and the force balance: the body's
+force in the last row of bodies.csv over f L^3 (1 at the steady state).
+
+`fit` takes runs at several L and retractions r of one fraction and fits the error
+e = K/K_ZH - 1 = (A0 + A1 r) / D + B / D^2 (least squares): the first-order part vanishes at
+r* = -A0 / A1, the retraction that makes the drag second-order accurate.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+from caserun import finished_run, rows, run_case
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+U = 0.05
+# Zick & Homsy (1982), Table 2, simple cubic array: solid fraction c -> K (tests/support/Permeability.hpp)
+ZICK_HOMSY = {0.064: 2.810, 0.125: 4.292, 0.216: 7.442}
+U_SUPERFICIAL = 1e-5
+
+
+def radius_ratio(c):
+    return (3.0 * c / (4.0 * math.pi)) ** (1.0 / 3.0)
+
+
+def deck(n, c, retraction, nu, collision):
+    a = radius_ratio(c) * n
+    d = 2.0 * a
+    k = n * n / (6.0 * math.pi * radius_ratio(c) * ZICK_HOMSY[c])  # cells^2
+    force = U_SUPERFICIAL * nu / k
+    every = 50
+    steps = every * math.ceil(14.0 * k / nu / every)
+    lines = ["[model]", 'lattice = "D3Q27"', f'collision = "{collision}"', 'precision = "fp64"']
+    if collision == "acm":
+        lines += ["acm_viscosity = 0.005", f"acm_velocity = {U}"]
+    lines += ["", "[domain]", f"nx = {n}", f"ny = {n}", f"nz = {n}", "", "[physics]", f"tau = {3.0 * nu + 0.5!r}",
+              f"force = [{force!r}, 0.0, 0.0]", "", "[[body]]", 'name = "sphere"', 'type = "sphere"',
+              f"radius = {a!r}", f"position = [{n / 2}, {n / 2}, {n / 2}]", "", "[ib]", f"retraction = {retraction}",
+              f"loads_every = {every}", "", "[run]", f"steps = {steps}", "write_fields = false",
+              'progress = "lines"', ""]
+    return "\n".join(lines), {"L": n, "fraction": c, "a": a, "D": d, "nu": nu, "force": force,
+                              "retraction": retraction, "collision": collision, "steps": steps}
+
+
+def analyse(out):
+    meta, summary = finished_run(out, "ib_stokes.py")
+    n, a, nu, f = meta["L"], meta["a"], meta["nu"], meta["force"]
+    if "permeability" not in summary:
+        sys.exit(f"ib_stokes.py: {out}/summary.json has no permeability")
+    k = summary["permeability"]
+    drag = n ** 3 / (6.0 * math.pi * a * k)
+    ref = ZICK_HOMSY[meta["fraction"]]
+    last = rows(os.path.join(out, "bodies.csv"))[-1]
+    res = {key: meta[key] for key in ("L", "D", "fraction", "retraction", "nu", "collision")}
+    res.update(K=drag, K_zick_homsy=ref, error=drag / ref - 1.0, permeability=k,
+               force_balance=-float(last["fx"]) / (f * n ** 3), steps=int(last["step"]),
+               porosity=summary.get("porosity"), wall_seconds=summary.get("wall_seconds"))
+    return res
+
+
+def solve(m, v):
+    """Least squares: the normal equations of the columns of m (a list of rows) against v."""
+    p = len(m[0])
+    a = [[sum(r[i] * r[j] for r in m) for j in range(p)] + [sum(r[i] * y for r, y in zip(m, v))] for i in range(p)]
+    for i in range(p):
+        piv = max(range(i, p), key=lambda r: abs(a[r][i]))
+        a[i], a[piv] = a[piv], a[i]
+        for r in range(p):
+            if r != i:
+                g = a[r][i] / a[i][i]
+                a[r] = [x - g * y for x, y in zip(a[r], a[i])]
+    return [a[i][p] / a[i][i] for i in range(p)]
+
+
+def fit(outs):
+    runs = [analyse(o) for o in outs]
+    if len({r["fraction"] for r in runs}) != 1:
+        sys.exit("ib_stokes.py: fit takes runs of one solid fraction")
+    m = [[1.0 / r["D"], r["retraction"] / r["D"], 1.0 / r["D"] ** 2] for r in runs]
+    a0, a1, b = solve(m, [r["error"] for r in runs])
+    worst = max(abs(r["error"] - (a0 + a1 * r["retraction"]) / r["D"] - b / r["D"] ** 2) for r in runs)
+    return {"fraction": runs[0]["fraction"], "runs": len(runs), "A0": a0, "A1": a1, "B": b,
+            "retraction_first_order_zero": -a0 / a1 if a1 else None, "worst_residual": worst,
+            "errors": [[r["D"], r["retraction"], r["error"]] for r in runs]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("action", choices=["run", "analyse", "fit"])
+    ap.add_argument("args", nargs="+", help="run: L OUT; analyse, fit: OUT ...")
+    ap.add_argument("--fraction", type=float, default=0.125, choices=sorted(ZICK_HOMSY))
+    ap.add_argument("--retraction", type=float, default=0.3)
+    ap.add_argument("--nu", type=float, default=None, help="lattice viscosity (default U D / 100)")
+    ap.add_argument("--collision", default="acm")
+    ap.add_argument("--kolibri", default=os.path.join(ROOT, "build", "bin", "kolibri"))
+    ap.add_argument("--set", action="append", default=[], help="more deck overrides")
+    a = ap.parse_args()
+    if a.action == "analyse":
+        for o in a.args:
+            print(json.dumps(analyse(o)))
+        return
+    if a.action == "fit":
+        print(json.dumps(fit(a.args), indent=1))
+        return
+    if len(a.args) != 2 or not a.args[0].isdigit() or int(a.args[0]) < 8:
+        sys.exit("ib_stokes.py: run takes L (cells, at least 8) and OUT")
+    n = int(a.args[0])
+    nu = a.nu if a.nu is not None else U * 2.0 * radius_ratio(a.fraction) * n / 100.0
+    text, meta = deck(n, a.fraction, a.retraction, nu, a.collision)
+    sys.exit(run_case(a.args[1], text, meta, a.kolibri, a.set))
+
+
+if __name__ == "__main__":
+    main()
