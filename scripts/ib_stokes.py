@@ -73,7 +73,7 @@ def analyse(out):
     last = rows(os.path.join(out, "bodies.csv"))[-1]
     res = {key: meta[key] for key in ("L", "D", "fraction", "retraction", "nu", "collision")}
     res.update(K=drag, K_zick_homsy=ref, error=drag / ref - 1.0, permeability=k,
-               force_balance=-float(last["fx"]) / (f * n ** 3), steps=int(last["step"]),
+               force_balance=float(last["fx"]) / (f * n ** 3), steps=int(last["step"]),
                porosity=summary.get("porosity"), wall_seconds=summary.get("wall_seconds"))
     return res
 
