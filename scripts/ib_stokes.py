@@ -20,9 +20,12 @@ still in a periodic box driven by a body force) and gives K = F / (6 pi mu a U) 
 with the nominal radius a, its error against Zick & Homsy, and the force balance: the body's
 force in the last row of bodies.csv over f L^3 (1 at the steady state).
 
-`fit` takes runs at several L and retractions r of one fraction and fits the error
-e = K/K_ZH - 1 = (A0 + A1 r) / D + B / D^2 (least squares): the first-order part vanishes at
-r* = -A0 / A1, the retraction that makes the drag second-order accurate.
+`fit` takes runs at several L and retractions r (of one fraction, each L at its default viscosity)
+and gives, for each L with runs on both sides of the published drag, delta: the retraction at
+which the error K/K_ZH - 1 is zero (linear between the two nearest retractions on either side);
+the sphere then acts as one of radius a + delta - r. It fits delta = delta_inf + beta / D (least
+squares): delta_inf is the retraction that cancels the drag's first-order error, delta(D) the one
+that makes the body act as large as it is (docs/validation.md, "The retraction in 3D").
 """
 import argparse
 import json
@@ -78,30 +81,40 @@ def analyse(out):
     return res
 
 
-def solve(m, v):
-    """Least squares: the normal equations of the columns of m (a list of rows) against v."""
-    p = len(m[0])
-    a = [[sum(r[i] * r[j] for r in m) for j in range(p)] + [sum(r[i] * y for r, y in zip(m, v))] for i in range(p)]
-    for i in range(p):
-        piv = max(range(i, p), key=lambda r: abs(a[r][i]))
-        a[i], a[piv] = a[piv], a[i]
-        for r in range(p):
-            if r != i:
-                g = a[r][i] / a[i][i]
-                a[r] = [x - g * y for x, y in zip(a[r], a[i])]
-    return [a[i][p] / a[i][i] for i in range(p)]
+def zero_retraction(runs):
+    """The retraction at which the error is zero, linear between the nearest runs on either side."""
+    above = [r for r in runs if r["error"] > 0]
+    below = [r for r in runs if r["error"] <= 0]
+    if not above or not below:
+        return None
+    p = max(above, key=lambda r: r["retraction"])
+    q = min(below, key=lambda r: r["retraction"])
+    return p["retraction"] + (q["retraction"] - p["retraction"]) * p["error"] / (p["error"] - q["error"])
 
 
 def fit(outs):
     runs = [analyse(o) for o in outs]
     if len({r["fraction"] for r in runs}) != 1:
         sys.exit("ib_stokes.py: fit takes runs of one solid fraction")
-    m = [[1.0 / r["D"], r["retraction"] / r["D"], 1.0 / r["D"] ** 2] for r in runs]
-    a0, a1, b = solve(m, [r["error"] for r in runs])
-    worst = max(abs(r["error"] - (a0 + a1 * r["retraction"]) / r["D"] - b / r["D"] ** 2) for r in runs)
-    return {"fraction": runs[0]["fraction"], "runs": len(runs), "A0": a0, "A1": a1, "B": b,
-            "retraction_first_order_zero": -a0 / a1 if a1 else None, "worst_residual": worst,
-            "errors": [[r["D"], r["retraction"], r["error"]] for r in runs]}
+    groups = {}
+    for r in runs:  # each L at its default viscosity (runs with --nu are left out)
+        if abs(r["nu"] - U * r["D"] / 100.0) < 1e-9 * r["nu"]:
+            groups.setdefault(r["L"], []).append(r)
+    rows = []
+    for n, g in sorted(groups.items()):
+        delta = zero_retraction(g)
+        if delta is not None:
+            rows.append({"L": n, "D": g[0]["D"], "tau": 3.0 * g[0]["nu"] + 0.5, "delta": delta,
+                         "errors": {str(r["retraction"]): r["error"] for r in sorted(g, key=lambda r: r["retraction"])}})
+    res = {"fraction": runs[0]["fraction"], "runs": len(runs), "sizes": rows}
+    if len(rows) >= 2:
+        x = [1.0 / r["D"] for r in rows]
+        y = [r["delta"] for r in rows]
+        mx, my = sum(x) / len(x), sum(y) / len(y)
+        beta = sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+        res.update(delta_inf=my - beta * mx, beta=beta,
+                   worst_residual=max(abs(b - (my - beta * mx) - beta * a) for a, b in zip(x, y)))
+    return res
 
 
 def main():
