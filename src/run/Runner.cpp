@@ -1067,11 +1067,11 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
   // The fluid's share of the box (a refined grid's fluid_cells() counts the updates of a step).
   // Immersed bodies that stand still are solids too: the fluid inside their surfaces is not
   // pore space (it rests, and adds nothing to the momentum).
-  const IbStats ib_end = solver->ib_stats();
-  const bool still_bodies = !sc.bodies.empty() && !ib_end.moving;
+  const IbStats ib_run = solver->ib_stats();  // the run's, before the timeline's steps
+  const bool still_bodies = !sc.bodies.empty() && !ib_run.moving;
   const double fluid_volume =
       (refined ? refined->octree().fluid_volume() : double(solver->fluid_cells())) -
-      (still_bodies ? ib_end.enclosed_volume : 0.0);
+      (still_bodies ? ib_run.enclosed_volume : 0.0);
   const double porosity = fluid_volume / double(sc.cells());
   // Porous cases (solids, a body force, periodic along it): Darcy's permeability k = nu <u> / f,
   // with <u> the superficial velocity along the force (momentum / all cells, reference density 1).
@@ -1104,7 +1104,6 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     log << buf << std::endl;
   }
   // --timeline: more steps, each point timed on the device (the slowest rank's times)
-  const IbStats ib_run = solver->ib_stats();  // the run's, before the timeline's steps
   Timeline timeline;
   if (opts.timeline_steps > 0 && res.exit_code == kExitOk) {
     std::int64_t slowest = 0;
