@@ -20,12 +20,13 @@ still in a periodic box driven by a body force) and gives K = F / (6 pi mu a U) 
 with the nominal radius a, its error against Zick & Homsy, and the force balance: the body's
 force in the last row of bodies.csv over f L^3 (1 at the steady state).
 
-`fit` takes runs at several L and retractions r (of one fraction, each L at its default viscosity)
-and gives, for each L with runs on both sides of the published drag, delta: the retraction at
-which the error K/K_ZH - 1 is zero (linear between the two nearest retractions on either side);
-the sphere then acts as one of radius a + delta - r. It fits delta = delta_inf + beta / D (least
+`fit` takes runs at several L and retractions r of one fraction and gives, for each L and
+viscosity with runs on both sides of the published drag, delta: the retraction at which the error
+K/K_ZH - 1 is zero (linear between the two nearest retractions on either side); the sphere then
+acts as one of radius a + delta - r. It fits delta = delta_inf + beta / D over them (least
 squares): delta_inf is the retraction that cancels the drag's first-order error, delta(D) the one
-that makes the body act as large as it is (docs/validation.md, "The retraction in 3D").
+that makes the body act as large as it is (docs/validation.md, "The retraction in 3D"). Pass runs
+of one viscosity rule (the default U D / 100, or one --nu for all L: a case's own tau).
 """
 import argparse
 import json
@@ -97,11 +98,10 @@ def fit(outs):
     if len({r["fraction"] for r in runs}) != 1:
         sys.exit("ib_stokes.py: fit takes runs of one solid fraction")
     groups = {}
-    for r in runs:  # each L at its default viscosity (runs with --nu are left out)
-        if abs(r["nu"] - U * r["D"] / 100.0) < 1e-9 * r["nu"]:
-            groups.setdefault(r["L"], []).append(r)
+    for r in runs:  # the runs of one size and viscosity
+        groups.setdefault((r["L"], r["nu"]), []).append(r)
     rows = []
-    for n, g in sorted(groups.items()):
+    for (n, _), g in sorted(groups.items()):
         delta = zero_retraction(g)
         if delta is not None:
             rows.append({"L": n, "D": g[0]["D"], "tau": 3.0 * g[0]["nu"] + 0.5, "delta": delta,
