@@ -27,6 +27,15 @@
 #else
 #define KOLIBRI_UNROLL
 #endif
+/// The loops over a boundary cell's links (Boundary::pull and push), whose bodies branch on each
+/// link's rule (faces, interpolated walls, outflow): fully unrolled in the device passes, where
+/// the cell's populations must stay in registers; left to the compiler on the host, where
+/// unrolling them doubled GCC's code and nearly tripled its compile time (docs/building.md).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KOLIBRI_UNROLL_LINKS KOLIBRI_UNROLL
+#else
+#define KOLIBRI_UNROLL_LINKS
+#endif
 
 /// A function kept out of line in the AMD device pass only: LLVM 15's AMDGPU back end (SI Fold
 /// Operands) ran for hours on kernels where such a function's arithmetic was inlined among

@@ -269,8 +269,9 @@ struct Boundary {
 
   /// Gather with boundaries, for a cell of the boundary list with wall-link mask `mask`
   /// (wall_links): f[q] is the post-collision population q of the upwind cell, `dep(m, j)`, or
-  /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. The directions
-  /// are known at compile time, so f stays in registers and no neighbour's flag is read. The
+  /// where the link behind c_q is a wall (bit opposite(q)) the reflected one. No
+  /// neighbour's flag is read; in the device passes the loop is unrolled (KOLIBRI_UNROLL_LINKS),
+  /// so the directions are known at compile time and f stays in registers. The
   /// outlet state (kOutletLink) is the cell's own post-collision density and velocity
   /// (post_collision_state): from `dep` or, when given, from `u_known` (u, then rho). `slot`,
   /// the cell's row of link rules
@@ -295,7 +296,7 @@ struct Boundary {
     } else if (mask & kOutletLink) {
       state_of(dep, n, rho, u);
     }
-    KOLIBRI_UNROLL
+    KOLIBRI_UNROLL_LINKS
     for (int q = 0; q < L::Q; ++q) {
       if (q > 0 && ((mask >> L::opposite(q)) & 1u)) {
         int face;
@@ -406,7 +407,7 @@ struct Boundary {
       for (int d = 0; d < 3; ++d) state[d] = u[d];
       state[3] = rho;
     }
-    KOLIBRI_UNROLL
+    KOLIBRI_UNROLL_LINKS
     for (int q = 0; q < L::Q; ++q) {
       if (q > 0 && ((mask >> q) & 1u)) {
         int face;
