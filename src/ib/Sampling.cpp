@@ -74,10 +74,10 @@ void retract(TriangleMesh& m, double r) {
 /// 2D a cylinder is its circle).
 Body retracted(Body b, int dims, double r) {
   if (r == 0.0) return b;
+  const std::string key = b.retraction ? "retraction" : "ib.retraction";  // the body's, or [ib]'s
   const auto keep = [&](double size, const char* what) {
     if (!(size > 0.0))
-      throw std::invalid_argument("ib.retraction = " + std::to_string(r) + " cells leaves no " +
-                                  what +
+      throw std::invalid_argument(key + " = " + std::to_string(r) + " cells leaves no " + what +
                                   ": it must be less than the radius, or half the edge or length");
     return size;
   };
@@ -196,7 +196,7 @@ BodySamples sample_body(const Body& b, int dims, const ImmersedSettings& ib) {
   SurfaceSamples s;
   double volume = 0.0;
   try {
-    s = surface_of(b, dims, ib.retraction, volume);
+    s = surface_of(b, dims, retraction_of(b, ib), volume);
   } catch (const std::invalid_argument& e) {
     require(false, b, e.what());
   }

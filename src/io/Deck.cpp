@@ -471,6 +471,16 @@ FaceBC read_face(Section& boundary, const std::string& key, int dims) {
   return bc;
 }
 
+/// The `retraction` key of [ib] or of a [[body]] (`whose`: the samples it moves), if given: 0 to
+/// kMaxRetraction cells.
+std::optional<double> read_retraction(Section& s, const std::string& whose) {
+  const std::optional<double> r = s.number("retraction");
+  if (r && !(*r >= 0.0 && *r <= kMaxRetraction))
+    s.fail("retraction", "expected 0 to " + std::to_string(int(kMaxRetraction)) +
+                             " cells (how far the samples sit inside " + whose + ")");
+  return r;
+}
+
 /// Every table of the array of tables `[[key]]` as a Section named key[i], handed to fn(s, i).
 template <class Fn>
 void for_each_table(Section& top, const std::string& key, const std::string& file, const Fn& fn) {
@@ -988,6 +998,7 @@ Case parse_deck(const std::string& text, const std::string& file,
     b.spacing = s.number("spacing", implicit ? kImplicitSampleSpacing : kDirectSampleSpacing);
     if (!(b.spacing > 0.02 && b.spacing <= 1.0))
       s.fail("spacing", "expected a sample spacing in (0.02, 1] cells (chen2022 uses 10 to 100 samples a boundary cell: 0.1 to 0.3)");
+    b.retraction = read_retraction(s, "this body");
     s.finish({"name",      "type",
               "radius",    "minor_radius",
               "length",    "caps",
@@ -998,7 +1009,7 @@ Case parse_deck(const std::string& text, const std::string& file,
               "amplitude", "angular_amplitude",
               "frequency", "phase",
               "free",      "density",
-              "spacing"});
+              "spacing",   "retraction"});
     sc.bodies.push_back(b);
   });
   // [ib]: how bodies act on the fluid
@@ -1034,9 +1045,7 @@ Case parse_deck(const std::string& text, const std::string& file,
   sc.ib.loads_every = ib.integer("loads_every").value_or(1);
   if (sc.ib.loads_every < 1) ib.fail("loads_every", "expected a positive number of steps");
   sc.ib.timing = ib.boolean("timing").value_or(false);
-  sc.ib.retraction = ib.number("retraction", sc.ib.retraction);
-  if (!(sc.ib.retraction >= 0.0 && sc.ib.retraction <= 2.0))
-    ib.fail("retraction", "expected 0 to 2 cells (how far the samples sit inside each body)");
+  sc.ib.retraction = read_retraction(ib, "each body").value_or(sc.ib.retraction);
   sc.ib.gravity = ib.vec3<double>("gravity", dims).value_or(std::array<double, 3>{0, 0, 0});
   sc.ib.contact_range = ib.number("contact_range", sc.ib.contact_range);
   if (!(sc.ib.contact_range > 0.0 && sc.ib.contact_range <= 4.0))

@@ -463,11 +463,14 @@ std::string json_escape(const std::string& s) {
 JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
   return add_raw(key, json_escape(value));
 }
-JsonObject& JsonObject::add(const std::string& key, double value) {
-  if (!std::isfinite(value)) return add_raw(key, "null");
+std::string json_number(double value) {
+  if (!std::isfinite(value)) return "null";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", value);
-  return add_raw(key, buf);
+  return buf;
+}
+JsonObject& JsonObject::add(const std::string& key, double value) {
+  return add_raw(key, json_number(value));
 }
 JsonObject& JsonObject::add(const std::string& key, std::int64_t value) {
   return add_raw(key, std::to_string(value));

@@ -54,7 +54,7 @@ class Builder {
                             (r.kind == RefinementRegion::Kind::Band && around_bodies(r.around));
     if (bands_around_bodies)  // a body's reach: its farthest sample and the retraction
       for (const Body& b : cfg.bodies)
-        m_body_reach.push_back(sample_body(b, m_dims, cfg.ib).extent + cfg.ib.retraction);
+        m_body_reach.push_back(sample_body(b, m_dims, cfg.ib).extent + retraction_of(b, cfg.ib));
   }
 
   Octree build() {

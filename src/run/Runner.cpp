@@ -1173,7 +1173,12 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       js.add("tune_cached", tuned.cached).add("tune_trials", tuned.trials).add("tune_key", tuned.key)
           .add("tune_ms_per_step", tuned.choice.ms_per_step);
     if (!sc.bodies.empty()) {
-      js.add("ib_block", sc.ib.block).add("ib_retraction", sc.ib.retraction);
+      std::string retractions = "[";  // each body's, its own or [ib]'s
+      for (std::size_t b = 0; b < sc.bodies.size(); ++b)
+        retractions += (b ? ", " : "") + json_number(retraction_of(sc.bodies[b], sc.ib));
+      js.add("ib_block", sc.ib.block)
+          .add("ib_retraction", sc.ib.retraction)
+          .add_raw("ib_body_retractions", retractions + "]");
       if (sc.ib.forcing == ImmersedSettings::Forcing::Direct)
         js.add("ib_iterations", sc.ib.iterations);
       const IbStats& ib = ib_run;
@@ -1258,12 +1263,21 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
     else
       std::snprintf(forcing, sizeof forcing, "%d forcing pass%s a step", sc.ib.iterations,
                     sc.ib.iterations == 1 ? "" : "es");
+    double nearest = kMaxRetraction, deepest = 0.0;  // the bodies' retractions
+    for (const Body& b : sc.bodies)
+      nearest = std::min(nearest, retraction_of(b, sc.ib)),
+      deepest = std::max(deepest, retraction_of(b, sc.ib));
+    char depth[80];
+    if (nearest == deepest)
+      std::snprintf(depth, sizeof depth, "%.3g", nearest);
+    else
+      std::snprintf(depth, sizeof depth, "%.3g to %.3g", nearest, deepest);
     char buf[800];
     std::snprintf(buf, sizeof buf,
-                  "kolibri: immersed boundaries: %lld samples %.3g cells inside the surfaces, %s, "
+                  "kolibri: immersed boundaries: %lld samples %s cells inside the surfaces, %s, "
                   "%s spreading, %s, loops per thread %d to %d",
-                  (long long)ib.samples, sc.ib.retraction, forcing, to_string(sc.ib.spreading),
-                  cost, ib.loops_min, ib.loops_max);
+                  (long long)ib.samples, depth, forcing, to_string(sc.ib.spreading), cost,
+                  ib.loops_min, ib.loops_max);
     log << buf;
     if (ib.whole_box_on_every_rank)
       log << "; every rank runs them on the whole box of the finest level around the bodies";

@@ -164,6 +164,20 @@ TEST(Immersed, RetractionMovesTheSamplesInsideEveryShape) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("ib.retraction"), std::string::npos) << e.what();
   }
+  // A body's own retraction takes the place of [ib]'s, and is the key its refusal names.
+  ib.retraction = 0.4;
+  Body own = c;
+  own.name = "disc", own.retraction = 0.1;
+  for (const auto& p : sample_body(own, 2, ib).offsets)
+    EXPECT_NEAR(std::hypot(p[0], p[1]), 4.9, 1e-12);
+  own.retraction = 5.0;
+  try {
+    sample_body(own, 2, ib);
+    ADD_FAILURE() << "a body's retraction of its whole radius was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("body \"disc\": retraction = 5"), std::string::npos)
+        << e.what();
+  }
 }
 
 /// What parse_deck says of `deck` with `from` replaced by `to` ("no error" if it takes it).
@@ -1170,6 +1184,7 @@ radius = 5.0
 position = [10.0, 15.0, 15.0]
 velocity = [0.01, 0.0, 0.0]
 spacing = 0.25
+retraction = 0.45
 [[body]]
 type = "torus"
 radius = 6.0
@@ -1192,6 +1207,10 @@ retraction = 0.25
   EXPECT_EQ(c.solver.ib.iterations, 2);
   EXPECT_EQ(c.solver.ib.loads_every, 10);
   EXPECT_DOUBLE_EQ(c.solver.ib.retraction, 0.25);
+  EXPECT_EQ(c.solver.bodies[0].retraction, 0.45) << "the body's own";
+  EXPECT_FALSE(c.solver.bodies[1].retraction.has_value());
+  EXPECT_DOUBLE_EQ(retraction_of(c.solver.bodies[0], c.solver.ib), 0.45);
+  EXPECT_DOUBLE_EQ(retraction_of(c.solver.bodies[1], c.solver.ib), 0.25) << "[ib]'s";
   EXPECT_FALSE(c.solver.ib.timing) << "timed only on request";
   EXPECT_DOUBLE_EQ(c.solver.acm_velocity, 0.05);
   auto message = [&](const std::string& from, const std::string& to) {
@@ -1205,6 +1224,10 @@ retraction = 0.25
   EXPECT_NE(message("retraction = 0.25", "retraction = -0.1").find("ib.retraction"),
             std::string::npos);
   EXPECT_NE(message("retraction = 0.25", "retraction = nan").find("ib.retraction"),
+            std::string::npos);
+  EXPECT_NE(message("retraction = 0.45", "retraction = 2.5").find("body[0].retraction"),
+            std::string::npos);
+  EXPECT_NE(message("retraction = 0.45", "retraction = -1").find("body[0].retraction"),
             std::string::npos);
   EXPECT_NE(message("[ib]", "[ib]\nblcok = 3").find("unknown key"), std::string::npos);
   EXPECT_NE(message("[ib]", "[ib]\ntiming = 1").find("ib.timing"), std::string::npos)

@@ -387,6 +387,9 @@ struct Body {
   std::array<double, 3> velocity{0, 0, 0};  ///< translation (lattice units)
   std::array<double, 3> angular_velocity{0, 0, 0};  ///< about the centre (radians per step)
   double spacing = kDirectSampleSpacing;            ///< Poisson-disk sample spacing (cells)
+  /// How far this body's samples sit inside its surface (cells); unset: the [ib] retraction
+  /// (ImmersedSettings::retraction, retraction_of).
+  std::optional<double> retraction;
   /// Prescribed oscillation, on top of the steady motion: the centre moves by
   /// amplitude sin(2 pi frequency t + phase); the body turns by |angular_amplitude|
   /// sin(2 pi frequency t + phase) radians about angular_amplitude's direction.
@@ -457,6 +460,12 @@ struct ImmersedSettings {
   /// the mass and inertia, lagged a step: keeps light and small bodies stable.
   double virtual_mass = 1.0;
 };
+/// \brief The largest retraction a deck may give (cells), in [ib] or a [[body]].
+inline constexpr double kMaxRetraction = 2.0;
+/// \brief How far body b's samples sit inside its surface: its own retraction, else [ib]'s.
+inline double retraction_of(const Body& b, const ImmersedSettings& ib) {
+  return b.retraction.value_or(ib.retraction);
+}
 template <>
 struct NameTable<ImmersedSettings::Spreading> {
   using S = ImmersedSettings::Spreading;

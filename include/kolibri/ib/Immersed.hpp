@@ -447,7 +447,7 @@ class ImmersedBoundary {
     add_virtual_mass(f.inertia, body, samples, m_cfg.initial.density, m_cfg.ib.virtual_mass);
     f.shape = ShapeDistance::of(body, L::D);
     // |rho u*| < 2 in every covered cell of the body's box: the sums fit in 62 bits.
-    const double reach = samples.extent + m_cfg.ib.retraction + 2.0;
+    const double reach = samples.extent + retraction_of(body, m_cfg.ib) + 2.0;
     const double cells = std::pow(2.0 * reach + 2.0, double(L::D));
     const auto bits = [](double bound) {
       return std::clamp(61 - int(std::ceil(std::log2(bound))), 16, 52);

@@ -122,6 +122,8 @@ class JsonObject {
 };
 
 std::string json_escape(const std::string& s);
+/// \brief A number as JSON: all 17 significant digits, `null` where it is not finite.
+std::string json_number(double value);
 
 struct BackendInfo;
 /// \brief The machine a figure was measured on, as summary.json and the bench JSON record it:
