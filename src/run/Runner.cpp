@@ -1264,9 +1264,10 @@ RunResult run_case(const Case& deck_case, std::ostream& log_all, const RunOption
       std::snprintf(forcing, sizeof forcing, "%d forcing pass%s a step", sc.ib.iterations,
                     sc.ib.iterations == 1 ? "" : "es");
     double nearest = kMaxRetraction, deepest = 0.0;  // the bodies' retractions
-    for (const Body& b : sc.bodies)
-      nearest = std::min(nearest, retraction_of(b, sc.ib)),
+    for (const Body& b : sc.bodies) {
+      nearest = std::min(nearest, retraction_of(b, sc.ib));
       deepest = std::max(deepest, retraction_of(b, sc.ib));
+    }
     char depth[80];
     if (nearest == deepest)
       std::snprintf(depth, sizeof depth, "%.3g", nearest);
